@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import {
+  AppError,
+  BadRequestError,
+  ERROR_STATUS,
+  type ErrorCode,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from './errors.js';
+import type { ErrorFormat } from './formats.js';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+// Accept a caller's id only if it is short and harmless to echo and to log.
+const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Gives every request an id (the caller's `x-request-id` when acceptable) and echoes it back. */
+export function requestId(): RequestHandler {
+  return (req, res, next) => {
+    const offered = req.get(REQUEST_ID_HEADER);
+    const id = offered && ACCEPTABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
+    res.locals.requestId = id;
+    res.setHeader(REQUEST_ID_HEADER, id);
+    next();
+  };
+}
+
+export function requestIdOf(res: Response): string | undefined {
+  return typeof res.locals.requestId === 'string' ? res.locals.requestId : undefined;
+}
+
+/** Answers every request that matched no route. */
+export function notFoundHandler(): RequestHandler {
+  return (req) => {
+    throw new NotFoundError(`No route for ${req.method} ${req.path}`);
+  };
+}
+
+export interface ErrorLogger {
+  error(fields: object, message: string): void;
+}
+
+/**
+ * The last middleware of an app. AppErrors are written in the service's format; errors from
+ * Express and its body parsers become the matching 4xx; anything else is logged and answered
+ * with a bare 500 that carries only the request id, never a message, stack or SQL.
+ */
+export function errorHandler(options: { format: ErrorFormat; logger: ErrorLogger }): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const requestId = requestIdOf(res);
+    let error = toAppError(err);
+    if (!error || error.status >= 500) {
+      options.logger.error({ err, requestId, method: req.method, url: req.originalUrl }, 'request failed');
+    }
+    error ??= new AppError('internal_error', `Internal server error (request id ${requestId ?? 'unknown'})`, {
+      details: { request_id: requestId },
+    });
+    const { status, body } = options.format(error);
+    res.status(status).set(error.headers).json(body);
+  };
+}
+
+/** Recognises the errors Express and body-parser raise; undefined for anything unexpected. */
+export function toAppError(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { type, status, statusCode, expose, message, limit } = err as Record<string, unknown>;
+  switch (type) {
+    case 'entity.too.large':
+      return new PayloadTooLargeError(
+        typeof limit === 'number' ? `Request body is larger than the limit of ${limit} bytes` : 'Request body is too large',
+        typeof limit === 'number' ? { limit_bytes: limit } : undefined,
+      );
+    case 'entity.parse.failed':
+      return new ValidationError([{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }]);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new UnsupportedMediaTypeError(typeof message === 'string' ? message : 'Unsupported request encoding');
+    case 'request.aborted':
+      return new BadRequestError('Request was aborted by the client');
+  }
+  const httpStatus = typeof status === 'number' ? status : statusCode;
+  if (typeof httpStatus === 'number' && httpStatus >= 400 && httpStatus < 500 && expose !== false) {
+    return new AppError(codeForStatus(httpStatus), typeof message === 'string' ? message : 'Bad request');
+  }
+  return undefined;
+}
+
+function codeForStatus(status: number): ErrorCode {
+  const match = (Object.entries(ERROR_STATUS) as [ErrorCode, number][]).find(([, s]) => s === status);
+  return match ? match[0] : 'bad_request';
+}
