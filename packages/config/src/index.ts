@@ -1,0 +1,3 @@
+export { ConfigError, loadConfig, loadConfigOrExit } from './load.js';
+export * as setting from './settings.js';
+export { httpSettings, LOG_LEVELS, storageSettings } from './service.js';
