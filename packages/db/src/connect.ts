@@ -1,0 +1,47 @@
+import path from 'node:path';
+import { type EmbeddedExtension, startEmbeddedPostgres } from './embedded.js';
+import { migrateDatabase, type MigrationLogger, redactUrl } from './migrations.js';
+
+export interface DatabaseConnection {
+  /** Connection string for the app's pool. */
+  url: string;
+  /** Pool size the app should use. */
+  poolSize: number;
+  embedded: boolean;
+  /** Stops the embedded database, if one was started; call after the app's pools are closed. */
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** DATABASE_URL; unset means an embedded database under `dataDir`. */
+  url?: string;
+  dataDir: string;
+  migrationsDir: string;
+  /** Migrate (creating the database if needed) when a URL is given; the embedded one is always migrated. */
+  migrateOnStart: boolean;
+  poolSize: number;
+  extensions?: EmbeddedExtension[];
+  logger: MigrationLogger & { warn(fields: object, message: string): void };
+}
+
+/** Resolves the database an API runs on, as settled in the contract's Operations section. */
+export async function connectDatabase(options: ConnectOptions): Promise<DatabaseConnection> {
+  if (options.url) {
+    if (options.migrateOnStart) {
+      await migrateDatabase(options.url, options.migrationsDir, { createDatabase: true, logger: options.logger });
+    }
+    options.logger.info({ database: redactUrl(options.url) }, 'using Postgres');
+    return { url: options.url, poolSize: options.poolSize, embedded: false, close: async () => {} };
+  }
+  const dataDir = path.join(options.dataDir, 'postgres');
+  options.logger.warn({ dataDir }, 'DATABASE_URL is not set: using an embedded database (one process only, not for production)');
+  const embedded = await startEmbeddedPostgres({ dataDir, extensions: options.extensions });
+  try {
+    await migrateDatabase(embedded.url, options.migrationsDir, { logger: options.logger });
+  } catch (error) {
+    await embedded.stop();
+    throw error;
+  }
+  // PGlite is a single session: one pooled connection keeps each transaction to itself.
+  return { url: embedded.url, poolSize: 1, embedded: true, close: () => embedded.stop() };
+}

@@ -1,0 +1,15 @@
+export { connectDatabase, type ConnectOptions, type DatabaseConnection } from './connect.js';
+export { startEmbeddedPostgres, type EmbeddedExtension, type EmbeddedPostgres } from './embedded.js';
+export {
+  applyMigrations,
+  ensureDatabase,
+  migrateDatabase,
+  migrateFromEnvironment,
+  MigrationError,
+  pendingMigrations,
+  quoteIdentifier,
+  readMigrations,
+  redactUrl,
+  type Migration,
+  type MigrationLogger,
+} from './migrations.js';

@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createScratchDatabase, type ScratchDatabase } from '../src/dev/index.js';
+import { ensureDatabase, migrateDatabase, MigrationError, pendingMigrations, readMigrations } from '../src/index.js';
+
+let dir: string;
+let db: ScratchDatabase;
+
+async function writeMigration(name: string, sql: string) {
+  await mkdir(path.join(dir, name), { recursive: true });
+  await writeFile(path.join(dir, name, 'migration.sql'), sql);
+}
+
+async function query<T extends pg.QueryResultRow>(sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'migrations-'));
+  await writeFile(path.join(dir, 'migration_lock.toml'), 'provider = "postgresql"\n');
+  db = await createScratchDatabase({ label: 'migrations_test' });
+});
+
+afterEach(async () => {
+  await db.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('migrateDatabase', () => {
+  it('applies migrations in name order and records them as Prisma does', async () => {
+    const second = 'ALTER TABLE "things" ADD COLUMN "label" TEXT;';
+    await writeMigration('20260102000000_label', second);
+    await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" SERIAL PRIMARY KEY);');
+
+    expect(await migrateDatabase(db.url, dir)).toEqual(['20260101000000_init', '20260102000000_label']);
+
+    const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+      'SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name',
+    );
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toMatchObject({
+      migration_name: '20260102000000_label',
+      checksum: createHash('sha256').update(second).digest('hex'),
+      applied_steps_count: 1,
+    });
+    expect(rows[1]?.finished_at).toBeInstanceOf(Date);
+    expect(await query("SELECT column_name FROM information_schema.columns WHERE table_name = 'things' ORDER BY 1")).toEqual([
+      { column_name: 'id' },
+      { column_name: 'label' },
+    ]);
+  });
+
+  it('applies nothing the second time', async () => {
+    await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" SERIAL PRIMARY KEY);');
+    await migrateDatabase(db.url, dir);
+    expect(await migrateDatabase(db.url, dir)).toEqual([]);
+  });
+
+  it('rolls a failing migration back completely and keeps the ones before it', async () => {
+    await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" SERIAL PRIMARY KEY);');
+    await writeMigration('20260102000000_broken', 'CREATE TABLE "half" ("id" INT); SELECT no_such_function();');
+
+    await expect(migrateDatabase(db.url, dir)).rejects.toThrow(
+      /Migration 20260102000000_broken failed and was rolled back: function no_such_function\(\) does not exist/,
+    );
+    expect(await query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")).toEqual([
+      { table_name: '_prisma_migrations' },
+      { table_name: 'things' },
+    ]);
+    expect(await query('SELECT migration_name FROM "_prisma_migrations"')).toEqual([{ migration_name: '20260101000000_init' }]);
+  });
+
+  it('refuses to go on when an applied migration was edited afterwards', async () => {
+    await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" SERIAL PRIMARY KEY);');
+    await migrateDatabase(db.url, dir);
+    await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" BIGSERIAL PRIMARY KEY);');
+    await expect(migrateDatabase(db.url, dir)).rejects.toThrow('Migration 20260101000000_init was changed after it was applied');
+  });
+
+  it('lets concurrent runs (replicas starting together) apply each migration once', async () => {
+    await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" SERIAL PRIMARY KEY);');
+    const results = await Promise.all([migrateDatabase(db.url, dir), migrateDatabase(db.url, dir), migrateDatabase(db.url, dir)]);
+    expect(results.flat()).toEqual(['20260101000000_init']);
+    expect(await query('SELECT count(*)::int AS n FROM "_prisma_migrations"')).toEqual([{ n: 1 }]);
+  });
+
+  it('creates a missing database when asked to', async () => {
+    await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" SERIAL PRIMARY KEY);');
+    const url = new URL(db.url);
+    url.pathname = `/${db.name}_created`;
+    try {
+      expect(await migrateDatabase(url.toString(), dir, { createDatabase: true })).toEqual(['20260101000000_init']);
+      await ensureDatabase(url.toString()); // already there: nothing happens
+    } finally {
+      const admin = new URL(db.url);
+      admin.pathname = '/postgres';
+      const client = new pg.Client({ connectionString: admin.toString() });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS "${db.name}_created" WITH (FORCE)`);
+      await client.end();
+    }
+  });
+});
+
+describe('readMigrations', () => {
+  it('lists migration folders only, sorted', async () => {
+    await writeMigration('20260102000000_b', 'SELECT 2;');
+    await writeMigration('20260101000000_a', 'SELECT 1;');
+    expect((await readMigrations(dir)).map((m) => m.name)).toEqual(['20260101000000_a', '20260102000000_b']);
+  });
+});
+
+describe('pendingMigrations', () => {
+  const migration = (name: string) => ({ name, sql: '', checksum: name });
+  const applied = (name: string, finished = true) => ({ migration_name: name, checksum: name, finished_at: finished ? new Date() : null });
+
+  it('returns the migrations not applied yet, including ones older than applied ones', () => {
+    expect(pendingMigrations([migration('a'), migration('b'), migration('c')], [applied('b')]).map((m) => m.name)).toEqual(['a', 'c']);
+  });
+
+  it('refuses while a migration is marked as started but unfinished', () => {
+    expect(() => pendingMigrations([migration('a')], [applied('a', false)])).toThrow(MigrationError);
+    expect(() => pendingMigrations([migration('a')], [applied('a', false)])).toThrow(/prisma migrate resolve/);
+  });
+});
