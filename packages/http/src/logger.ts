@@ -1,0 +1,53 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import type { Request, RequestHandler } from 'express';
+import { requestIdOf } from '@repo/errors';
+
+export type { Logger } from 'pino';
+
+export function createLogger(options: { service: string; level: string }): Logger {
+  return pino({
+    name: options.service,
+    level: options.level,
+    base: { service: options.service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+  });
+}
+
+// Query parameters that carry credentials: signed-URL tokens, internal tokens, webhook secrets.
+const SECRET_PARAMS = /^(token|internal_token|signature|sig|key|api_key|access_token)$/i;
+
+/** The request URL with credential-bearing query values masked, fit for logs. */
+export function redactUrl(url: string): string {
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return url;
+  const params = new URLSearchParams(url.slice(queryStart + 1));
+  for (const key of [...params.keys()]) if (SECRET_PARAMS.test(key)) params.set(key, '[redacted]');
+  return `${url.slice(0, queryStart)}?${params.toString()}`;
+}
+
+/** The route pattern a request matched (`/v1/inboxes/:inbox_id`), keeping ids out of labels. */
+export function routeOf(req: Request): string {
+  return req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+}
+
+/** One JSON log line per finished request: id, method, url, route, status, duration. */
+export function requestLogger(logger: Logger): RequestHandler {
+  return pinoHttp<IncomingMessage, ServerResponse>({
+    logger,
+    genReqId: (_req, res) => requestIdOf(res as never) ?? 'unknown',
+    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    customProps: (req) => ({ route: routeOf(req as Request) }),
+    serializers: {
+      req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: redactUrl(req.url),
+        remoteAddress: req.remoteAddress,
+      }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  }) as unknown as RequestHandler;
+}

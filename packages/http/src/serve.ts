@@ -1,0 +1,67 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import type { Logger } from './logger.js';
+import { DRAINING } from './service-app.js';
+
+export interface RunningServer {
+  server: Server;
+  /** Base URL the server listens on, e.g. http://127.0.0.1:8000 */
+  url: string;
+  /** Stops accepting connections, lets in-flight requests finish (up to the timeout), then closes resources. */
+  shutdown(reason: string): Promise<void>;
+}
+
+export interface ServeOptions {
+  port: number;
+  host: string;
+  logger: Logger;
+  shutdownTimeoutMs: number;
+  /** Run in order once no request is in flight any more: close pools, stop the embedded database. */
+  onClose?: (() => Promise<void>)[];
+  /** Install SIGTERM/SIGINT handlers that shut down and exit (servers do; tests do not). */
+  handleSignals?: boolean;
+}
+
+export async function serve(app: Express, options: ServeOptions): Promise<RunningServer> {
+  const server = app.listen(options.port, options.host);
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  options.logger.info({ url }, 'listening');
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason: string) => {
+    stopping ??= (async () => {
+      options.logger.info({ reason }, 'shutting down: finishing in-flight requests');
+      app.locals[DRAINING] = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => {
+        options.logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'requests still running at the shutdown timeout; closing their connections');
+        server.closeAllConnections();
+      }, options.shutdownTimeoutMs);
+      await closed;
+      clearTimeout(force);
+      for (const close of options.onClose ?? []) {
+        await close().catch((error: unknown) => options.logger.error({ err: error }, 'error while closing a resource'));
+      }
+      options.logger.info('stopped');
+    })();
+    return stopping;
+  };
+
+  if (options.handleSignals) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        shutdown(signal).then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      });
+    }
+  }
+  return { server, url, shutdown };
+}

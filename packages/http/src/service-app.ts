@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import express, { type Express, type Router } from 'express';
+import helmet from 'helmet';
+import { errorHandler, type ErrorFormat, notFoundHandler, requestId, ServiceUnavailableError } from '@repo/errors';
+import { requestLogger, type Logger } from './logger.js';
+import { type Metrics, metricsMiddleware } from './metrics.js';
+import { docsRouter, openApiDocument, type OpenAPIRegistry } from './openapi.js';
+
+export interface ServiceAppOptions {
+  service: string;
+  version: string;
+  description?: string;
+  logger: Logger;
+  metrics: Metrics;
+  errorFormat: ErrorFormat;
+  /** Resolves when the service can take traffic (its database answers); throws otherwise. */
+  checkReadiness: () => Promise<void>;
+  /** OpenAPI registry the app's routes were described in. */
+  openapi: OpenAPIRegistry;
+  /** The app's own routes. */
+  routes: Router;
+  /** Largest JSON body accepted, in bytes. */
+  jsonLimitBytes?: number;
+  /** Proxies in front of the service whose X-Forwarded-For is trusted. */
+  trustProxyHops?: number;
+}
+
+/** Set on `app.locals` while the process shuts down: /ready fails and connections are not kept alive. */
+export const DRAINING = 'draining';
+
+function registerProbeDocs(registry: OpenAPIRegistry): void {
+  const status = z.object({ status: z.string() });
+  registry.registerPath({
+    method: 'get',
+    path: '/health',
+    summary: 'Liveness probe',
+    tags: ['operations'],
+    responses: { 200: { description: 'The process is alive', content: { 'application/json': { schema: status } } } },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/ready',
+    summary: 'Readiness probe: the database answers and the process is not shutting down',
+    tags: ['operations'],
+    responses: {
+      200: { description: 'Ready for traffic', content: { 'application/json': { schema: status } } },
+      503: { description: 'Not ready' },
+    },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics',
+    tags: ['operations'],
+    responses: { 200: { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
+  });
+}
+
+/**
+ * The Express app every API shares: request ids, one log line per request, metrics, security
+ * headers, probes, OpenAPI docs, JSON bodies, then the app's routes, then 404 and errors in
+ * the service's wire format.
+ */
+export function createServiceApp(options: ServiceAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxyHops ?? 0);
+  app.locals[DRAINING] = false;
+
+  app.use(requestId());
+  app.use(requestLogger(options.logger));
+  app.use(metricsMiddleware(options.metrics));
+  app.use(helmet());
+  app.use((_req, res, next) => {
+    if (app.locals[DRAINING]) res.setHeader('Connection', 'close');
+    next();
+  });
+
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/ready', async (_req, res) => {
+    if (app.locals[DRAINING]) throw new ServiceUnavailableError('Shutting down');
+    try {
+      await options.checkReadiness();
+    } catch (error) {
+      options.logger.warn({ err: error }, 'readiness check failed');
+      throw new ServiceUnavailableError('Database is not reachable');
+    }
+    res.json({ status: 'ready' });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
+  });
+  registerProbeDocs(options.openapi);
+  app.use(
+    docsRouter(() =>
+      openApiDocument(options.openapi, { title: options.service, version: options.version, description: options.description }),
+    ),
+  );
+
+  app.use(express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024 }));
+  app.use(options.routes);
+  app.use(notFoundHandler());
+  app.use(errorHandler({ format: options.errorFormat, logger: options.logger }));
+  return app;
+}

@@ -1,0 +1,94 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import readline from 'node:readline';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** Base URL from the service's "listening" log line. */
+  url: string;
+  /** JSON log lines printed so far. */
+  logs: Record<string, unknown>[];
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface ExitedProcess {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const tsxCli = path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'cli.mjs');
+
+function spawnEntry(entry: string, options: { cwd: string; env: Record<string, string | undefined>; args?: string[] }): ChildProcess {
+  const env = { ...process.env, ...options.env };
+  // The jest worker's options (--experimental-vm-modules) are not the service's.
+  delete env.NODE_OPTIONS;
+  for (const [key, value] of Object.entries(options.env)) if (value === undefined) delete env[key];
+  return spawn(process.execPath, [tsxCli, '--conditions=@repo/source', entry, ...(options.args ?? [])], {
+    cwd: options.cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/**
+ * Starts a service's real entry point from source, as `pnpm dev` would, and waits until it
+ * logs that it listens. Pass `PORT: '0'` to get a free port.
+ */
+export async function startService(
+  entry: string,
+  options: { cwd: string; env: Record<string, string | undefined>; args?: string[]; timeoutMs?: number },
+): Promise<ServiceProcess> {
+  const child = spawnEntry(entry, options);
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const lines = readline.createInterface({ input: child.stdout! });
+  const exited = once(child, 'exit');
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" line within ${options.timeoutMs ?? 30_000} ms\n${stderr}`)), options.timeoutMs ?? 30_000);
+    lines.on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        logs.push(entry);
+        if (entry.msg === 'listening' && typeof entry.url === 'string') {
+          clearTimeout(timer);
+          resolve(entry.url);
+        }
+      } catch {
+        // not a JSON log line
+      }
+    });
+    void exited.then(([code]) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${String(code)} before listening\n${stderr}`));
+    });
+  });
+  return {
+    child,
+    url,
+    logs,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
+
+/** Runs an entry point expected to exit by itself (bad configuration, a one-off command). */
+export async function runToExit(
+  entry: string,
+  options: { cwd: string; env: Record<string, string | undefined>; args?: string[] },
+): Promise<ExitedProcess> {
+  const child = spawnEntry(entry, options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}

@@ -1,0 +1,151 @@
+import { Writable } from 'node:stream';
+import express from 'express';
+import { pino } from 'pino';
+import request from 'supertest';
+import { z } from 'zod';
+import { collabErrorFormat, inboxErrorFormat, NotFoundError } from '@repo/errors';
+import { createMetrics, createServiceApp, OpenAPIRegistry, type ServiceAppOptions } from '../src/index.js';
+
+function captureLogs() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+function buildTestApp(overrides: Partial<ServiceAppOptions> = {}) {
+  const { logger, lines } = captureLogs();
+  const openapi = new OpenAPIRegistry();
+  const routes = express.Router();
+  const thing = z.object({ id: z.string() });
+  openapi.registerPath({
+    method: 'get',
+    path: '/v1/things/{thing_id}',
+    summary: 'Get a thing',
+    request: { params: z.object({ thing_id: z.string() }) },
+    responses: { 200: { description: 'The thing', content: { 'application/json': { schema: thing } } } },
+  });
+  routes.get('/v1/things/:thing_id', (req, res) => {
+    if (req.params.thing_id === 'missing') throw new NotFoundError('Thing not found');
+    res.json({ id: req.params.thing_id });
+  });
+  routes.post('/v1/things', (req, res) => {
+    res.status(201).json(req.body);
+  });
+  const app = createServiceApp({
+    service: 'test-api',
+    version: '1.2.3',
+    logger,
+    metrics: createMetrics({ service: 'test-api', collectDefault: false }),
+    errorFormat: inboxErrorFormat,
+    checkReadiness: async () => {},
+    openapi,
+    routes,
+    jsonLimitBytes: 1024,
+    ...overrides,
+  });
+  return { app, lines };
+}
+
+describe('probes', () => {
+  it('answers GET /health with 200 {"status":"ok"}', async () => {
+    const res = await request(buildTestApp().app).get('/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('answers GET /ready with 200 when the readiness check passes', async () => {
+    expect((await request(buildTestApp().app).get('/ready')).body).toEqual({ status: 'ready' });
+  });
+
+  it('answers GET /ready with 503 in the service format when the database is unreachable', async () => {
+    const failing = async () => {
+      throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    };
+    const inbox = await request(buildTestApp({ checkReadiness: failing }).app).get('/ready');
+    expect(inbox.status).toBe(503);
+    expect(inbox.body).toEqual({ error: { code: 'service_unavailable', message: 'Database is not reachable', details: {} } });
+    const collab = await request(buildTestApp({ checkReadiness: failing, errorFormat: collabErrorFormat }).app).get('/ready');
+    expect(collab.body).toEqual({ detail: 'Database is not reachable' });
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by route pattern, never by raw path', async () => {
+    const { app } = buildTestApp();
+    await request(app).get('/v1/things/a1');
+    await request(app).get('/v1/things/b2');
+    await request(app).get('/v1/things/missing');
+    const res = await request(app).get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.text).toMatch(/http_request_duration_seconds_count\{service="test-api",method="GET",route="\/v1\/things\/:thing_id",status_code="200"\} 2/);
+    expect(res.text).toMatch(/http_request_duration_seconds_count\{service="test-api",method="GET",route="\/v1\/things\/:thing_id",status_code="404"\} 1/);
+    expect(res.text).not.toContain('a1');
+  });
+});
+
+describe('OpenAPI', () => {
+  it('serves an OpenAPI 3.1 document with the app routes and the probes', async () => {
+    const res = await request(buildTestApp().app).get('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ openapi: '3.1.0', info: { title: 'test-api', version: '1.2.3' } });
+    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/v1/things/{thing_id}', '/health', '/ready', '/metrics']));
+    expect(res.body.paths['/v1/things/{thing_id}'].get.parameters).toEqual([
+      expect.objectContaining({ name: 'thing_id', in: 'path', required: true }),
+    ]);
+  });
+
+  it('serves the docs page and its assets locally, without inline scripts', async () => {
+    const { app } = buildTestApp();
+    const page = await request(app).get('/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.text).not.toMatch(/<script>(?!<\/script>)/);
+    for (const asset of ['/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js', '/docs/init.js']) {
+      const res = await request(app).get(asset);
+      expect(res.status).toBe(200);
+    }
+    expect((await request(app).get('/docs/init.js')).text).toContain("url: '/openapi.json'");
+    expect((await request(app).get('/docs/package.json')).status).toBe(404);
+  });
+});
+
+describe('request handling', () => {
+  it('tags every response, errors included, with x-request-id', async () => {
+    const { app } = buildTestApp();
+    for (const path of ['/health', '/v1/things/missing', '/nope']) {
+      expect((await request(app).get(path)).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
+  it('sets security headers and hides the framework', async () => {
+    const res = await request(buildTestApp().app).get('/health');
+    expect(res.headers['x-powered-by']).toBeUndefined();
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+  });
+
+  it('rejects a JSON body over the limit with 413', async () => {
+    const res = await request(buildTestApp().app).post('/v1/things').send({ big: 'x'.repeat(2000) });
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('payload_too_large');
+  });
+
+  it('writes one log line per request with id, route, status and duration, and no credentials', async () => {
+    const { app, lines } = buildTestApp();
+    await request(app).get('/v1/things/a1?token=s3cret&x=1').set('x-request-id', 'req-42').set('authorization', 'Bearer abc');
+    const line = lines.find((entry) => (entry.req as { id?: string } | undefined)?.id === 'req-42');
+    expect(line).toMatchObject({
+      req: { id: 'req-42', method: 'GET', url: '/v1/things/a1?token=%5Bredacted%5D&x=1' },
+      res: { statusCode: 200 },
+      route: '/v1/things/:thing_id',
+      responseTime: expect.any(Number),
+    });
+    expect(JSON.stringify(lines)).not.toMatch(/s3cret|Bearer abc/);
+  });
+});
