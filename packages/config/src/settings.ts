@@ -56,7 +56,7 @@ export function boolean() {
 }
 
 export function oneOf<const V extends readonly [string, ...string[]]>(values: V) {
-  return setting(`one of ${values.join(', ')}`, (raw) => values.find((value) => value === raw));
+  return setting<V[number]>(`one of ${values.join(', ')}`, (raw) => values.find((value) => value === raw));
 }
 
 export function url(options: { protocols?: string[] } = {}) {

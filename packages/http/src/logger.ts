@@ -6,14 +6,18 @@ import { requestIdOf } from '@repo/errors';
 
 export type { Logger } from 'pino';
 
-export function createLogger(options: { service: string; level: string }): Logger {
-  return pino({
+/** JSON lines on stdout, or on stderr where stdout is a protocol channel (MCP over stdio). */
+export function createLogger(options: { service: string; level: string; stream?: 'stdout' | 'stderr' }): Logger {
+  return pino(
+    {
     name: options.service,
     level: options.level,
     base: { service: options.service },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-  });
+    },
+    pino.destination(options.stream === 'stderr' ? 2 : 1),
+  );
 }
 
 // Query parameters that carry credentials: signed-URL tokens, internal tokens, webhook secrets.

@@ -14,9 +14,9 @@ export interface ServiceAppOptions {
   metrics: Metrics;
   errorFormat: ErrorFormat;
   /** Resolves when the service can take traffic (its database answers); throws otherwise. */
-  checkReadiness: () => Promise<void>;
-  /** OpenAPI registry the app's routes were described in. */
-  openapi: OpenAPIRegistry;
+  checkReadiness?: () => Promise<void>;
+  /** OpenAPI registry the app's routes were described in; served at /openapi.json and /docs. */
+  openapi?: OpenAPIRegistry;
   /** The app's own routes. */
   routes: Router;
   /** Largest JSON body accepted, in bytes. */
@@ -82,7 +82,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.get('/ready', async (_req, res) => {
     if (app.locals[DRAINING]) throw new ServiceUnavailableError('Shutting down');
     try {
-      await options.checkReadiness();
+      await options.checkReadiness?.();
     } catch (error) {
       options.logger.warn({ err: error }, 'readiness check failed');
       throw new ServiceUnavailableError('Database is not reachable');
@@ -92,12 +92,13 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.get('/metrics', async (_req, res) => {
     res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
   });
-  registerProbeDocs(options.openapi);
-  app.use(
-    docsRouter(() =>
-      openApiDocument(options.openapi, { title: options.service, version: options.version, description: options.description }),
-    ),
-  );
+  const { openapi } = options;
+  if (openapi) {
+    registerProbeDocs(openapi);
+    app.use(
+      docsRouter(() => openApiDocument(openapi, { title: options.service, version: options.version, description: options.description })),
+    );
+  }
 
   app.use(express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024 }));
   app.use(options.routes);

@@ -1,0 +1,30 @@
+import { loadConfigOrExit } from '@repo/config';
+import { connectDatabase } from '@repo/db';
+import { createLogger, createMetrics, serve } from '@repo/http';
+import { buildApp } from './app.js';
+import { configSchema } from './config.js';
+import { createDatabaseClient } from './database.js';
+import { defaultDataDir, migrationsDir } from './paths.js';
+
+const config = loadConfigOrExit(configSchema);
+const logger = createLogger({ service: 'collab-api', level: config.LOG_LEVEL });
+
+const connection = await connectDatabase({
+  url: config.DATABASE_URL,
+  dataDir: config.DATA_DIR ?? defaultDataDir,
+  migrationsDir,
+  migrateOnStart: config.MIGRATE_ON_START,
+  poolSize: config.DB_POOL_SIZE,
+  logger,
+});
+const db = createDatabaseClient(connection.url, connection.poolSize);
+
+const app = buildApp({ config, db, logger, metrics: createMetrics({ service: 'collab-api' }) });
+await serve(app, {
+  port: config.PORT,
+  host: config.HOST,
+  logger,
+  shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  handleSignals: true,
+  onClose: [() => db.$disconnect(), () => connection.close()],
+});

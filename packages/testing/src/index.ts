@@ -1,0 +1,2 @@
+export { describeApiProcess } from './api-process.js';
+export { runToExit, startService, type ExitedProcess, type ServiceProcess } from './process.js';
