@@ -1,0 +1,27 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { loadConfigOrExit } from '@repo/config';
+import { createLogger, createMetrics, serve } from '@repo/http';
+import { configSchema, environmentWithFlags } from './config.js';
+import { buildHttpApp } from './http-app.js';
+import { createMcpServer } from './mcp-server.js';
+
+const config = loadConfigOrExit(configSchema, environmentWithFlags(process.argv.slice(2), process.env));
+// Over stdio, stdout carries the protocol: logs go to stderr.
+const logger = createLogger({ service: 'inbox-mcp', level: config.LOG_LEVEL, stream: config.MCP_TRANSPORT === 'stdio' ? 'stderr' : 'stdout' });
+logger.info({ api: config.SERVICE_API_URL, apiKey: config.SERVICE_API_KEY ? 'set' : 'unset', transport: config.MCP_TRANSPORT }, 'starting');
+
+if (config.MCP_TRANSPORT === 'stdio') {
+  const server = createMcpServer();
+  await server.connect(new StdioServerTransport());
+} else {
+  const app = buildHttpApp({
+    transport: config.MCP_TRANSPORT,
+    createServer: createMcpServer,
+    logger,
+    metrics: createMetrics({ service: 'inbox-mcp' }),
+    allowedHosts: config.MCP_ALLOWED_HOSTS,
+    host: config.HOST,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+  });
+  await serve(app, { port: config.PORT, host: config.HOST, logger, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS, handleSignals: true });
+}
