@@ -4,7 +4,6 @@ export {
   applyMigrations,
   ensureDatabase,
   migrateDatabase,
-  migrateFromEnvironment,
   MigrationError,
   pendingMigrations,
   quoteIdentifier,
@@ -13,3 +12,4 @@ export {
   type Migration,
   type MigrationLogger,
 } from './migrations.js';
+export { migrateFromEnvironment } from './migrate-command.js';

@@ -2,8 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { z } from 'zod';
-import { loadConfigOrExit, setting } from '@repo/config';
 
 /**
  * Applies migrations kept in Prisma's folder layout (`<dir>/<timestamp>_<name>/migration.sql`)
@@ -183,14 +181,4 @@ export function redactUrl(url: string): string {
   } catch {
     return '<unparseable url>';
   }
-}
-
-/**
- * Body of an app's `db:migrate` command and Kubernetes migration Job: migrates DATABASE_URL,
- * creating the database when it does not exist.
- */
-export async function migrateFromEnvironment(options: { migrationsDir: string; logger: MigrationLogger }): Promise<void> {
-  const { DATABASE_URL } = loadConfigOrExit(z.object({ DATABASE_URL: setting.postgresUrl() }));
-  const applied = await migrateDatabase(DATABASE_URL, options.migrationsDir, { createDatabase: true, logger: options.logger });
-  options.logger.info({ database: redactUrl(DATABASE_URL), applied: applied.length }, applied.length ? 'database migrated' : 'database already up to date');
 }
