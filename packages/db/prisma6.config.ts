@@ -10,5 +10,5 @@ export default defineConfig({
   engine: 'js',
   experimental: { adapter: true },
   // The CLI opens this connection even to diff two datamodels, but changes nothing in it.
-  adapter: async () => new PrismaPg({ connectionString: process.env.PRISMA_DIFF_DATABASE_URL, allowExitOnIdle: true }),
-} as Parameters<typeof defineConfig>[0]);
+  adapter: () => Promise.resolve(new PrismaPg({ connectionString: process.env.PRISMA_DIFF_DATABASE_URL, allowExitOnIdle: true })),
+});

@@ -5,8 +5,10 @@ import { httpSettings, setting, storageSettings } from '@repo/config';
 export const configSchema = z.object({
   ...httpSettings({ port: 8000 }),
   ...storageSettings(),
-  /** Domain of every inbox address: `<email_username>@<INBOX_EMAIL_DOMAIN>`. */
-  INBOX_EMAIL_DOMAIN: setting.string().default('inbox.localhost'),
+  INBOX_EMAIL_DOMAIN: setting
+    .string()
+    .default('inbox.localhost')
+    .describe('Mail domain of every inbox: its address is `<email_username>@<INBOX_EMAIL_DOMAIN>`.'),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -20,7 +20,9 @@ describe('database schema', () => {
       const first = await ctx.db.inbox.create({ data: { name: 'Support', emailAddress: 'support@inbox.localhost' } });
       expect(first.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
       expect(first.createdAt).toBeInstanceOf(Date);
-      await expect(ctx.db.inbox.create({ data: { name: 'Other', emailAddress: 'support@inbox.localhost' } })).rejects.toMatchObject({
+      await expect(
+        ctx.db.inbox.create({ data: { name: 'Other', emailAddress: 'support@inbox.localhost' } }),
+      ).rejects.toMatchObject({
         code: 'P2002',
       });
     });

@@ -8,14 +8,20 @@ export type Transport = (typeof TRANSPORTS)[number];
 /** Every environment variable inbox-mcp reads. The README's configuration table mirrors this. */
 export const configSchema = z.object({
   ...httpSettings({ port: 8200 }),
-  /** stdio for desktop clients, sse for legacy web clients, http (streamable) for deployments. */
-  MCP_TRANSPORT: setting.oneOf(TRANSPORTS).default('stdio'),
-  /** Host header values accepted on network transports (DNS-rebinding protection); default: localhost names when bound to loopback. */
-  MCP_ALLOWED_HOSTS: setting.list().optional(),
-  /** inbox-api's base URL. */
-  SERVICE_API_URL: setting.url().default('http://127.0.0.1:8000'),
-  /** Sent to inbox-api as `Authorization: Bearer <key>` when set. */
-  SERVICE_API_KEY: setting.string().optional(),
+  MCP_TRANSPORT: setting
+    .oneOf(TRANSPORTS)
+    .default('stdio')
+    .describe(
+      'stdio for desktop clients, sse for legacy web clients, http (streamable, stateless) for deployments. `--transport` overrides it.',
+    ),
+  MCP_ALLOWED_HOSTS: setting
+    .list()
+    .optional()
+    .describe(
+      'Host headers accepted by the network transports (DNS-rebinding protection). Unset: localhost names when bound to loopback, any otherwise.',
+    ),
+  SERVICE_API_URL: setting.url().default('http://127.0.0.1:8000').describe("inbox-api's base URL."),
+  SERVICE_API_KEY: setting.string().optional().describe('Sent to inbox-api as `Authorization: Bearer <key>`.'),
 });
 
 export type Config = z.output<typeof configSchema>;

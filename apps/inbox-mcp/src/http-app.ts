@@ -1,5 +1,8 @@
 import express, { type Express, type Router } from 'express';
-import { hostHeaderValidation, localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import {
+  hostHeaderValidation,
+  localhostHostValidation,
+} from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { inboxErrorFormat, NotFoundError } from '@repo/errors';
@@ -65,7 +68,11 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
     res
       .status(405)
       .set('Allow', 'POST')
-      .json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; use POST' }, id: null });
+      .json({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this server is stateless; use POST' },
+        id: null,
+      });
   };
   router.get('/mcp', notAllowed);
   router.delete('/mcp', notAllowed);

@@ -7,8 +7,15 @@ import { createMcpServer } from './mcp-server.js';
 
 const config = loadConfigOrExit(configSchema, environmentWithFlags(process.argv.slice(2), process.env));
 // Over stdio, stdout carries the protocol: logs go to stderr.
-const logger = createLogger({ service: 'inbox-mcp', level: config.LOG_LEVEL, stream: config.MCP_TRANSPORT === 'stdio' ? 'stderr' : 'stdout' });
-logger.info({ api: config.SERVICE_API_URL, apiKey: config.SERVICE_API_KEY ? 'set' : 'unset', transport: config.MCP_TRANSPORT }, 'starting');
+const logger = createLogger({
+  service: 'inbox-mcp',
+  level: config.LOG_LEVEL,
+  stream: config.MCP_TRANSPORT === 'stdio' ? 'stderr' : 'stdout',
+});
+logger.info(
+  { api: config.SERVICE_API_URL, apiKey: config.SERVICE_API_KEY ? 'set' : 'unset', transport: config.MCP_TRANSPORT },
+  'starting',
+);
 
 if (config.MCP_TRANSPORT === 'stdio') {
   const server = createMcpServer();
@@ -23,5 +30,11 @@ if (config.MCP_TRANSPORT === 'stdio') {
     host: config.HOST,
     trustProxyHops: config.TRUST_PROXY_HOPS,
   });
-  await serve(app, { port: config.PORT, host: config.HOST, logger, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS, handleSignals: true });
+  await serve(app, {
+    port: config.PORT,
+    host: config.HOST,
+    logger,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    handleSignals: true,
+  });
 }

@@ -24,7 +24,11 @@ describe('inbox-mcp process', () => {
   });
 
   it('serves streamable HTTP with --transport http and stops cleanly on SIGTERM', async () => {
-    const service = await startService(entry, { cwd: appRoot, env: { PORT: undefined }, args: ['--transport', 'http', '--port', '0'] });
+    const service = await startService(entry, {
+      cwd: appRoot,
+      env: { PORT: undefined },
+      args: ['--transport', 'http', '--port', '0'],
+    });
     expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: 'ok' });
     expect(await service.stop('SIGTERM')).toBe(0);
   });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { type z } from 'zod';
 
 /** A configuration that cannot be used; each problem names its variable. */
 export class ConfigError extends Error {

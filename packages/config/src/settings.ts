@@ -14,7 +14,8 @@ function setting<T>(expected: string, parse: (raw: string) => T | undefined) {
         return z.NEVER;
       }
       return value;
-    });
+    })
+    .meta({ expects: expected });
 }
 
 function parseInteger(raw: string, min: number, max: number): number | undefined {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { z } from 'zod';
-import { ConfigError, httpSettings, loadConfig, setting, storageSettings } from '../src/index.js';
+import { ConfigError, documentSettings, httpSettings, loadConfig, setting, storageSettings } from '../src/index.js';
 
 const schema = z.object({
   ...httpSettings({ port: 8000 }),
@@ -58,11 +58,15 @@ describe('loadConfig', () => {
 
   it('never echoes the value of a secret', () => {
     const secretSchema = z.object({ COLLAB_JWT_SECRET: setting.integer() });
-    expect(() => loadConfig(secretSchema, { COLLAB_JWT_SECRET: 'hunter2' })).toThrow('COLLAB_JWT_SECRET must be an integer (value hidden)');
+    expect(() => loadConfig(secretSchema, { COLLAB_JWT_SECRET: 'hunter2' })).toThrow(
+      'COLLAB_JWT_SECRET must be an integer (value hidden)',
+    );
   });
 
   it('strips a trailing slash from URLs so links can be joined safely', () => {
-    expect(loadConfig(schema, { SIGNING_SECRET: 's', PUBLIC_BASE_URL: 'https://api.example.com/' }).PUBLIC_BASE_URL).toBe('https://api.example.com');
+    expect(loadConfig(schema, { SIGNING_SECRET: 's', PUBLIC_BASE_URL: 'https://api.example.com/' }).PUBLIC_BASE_URL).toBe(
+      'https://api.example.com',
+    );
   });
 });
 
@@ -74,13 +78,35 @@ describe('loadConfigOrExit', () => {
       loadConfigOrExit(z.object(httpSettings({ port: 8000 })));
       console.log('started');
     `;
-    const run = spawnSync(process.execPath, ['--conditions=@repo/source', '--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: __dirname,
-      env: { ...process.env, PORT: 'abc' },
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['--conditions=@repo/source', '--import', 'tsx', '--input-type=module', '-e', script],
+      {
+        cwd: __dirname,
+        env: { ...process.env, PORT: 'abc' },
+        encoding: 'utf8',
+      },
+    );
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe('Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")\n');
+  });
+});
+
+describe('documentSettings', () => {
+  it('lists each variable with what it expects, its default and its description', () => {
+    const docs = documentSettings(schema);
+    expect(docs.find((doc) => doc.name === 'PORT')).toEqual({
+      name: 'PORT',
+      expects: 'an integer from 0 to 65535',
+      default: '8000',
+      required: false,
+      description: 'TCP port to listen on (0: any free port).',
+    });
+    expect(docs.find((doc) => doc.name === 'SIGNING_SECRET')).toMatchObject({ required: true, default: undefined });
+    expect(docs.find((doc) => doc.name === 'DATABASE_URL')).toMatchObject({
+      required: false,
+      expects: 'a postgres or postgresql URL',
+    });
   });
 });

@@ -22,10 +22,10 @@ model Note {
   @@map("notes")
 }
 `;
-const TWO_FIELDS_MORE = ONE_MODEL.replace('  title     String\n', '  title     String\n  body      String?\n  pinned    Boolean  @default(false)\n').replace(
-  '  @@map("notes")',
-  '  @@index([createdAt])\n  @@map("notes")',
-);
+const TWO_FIELDS_MORE = ONE_MODEL.replace(
+  '  title     String\n',
+  '  title     String\n  body      String?\n  pinned    Boolean  @default(false)\n',
+).replace('  @@map("notes")', '  @@index([createdAt])\n  @@map("notes")');
 
 let app: string;
 let schemaPath: string;
@@ -82,7 +82,10 @@ describe('migration authoring and the drift check', () => {
 
   it('reports a migration that schema.prisma does not describe', async () => {
     await mkdir(path.join(migrationsDir, '20260103000000_manual'));
-    await writeFile(path.join(migrationsDir, '20260103000000_manual', 'migration.sql'), 'ALTER TABLE "notes" ADD COLUMN "extra" INT;');
+    await writeFile(
+      path.join(migrationsDir, '20260103000000_manual', 'migration.sql'),
+      'ALTER TABLE "notes" ADD COLUMN "extra" INT;',
+    );
     const report = await checkDrift({ schemaPath, migrationsDir });
     expect(report.onlyInMigrations).toEqual(['column notes.extra: int4']);
     await rm(path.join(migrationsDir, '20260103000000_manual'), { recursive: true });

@@ -56,7 +56,9 @@ describe('startEmbeddedPostgres', () => {
     const embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'pglite') });
     try {
       const results = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => withClient(embedded.url, (client) => client.query<{ n: number }>('SELECT $1::int AS n', [i]))),
+        Array.from({ length: 5 }, (_, i) =>
+          withClient(embedded.url, (client) => client.query<{ n: number }>('SELECT $1::int AS n', [i])),
+        ),
       );
       expect(results.map((r) => r.rows[0]?.n)).toEqual([0, 1, 2, 3, 4]);
     } finally {

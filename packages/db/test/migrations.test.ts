@@ -121,10 +121,17 @@ describe('readMigrations', () => {
 
 describe('pendingMigrations', () => {
   const migration = (name: string) => ({ name, sql: '', checksum: name });
-  const applied = (name: string, finished = true) => ({ migration_name: name, checksum: name, finished_at: finished ? new Date() : null });
+  const applied = (name: string, finished = true) => ({
+    migration_name: name,
+    checksum: name,
+    finished_at: finished ? new Date() : null,
+  });
 
   it('returns the migrations not applied yet, including ones older than applied ones', () => {
-    expect(pendingMigrations([migration('a'), migration('b'), migration('c')], [applied('b')]).map((m) => m.name)).toEqual(['a', 'c']);
+    expect(pendingMigrations([migration('a'), migration('b'), migration('c')], [applied('b')]).map((m) => m.name)).toEqual([
+      'a',
+      'c',
+    ]);
   });
 
   it('refuses while a migration is marked as started but unfinished', () => {

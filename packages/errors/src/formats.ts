@@ -1,4 +1,4 @@
-import { AppError, ValidationError } from './errors.js';
+import { type AppError, ValidationError } from './errors.js';
 
 export interface ErrorResponse {
   status: number;

@@ -49,7 +49,7 @@ export interface ErrorLogger {
  * with a bare 500 that carries only the request id, never a message, stack or SQL.
  */
 export function errorHandler(options: { format: ErrorFormat; logger: ErrorLogger }): ErrorRequestHandler {
-  return (err, req, res, next) => {
+  return (err: unknown, req, res, next) => {
     if (res.headersSent) {
       next(err);
       return;

@@ -72,10 +72,16 @@ describe('errorHandler', () => {
   });
 
   it('turns malformed JSON into a validation error, never a 500', async () => {
-    const inbox = await request(appWith(inboxErrorFormat).app).post('/things').set('content-type', 'application/json').send('{"name": ');
+    const inbox = await request(appWith(inboxErrorFormat).app)
+      .post('/things')
+      .set('content-type', 'application/json')
+      .send('{"name": ');
     expect(inbox.status).toBe(400);
     expect(inbox.body.error.code).toBe('validation_error');
-    const collab = await request(appWith(collabErrorFormat).app).post('/things').set('content-type', 'application/json').send('{"name": ');
+    const collab = await request(appWith(collabErrorFormat).app)
+      .post('/things')
+      .set('content-type', 'application/json')
+      .send('{"name": ');
     expect(collab.status).toBe(422);
     expect(collab.body).toEqual({ detail: [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }] });
   });

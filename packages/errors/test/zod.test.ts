@@ -19,7 +19,9 @@ describe('parseInput', () => {
   });
 
   it('reports a missing field as FastAPI does: loc [location, field], type "missing"', () => {
-    expect(issuesOf(body, 'body', { count: 1, tags: [] })).toEqual([{ loc: ['body', 'name'], msg: 'Field required', type: 'missing' }]);
+    expect(issuesOf(body, 'body', { count: 1, tags: [] })).toEqual([
+      { loc: ['body', 'name'], msg: 'Field required', type: 'missing' },
+    ]);
   });
 
   it('names pydantic types for wrong types', () => {

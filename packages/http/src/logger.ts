@@ -10,11 +10,11 @@ export type { Logger } from 'pino';
 export function createLogger(options: { service: string; level: string; stream?: 'stdout' | 'stderr' }): Logger {
   return pino(
     {
-    name: options.service,
-    level: options.level,
-    base: { service: options.service },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      level: options.level,
+      formatters: { level: (label) => ({ level: label }) },
+      base: { service: options.service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
     },
     pino.destination(options.stream === 'stderr' ? 2 : 1),
   );
@@ -34,7 +34,8 @@ export function redactUrl(url: string): string {
 
 /** The route pattern a request matched (`/v1/inboxes/:inbox_id`), keeping ids out of labels. */
 export function routeOf(req: Request): string {
-  return req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+  const route = req.route as { path: string } | undefined;
+  return route ? `${req.baseUrl}${route.path}` : 'unmatched';
 }
 
 /** One JSON log line per finished request: id, method, url, route, status, duration. */
@@ -53,5 +54,5 @@ export function requestLogger(logger: Logger): RequestHandler {
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
-  }) as unknown as RequestHandler;
+  });
 }

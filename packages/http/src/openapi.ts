@@ -1,12 +1,15 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { OpenApiGeneratorV31, type OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import express, { type Router } from 'express';
 
 export { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 
-export function openApiDocument(registry: OpenAPIRegistry, info: { title: string; version: string; description?: string }): OpenApiDocument {
+export function openApiDocument(
+  registry: OpenAPIRegistry,
+  info: { title: string; version: string; description?: string },
+): OpenApiDocument {
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({ openapi: '3.1.0', info });
 }
 

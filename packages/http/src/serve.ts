@@ -40,7 +40,10 @@ export async function serve(app: Express, options: ServeOptions): Promise<Runnin
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const force = setTimeout(() => {
-        options.logger.warn({ timeoutMs: options.shutdownTimeoutMs }, 'requests still running at the shutdown timeout; closing their connections');
+        options.logger.warn(
+          { timeoutMs: options.shutdownTimeoutMs },
+          'requests still running at the shutdown timeout; closing their connections',
+        );
         server.closeAllConnections();
       }, options.shutdownTimeoutMs);
       await closed;

@@ -52,7 +52,9 @@ function registerProbeDocs(registry: OpenAPIRegistry): void {
     path: '/metrics',
     summary: 'Prometheus metrics',
     tags: ['operations'],
-    responses: { 200: { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
+    responses: {
+      200: { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: z.string() } } },
+    },
   });
 }
 
@@ -96,7 +98,9 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   if (openapi) {
     registerProbeDocs(openapi);
     app.use(
-      docsRouter(() => openApiDocument(openapi, { title: options.service, version: options.version, description: options.description })),
+      docsRouter(() =>
+        openApiDocument(openapi, { title: options.service, version: options.version, description: options.description }),
+      ),
     );
   }
 

@@ -42,13 +42,21 @@ describe('graceful shutdown', () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     const events: string[] = [];
-    const running = await serve(appWithSlowRoute(released, () => events.push('in-flight request answered')), {
-      port: 0,
-      host: '127.0.0.1',
-      logger,
-      shutdownTimeoutMs: 10_000,
-      onClose: [async () => void events.push('database closed')],
-    });
+    const running = await serve(
+      appWithSlowRoute(released, () => events.push('in-flight request answered')),
+      {
+        port: 0,
+        host: '127.0.0.1',
+        logger,
+        shutdownTimeoutMs: 10_000,
+        onClose: [
+          () => {
+            events.push('database closed');
+            return Promise.resolve();
+          },
+        ],
+      },
+    );
 
     const inFlight = get(`${running.url}/slow`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -82,10 +90,12 @@ describe('graceful shutdown', () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const ready = (): Promise<number> =>
       new Promise((resolve, reject) => {
-        http.get(`${running.url}/ready`, { agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        }).on('error', reject);
+        http
+          .get(`${running.url}/ready`, { agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          })
+          .on('error', reject);
       });
     expect(await ready()).toBe(200);
     const slow = get(`${running.url}/slow`);

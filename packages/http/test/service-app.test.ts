@@ -42,7 +42,7 @@ function buildTestApp(overrides: Partial<ServiceAppOptions> = {}) {
     logger,
     metrics: createMetrics({ service: 'test-api', collectDefault: false }),
     errorFormat: inboxErrorFormat,
-    checkReadiness: async () => {},
+    checkReadiness: () => Promise.resolve(),
     openapi,
     routes,
     jsonLimitBytes: 1024,
@@ -63,9 +63,7 @@ describe('probes', () => {
   });
 
   it('answers GET /ready with 503 in the service format when the database is unreachable', async () => {
-    const failing = async () => {
-      throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
-    };
+    const failing = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
     const inbox = await request(buildTestApp({ checkReadiness: failing }).app).get('/ready');
     expect(inbox.status).toBe(503);
     expect(inbox.body).toEqual({ error: { code: 'service_unavailable', message: 'Database is not reachable', details: {} } });
@@ -83,8 +81,12 @@ describe('metrics', () => {
     const res = await request(app).get('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    expect(res.text).toMatch(/http_request_duration_seconds_count\{service="test-api",method="GET",route="\/v1\/things\/:thing_id",status_code="200"\} 2/);
-    expect(res.text).toMatch(/http_request_duration_seconds_count\{service="test-api",method="GET",route="\/v1\/things\/:thing_id",status_code="404"\} 1/);
+    expect(res.text).toMatch(
+      /http_request_duration_seconds_count\{service="test-api",method="GET",route="\/v1\/things\/:thing_id",status_code="200"\} 2/,
+    );
+    expect(res.text).toMatch(
+      /http_request_duration_seconds_count\{service="test-api",method="GET",route="\/v1\/things\/:thing_id",status_code="404"\} 1/,
+    );
     expect(res.text).not.toContain('a1');
   });
 });
@@ -94,7 +96,9 @@ describe('OpenAPI', () => {
     const res = await request(buildTestApp().app).get('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ openapi: '3.1.0', info: { title: 'test-api', version: '1.2.3' } });
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/v1/things/{thing_id}', '/health', '/ready', '/metrics']));
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining(['/v1/things/{thing_id}', '/health', '/ready', '/metrics']),
+    );
     expect(res.body.paths['/v1/things/{thing_id}'].get.parameters).toEqual([
       expect.objectContaining({ name: 'thing_id', in: 'path', required: true }),
     ]);
@@ -131,7 +135,9 @@ describe('request handling', () => {
   });
 
   it('rejects a JSON body over the limit with 413', async () => {
-    const res = await request(buildTestApp().app).post('/v1/things').send({ big: 'x'.repeat(2000) });
+    const res = await request(buildTestApp().app)
+      .post('/v1/things')
+      .send({ big: 'x'.repeat(2000) });
     expect(res.status).toBe(413);
     expect(res.body.error.code).toBe('payload_too_large');
   });

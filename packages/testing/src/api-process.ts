@@ -31,7 +31,10 @@ export function describeApiProcess(name: string, options: { appRoot: string; ent
     it('with DATABASE_URL and MIGRATE_ON_START, creates and migrates that database', async () => {
       const database = await reserveScratchDatabase(`${name}_start`);
       try {
-        const service = await startService(entry, { cwd, env: { PORT: '0', DATABASE_URL: database.url, MIGRATE_ON_START: 'true' } });
+        const service = await startService(entry, {
+          cwd,
+          env: { PORT: '0', DATABASE_URL: database.url, MIGRATE_ON_START: 'true' },
+        });
         expect((await fetch(`${service.url}/ready`)).status).toBe(200);
         expect(await service.stop()).toBe(0);
       } finally {

@@ -22,7 +22,10 @@ export interface ExitedProcess {
 
 const tsxCli = path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'cli.mjs');
 
-function spawnEntry(entry: string, options: { cwd: string; env: Record<string, string | undefined>; args?: string[] }): ChildProcess {
+function spawnEntry(
+  entry: string,
+  options: { cwd: string; env: Record<string, string | undefined>; args?: string[] },
+): ChildProcess {
   const env = { ...process.env, ...options.env };
   // The jest worker's options (--experimental-vm-modules) are not the service's.
   delete env.NODE_OPTIONS;
@@ -49,7 +52,10 @@ export async function startService(
   const lines = readline.createInterface({ input: child.stdout! });
   const exited = once(child, 'exit');
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" line within ${options.timeoutMs ?? 30_000} ms\n${stderr}`)), options.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`no "listening" line within ${options.timeoutMs ?? 30_000} ms\n${stderr}`)),
+      options.timeoutMs ?? 30_000,
+    );
     lines.on('line', (line) => {
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;

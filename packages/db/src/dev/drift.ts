@@ -16,7 +16,7 @@ export interface DriftReport {
  * schema.prisma. Any difference means schema.prisma and the migrations disagree.
  */
 export async function checkDrift(options: { schemaPath: string; migrationsDir: string }): Promise<DriftReport> {
-  const fromSchemaSql = await diffDatamodels({ from: 'empty', to: options.schemaPath });
+  const fromSchemaSql = await diffDatamodels({ to: options.schemaPath });
   const migrated = await createScratchDatabase({ label: 'drift_migrations', migrationsDir: options.migrationsDir });
   const direct = await createScratchDatabase({ label: 'drift_schema' });
   try {

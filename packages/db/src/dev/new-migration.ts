@@ -28,23 +28,29 @@ export async function createMigration(options: {
   const existing = await readdir(options.migrationsDir).catch((): string[] => []);
   const from = existing.some((entry) => /^\d{14}_/.test(entry))
     ? await schemaAtRevision(options.schemaPath, options.fromRevision ?? 'HEAD')
-    : 'empty';
+    : undefined;
   const sql = await diffDatamodels({ from, to: options.schemaPath });
   if (isEmptyDiff(sql)) return undefined;
   const stamp = (options.now ?? new Date()).toISOString().replace(/[-:T]/g, '').slice(0, 14);
   const folder = path.join(options.migrationsDir, `${stamp}_${options.name}`);
   await mkdir(folder, { recursive: true });
   await writeFile(path.join(folder, 'migration.sql'), sql);
-  if (!existing.includes('migration_lock.toml')) await writeFile(path.join(options.migrationsDir, 'migration_lock.toml'), LOCK_FILE);
+  if (!existing.includes('migration_lock.toml'))
+    await writeFile(path.join(options.migrationsDir, 'migration_lock.toml'), LOCK_FILE);
   return folder;
 }
 
 async function schemaAtRevision(schemaPath: string, revision: string): Promise<string> {
   const cwd = path.dirname(schemaPath);
   try {
-    const { stdout } = await run('git', ['show', `${revision}:./${path.basename(schemaPath)}`], { cwd, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await run('git', ['show', `${revision}:./${path.basename(schemaPath)}`], {
+      cwd,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return stdout;
   } catch (error) {
-    throw new Error(`Cannot read ${path.basename(schemaPath)} at ${revision}: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+    throw new Error(`Cannot read ${path.basename(schemaPath)} at ${revision}: ${(error as Error).message.split('\n')[0]}`, {
+      cause: error,
+    });
   }
 }

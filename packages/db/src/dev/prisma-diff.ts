@@ -10,22 +10,36 @@ const run = promisify(execFile);
 const packageRoot = path.resolve(import.meta.dirname, '..', '..');
 
 /**
- * The SQL that turns a database shaped like datamodel `from` (or an empty one) into one shaped
+ * The SQL that turns a database shaped like datamodel `from` (an empty one when omitted) into one shaped
  * like datamodel `to`, computed by Prisma 6's WebAssembly schema engine. The CLI insists on a
  * database connection (the test server's admin database) but reads and writes nothing there.
  */
-export async function diffDatamodels(options: { from: string | 'empty'; to: string }): Promise<string> {
+export async function diffDatamodels(options: { from?: string; to: string }): Promise<string> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'prisma-diff-'));
   try {
     const to = await withDatasourceUrl(options.to, path.join(scratch, 'to.prisma'));
     const from =
-      options.from === 'empty'
+      options.from === undefined
         ? ['--from-empty']
         : ['--from-schema-datamodel', await withDatasourceUrl(options.from, path.join(scratch, 'from.prisma'))];
-    const prismaCli = path.join(path.dirname(createRequire(import.meta.url).resolve('prisma6/package.json')), 'build', 'index.js');
+    const prismaCli = path.join(
+      path.dirname(createRequire(import.meta.url).resolve('prisma6/package.json')),
+      'build',
+      'index.js',
+    );
     const { stdout } = await run(
       process.execPath,
-      [prismaCli, 'migrate', 'diff', ...from, '--to-schema-datamodel', to, '--script', '--config', path.join(packageRoot, 'prisma6.config.ts')],
+      [
+        prismaCli,
+        'migrate',
+        'diff',
+        ...from,
+        '--to-schema-datamodel',
+        to,
+        '--script',
+        '--config',
+        path.join(packageRoot, 'prisma6.config.ts'),
+      ],
       {
         cwd: scratch,
         env: {

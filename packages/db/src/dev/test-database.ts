@@ -26,12 +26,16 @@ export async function reserveScratchDatabase(label: string): Promise<ScratchData
   // Another test process may sweep the same names at the same moment; losing that race is harmless.
   staleSwept ??= dropStaleDatabases().catch(() => []);
   await staleSwept;
-  const safeLabel = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 20);
+  const safeLabel = label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 20);
   const name = `${PREFIX}${safeLabel}_${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString('hex')}`;
   return {
     url: databaseUrl(name),
     name,
-    drop: () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`)).then(() => undefined),
   };
 }
 
@@ -54,7 +58,9 @@ export async function createScratchDatabase(options: { label: string; migrations
 /** Drops scratch databases left behind by runs older than `maxAgeSeconds`. */
 export async function dropStaleDatabases(maxAgeSeconds = 3600): Promise<string[]> {
   return withAdmin(async (admin) => {
-    const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${PREFIX}%`]);
+    const { rows } = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+      `${PREFIX}%`,
+    ]);
     const cutoff = Date.now() / 1000 - maxAgeSeconds;
     const stale = rows
       .map((row) => row.datname)
