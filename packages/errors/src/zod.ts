@@ -52,6 +52,9 @@ function issueType(issue: z.core.$ZodIssue): string {
       return issue.values.length > 1 ? 'enum' : 'literal_error';
     case 'not_multiple_of':
       return 'multiple_of';
+    case 'custom':
+      // A refinement may name its pydantic type: `ctx.addIssue({ code: 'custom', params: { type } })`.
+      return typeof issue.params?.type === 'string' ? issue.params.type : 'value_error';
     default:
       return 'value_error';
   }

@@ -1,0 +1,144 @@
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import { z } from 'zod';
+import { type InputLocation, parseInput, ValidationError, type ValidationIssue } from '@repo/errors';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type RouteParameter = z.ZodObject;
+
+export interface RouteInput<P extends RouteParameter, Q extends RouteParameter, B extends z.ZodType> {
+  params: z.output<P>;
+  query: z.output<Q>;
+  body: z.output<B>;
+  req: Request;
+  res: Response;
+}
+
+export interface RouteDefinition<P extends RouteParameter, Q extends RouteParameter, B extends z.ZodType, R extends z.ZodType> {
+  method: Method;
+  /** OpenAPI-style path, e.g. `/v1/inboxes/{inbox_id}`; Express sees `/v1/inboxes/:inbox_id`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Status of a successful answer (default 200). With 204 the handler returns nothing. */
+  status?: 200 | 201 | 202 | 204;
+  /** Schema of a successful answer's JSON body, for the documentation. */
+  response?: R;
+  /** Error statuses this route can answer with, documented with the service's error body. */
+  errors?: number[];
+  /** Runs before input is validated, e.g. a role check. */
+  middleware?: RequestHandler[];
+  /**
+   * Returns the response body. A handler that writes the response itself (a file download)
+   * returns `undefined` after sending it.
+   */
+  handler: (input: RouteInput<P, Q, B>) => Promise<z.input<R> | undefined> | z.input<R> | undefined;
+}
+
+export interface Api {
+  route<
+    P extends RouteParameter = z.ZodObject<Record<never, never>>,
+    Q extends RouteParameter = z.ZodObject<Record<never, never>>,
+    B extends z.ZodType = z.ZodUndefined,
+    R extends z.ZodType = z.ZodUnknown,
+  >(
+    definition: RouteDefinition<P, Q, B, R>,
+  ): void;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid request',
+  401: 'Missing or invalid credentials',
+  403: 'Not allowed for this role',
+  404: 'Not found',
+  409: 'Conflict with the current state',
+  413: 'Payload too large',
+  422: 'Validation error',
+  429: 'Rate limited; see Retry-After',
+  502: 'An upstream system failed',
+};
+
+/**
+ * Declares routes once: each becomes an Express handler that validates its path, query and body
+ * with zod (errors point at the field) and an OpenAPI operation documenting the same schemas.
+ */
+export function createApi(options: { router: Router; openapi: OpenAPIRegistry; errorBody: z.ZodType; tags?: string[] }): Api {
+  const { router, openapi, errorBody } = options;
+  return {
+    route(definition) {
+      const status = definition.status ?? 200;
+      openapi.registerPath(documentRoute(definition, status, errorBody, options.tags));
+      const handle: RequestHandler = async (req, res) => {
+        // Every invalid input at once, whichever part of the request it is in.
+        const issues: ValidationIssue[] = [];
+        const parse = (schema: z.ZodType, location: InputLocation, value: unknown): unknown => {
+          try {
+            return parseInput(schema, location, value);
+          } catch (error) {
+            if (!(error instanceof ValidationError)) throw error;
+            issues.push(...error.issues);
+            return undefined;
+          }
+        };
+        const input = {
+          params: parse(definition.params ?? z.object({}), 'path', req.params),
+          query: parse(definition.query ?? z.object({}), 'query', req.query),
+          body: definition.body ? parse(definition.body, 'body', req.body) : undefined,
+          req,
+          res,
+        };
+        if (issues.length > 0) throw new ValidationError(issues);
+        const result = await definition.handler(input as Parameters<typeof definition.handler>[0]);
+        if (res.headersSent) return;
+        if (status === 204) res.status(204).end();
+        else res.status(status).json(result);
+      };
+      router[definition.method](expressPath(definition.path), ...(definition.middleware ?? []), handle);
+    },
+  };
+}
+
+/** `/v1/inboxes/{inbox_id}` → `/v1/inboxes/:inbox_id` */
+export function expressPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+function documentRoute(
+  definition: RouteDefinition<RouteParameter, RouteParameter, z.ZodType, z.ZodType>,
+  status: number,
+  errorBody: z.ZodType,
+  defaultTags: string[] | undefined,
+): RouteConfig {
+  const errorStatuses = [
+    ...new Set([...(definition.params || definition.query || definition.body ? [400] : []), ...(definition.errors ?? [])]),
+  ];
+  return {
+    method: definition.method,
+    path: definition.path,
+    summary: definition.summary,
+    description: definition.description,
+    tags: definition.tags ?? defaultTags,
+    request: {
+      params: definition.params,
+      query: definition.query,
+      body: definition.body ? { required: true, content: { 'application/json': { schema: definition.body } } } : undefined,
+    },
+    responses: {
+      [status]:
+        status === 204 || !definition.response
+          ? { description: 'Success' }
+          : { description: 'Success', content: { 'application/json': { schema: definition.response } } },
+      ...Object.fromEntries(
+        errorStatuses.map((code) => [
+          code,
+          { description: STATUS_TEXT[code] ?? 'Error', content: { 'application/json': { schema: errorBody } } },
+        ]),
+      ),
+    },
+  };
+}

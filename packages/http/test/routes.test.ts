@@ -1,0 +1,191 @@
+import express from 'express';
+import request from 'supertest';
+import { z } from 'zod';
+import { errorHandler, ForbiddenError, inboxErrorBody, inboxErrorFormat } from '@repo/errors';
+import { createApi, expressPath, openApiDocument, OpenAPIRegistry, paginationQuery } from '../src/index.js';
+
+const thing = z.object({ id: z.string(), name: z.string() });
+
+function buildTestApp() {
+  const router = express.Router();
+  const openapi = new OpenAPIRegistry();
+  const api = createApi({ router, openapi, errorBody: inboxErrorBody, tags: ['things'] });
+  const seen: unknown[] = [];
+
+  api.route({
+    method: 'post',
+    path: '/v1/groups/{group_id}/things',
+    summary: 'Create a thing',
+    params: z.object({ group_id: z.uuid() }),
+    query: z.object({ dry_run: z.enum(['true', 'false']).optional() }),
+    body: z.object({ name: z.string().min(1) }).strict(),
+    status: 201,
+    response: thing,
+    errors: [404],
+    handler: ({ params, query, body }) => {
+      seen.push({ params, query, body });
+      return { id: 'new', name: body.name };
+    },
+  });
+  api.route({
+    method: 'get',
+    path: '/v1/things',
+    summary: 'List things',
+    query: z.object(paginationQuery({ defaultLimit: 50, maxLimit: 200, offsetName: 'offset' })),
+    handler: ({ query }) => query,
+  });
+  api.route({
+    method: 'delete',
+    path: '/v1/things/{thing_id}',
+    summary: 'Delete a thing',
+    params: z.object({ thing_id: z.string() }),
+    status: 204,
+    handler: () => undefined,
+  });
+  api.route({
+    method: 'get',
+    path: '/v1/things/{thing_id}/content',
+    summary: 'Download',
+    params: z.object({ thing_id: z.string() }),
+    handler: ({ res }) => {
+      res.type('text/plain').send('raw bytes');
+      return undefined;
+    },
+  });
+  api.route({
+    method: 'post',
+    path: '/v1/admin-only',
+    summary: 'Guarded',
+    body: z.object({ name: z.string() }),
+    middleware: [
+      () => {
+        throw new ForbiddenError('Org admins only');
+      },
+    ],
+    handler: () => ({}),
+  });
+
+  const app = express();
+  app.use(express.json());
+  app.use(router);
+  app.use(errorHandler({ format: inboxErrorFormat, logger: { error: () => {} } }));
+  return { app, openapi, seen };
+}
+
+describe('createApi routes', () => {
+  it('hands validated, typed path, query and body to the handler and answers with its status', async () => {
+    const { app, seen } = buildTestApp();
+    const res = await request(app)
+      .post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things?dry_run=true')
+      .send({ name: 'widget' });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ id: 'new', name: 'widget' });
+    expect(seen).toEqual([
+      { params: { group_id: '6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10' }, query: { dry_run: 'true' }, body: { name: 'widget' } },
+    ]);
+  });
+
+  it('reports every invalid input at once, each pointed at its location', async () => {
+    const { app } = buildTestApp();
+    const res = await request(app).post('/v1/groups/not-a-uuid/things?dry_run=maybe').send({ name: '', extra: 1 });
+    expect(res.status).toBe(400);
+    expect(
+      res.body.error.details.issues.map((issue: { loc: unknown[]; type: string }) => [issue.loc.join('.'), issue.type]),
+    ).toEqual([
+      ['path.group_id', 'uuid_parsing'],
+      ['query.dry_run', 'enum'],
+      ['body.name', 'string_too_short'],
+      ['body.extra', 'extra_forbidden'],
+    ]);
+  });
+
+  it('validates the body when the path is fine', async () => {
+    const { app } = buildTestApp();
+    const res = await request(app).post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things').send({ name: '', extra: 1 });
+    expect(
+      res.body.error.details.issues.map((issue: { loc: unknown[]; type: string }) => [issue.loc.join('.'), issue.type]),
+    ).toEqual([
+      ['body.name', 'string_too_short'],
+      ['body.extra', 'extra_forbidden'],
+    ]);
+  });
+
+  it('treats a missing JSON body as missing fields, not a crash', async () => {
+    const { app } = buildTestApp();
+    const res = await request(app)
+      .post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things')
+      .set('content-type', 'text/plain')
+      .send('name=x');
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.issues[0]).toMatchObject({ loc: ['body'] });
+  });
+
+  it('answers 204 with no body', async () => {
+    const res = await request(buildTestApp().app).delete('/v1/things/abc');
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+  });
+
+  it('lets a handler write the response itself', async () => {
+    const res = await request(buildTestApp().app).get('/v1/things/abc/content');
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.text).toBe('raw bytes');
+  });
+
+  it('runs route middleware before validating input, so a forbidden caller learns nothing about the schema', async () => {
+    const res = await request(buildTestApp().app).post('/v1/admin-only').send({});
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('paginationQuery', () => {
+  it('applies defaults', async () => {
+    expect((await request(buildTestApp().app).get('/v1/things')).body).toEqual({ limit: 50, offset: 0 });
+    expect((await request(buildTestApp().app).get('/v1/things?limit=200&offset=7')).body).toEqual({ limit: 200, offset: 7 });
+  });
+
+  it.each([
+    ['limit=abc', 'query.limit', 'int_parsing', 'Input should be a valid integer'],
+    ['limit=1e3', 'query.limit', 'int_parsing', 'Input should be a valid integer'],
+    ['limit=', 'query.limit', 'int_parsing', 'Input should be a valid integer'],
+    ['limit=-1', 'query.limit', 'int_parsing', 'Input should be a valid integer'],
+    ['limit=0', 'query.limit', 'greater_than_equal', 'Input should be greater than or equal to 1'],
+    ['limit=201', 'query.limit', 'less_than_equal', 'Input should be less than or equal to 200'],
+    ['offset=1.5', 'query.offset', 'int_parsing', 'Input should be a valid integer'],
+    ['limit=1&limit=2', 'query.limit', 'string_type', expect.any(String)],
+  ])('rejects %s', async (query, loc, type, msg) => {
+    const res = await request(buildTestApp().app).get(`/v1/things?${query}`);
+    expect(res.status).toBe(400);
+    const [issue] = res.body.error.details.issues;
+    expect({ loc: issue.loc.join('.'), type: issue.type, msg: issue.msg }).toEqual({ loc, type, msg });
+  });
+});
+
+describe('documentation', () => {
+  it('documents each route with its schemas, statuses and the error body', () => {
+    const doc = openApiDocument(buildTestApp().openapi, { title: 't', version: '1' });
+    const create = doc.paths?.['/v1/groups/{group_id}/things']?.post;
+    expect(create?.tags).toEqual(['things']);
+    expect(Object.keys(create?.responses ?? {})).toEqual(['201', '400', '404']);
+    expect(create?.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'group_id', in: 'path' }),
+        expect.objectContaining({ name: 'dry_run', in: 'query' }),
+      ]),
+    );
+    const list = doc.paths?.['/v1/things']?.get;
+    expect(list?.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          name: 'limit',
+          schema: expect.objectContaining({ type: 'integer', minimum: 1, maximum: 200, default: 50 }),
+        }),
+      ]),
+    );
+    expect(doc.components?.schemas?.Error).toBeDefined();
+  });
+
+  it('converts OpenAPI paths to Express paths', () => {
+    expect(expressPath('/v1/inboxes/{inbox_id}/threads/{thread_id}')).toBe('/v1/inboxes/:inbox_id/threads/:thread_id');
+  });
+});
