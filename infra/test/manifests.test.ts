@@ -1,0 +1,358 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { parse } from 'yaml';
+import { loadConfig } from '@repo/config';
+import { readDockerfile } from './dockerfile.js';
+import {
+  type ConfigMap,
+  type Container,
+  type CronJob,
+  type Deployment,
+  type HorizontalPodAutoscaler,
+  type Job,
+  type Manifest,
+  type PodTemplate,
+  type Probe,
+  type Secret,
+  type Service,
+  containersOf,
+  imageName,
+  podTemplateOf,
+} from './kubernetes.js';
+import { kustomizeBuild } from './kustomize.js';
+import { repoRoot, services, type ServiceUnderTest } from './services.js';
+
+// Credentials: they may come from a Secret only, never from a ConfigMap or a literal value.
+const SECRET_NAME = /SECRET|TOKEN|PASSWORD|KEY|CREDENTIAL/;
+const isSecretSetting = (name: string) => SECRET_NAME.test(name) || name === 'DATABASE_URL' || name === 'REDIS_URL';
+
+const k8sDir = (service: string, ...parts: string[]) => path.join(repoRoot, 'infra', 'k8s', service, ...parts);
+const dockerfilePath = (image: string) => path.join(repoRoot, 'infra', 'docker', `${image}.Dockerfile`);
+/** `dist/server.js` → the app's `src/server.ts`, which the build compiles to it. */
+const sourceOf = (service: string, entry = '') =>
+  path.join(repoRoot, 'apps', service, entry.replace(/^dist\/(.*)\.js$/, 'src/$1.ts'));
+
+function only<T extends Manifest>(manifests: Manifest[], kind: string): T {
+  const found = manifests.filter((manifest) => manifest.kind === kind);
+  if (found.length !== 1) throw new Error(`expected one ${kind}, found ${found.length}`);
+  return found[0] as T;
+}
+
+function appContainer(template: PodTemplate, service: ServiceUnderTest): Container {
+  const container = template.spec.containers.find((c) => c.name === service.name);
+  if (!container) throw new Error(`no container named ${service.name}`);
+  return container;
+}
+
+function readSecretExample(service: string): Secret {
+  return parse(readFileSync(k8sDir(service, 'base', 'secret.example.yaml'), 'utf8')) as Secret;
+}
+
+/** Where each setting of a container comes from, as the container's process will see it. */
+interface Setting {
+  source: 'configMap' | 'secret' | 'value' | 'args';
+  value: string | undefined;
+  secret?: { name: string; key: string };
+}
+
+function settingsOf(container: Container, manifests: Manifest[], service: ServiceUnderTest): [string, Setting][] {
+  const configMaps = manifests.filter((m): m is ConfigMap => m.kind === 'ConfigMap');
+  const fromConfigMaps = (container.envFrom ?? []).flatMap(({ configMapRef, secretRef }) => {
+    if (secretRef) throw new Error(`${container.name}: envFrom a whole Secret; reference each key with secretKeyRef`);
+    const configMap = configMaps.find((c) => c.metadata.name === configMapRef?.name);
+    if (!configMap) throw new Error(`${container.name}: ConfigMap ${configMapRef?.name} is not among the manifests`);
+    return Object.entries(configMap.data).map(([name, value]): [string, Setting] => [name, { source: 'configMap', value }]);
+  });
+  const fromEnv = (container.env ?? []).map(({ name, value, valueFrom }): [string, Setting] => {
+    if (valueFrom?.secretKeyRef) return [name, { source: 'secret', value: undefined, secret: valueFrom.secretKeyRef }];
+    if (valueFrom) throw new Error(`${container.name}: ${name} comes from neither a Secret nor a literal value`);
+    return [name, { source: 'value', value }];
+  });
+  const fromArgs = Object.entries(service.settingsFromArgs?.(container.args ?? []) ?? {}).map(
+    ([name, value]): [string, Setting] => [name, { source: 'args', value }],
+  );
+  return [...fromConfigMaps, ...fromEnv, ...fromArgs];
+}
+
+/** The environment a container's process gets, with the example Secret's placeholders for secrets. */
+function environmentOf(settings: [string, Setting][], secretExample: Secret): Record<string, string | undefined> {
+  return Object.fromEntries(
+    settings.map(([name, setting]) => [name, setting.secret ? secretExample.stringData[setting.secret.key] : setting.value]),
+  );
+}
+
+function probePort(probe: Probe | undefined, container: Container): number | undefined {
+  const port = probe?.httpGet?.port;
+  return typeof port === 'number' ? port : container.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+/** Kubernetes quantities (`250m`, `1`, `512Mi`) as numbers, to compare requests with limits. */
+function quantity(value: string): number {
+  const units: Record<string, number> = { m: 1e-3, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+  const match = /^([\d.]+)(m|Ki|Mi|Gi)?$/.exec(value);
+  if (!match) throw new Error(`quantity ${value} not understood`);
+  return Number(match[1]) * (match[2] ? units[match[2]]! : 1);
+}
+
+/** The parsed settings the checks read (httpSettings and storageSettings in packages/config). */
+type Settings = { PORT: number; HOST: string; SHUTDOWN_TIMEOUT_MS: number; DATA_DIR?: string };
+
+describe.each(services)('$name', (service) => {
+  const { PORT: defaultPort } = loadConfig(service.configSchema.pick({ PORT: true }), {});
+  const schemaKeys = Object.keys(service.configSchema.shape).sort();
+  const secretExample = readSecretExample(service.name);
+
+  describe.each(['base', 'overlays/dev'])('kustomization %s', (variant) => {
+    const manifests = kustomizeBuild(k8sDir(service.name, variant));
+    const deployment = only<Deployment>(manifests, 'Deployment');
+    const template = deployment.spec.template;
+    const container = appContainer(template, service);
+    const settings = settingsOf(container, manifests, service);
+    const config = loadConfig(service.configSchema, environmentOf(settings, secretExample)) as Settings;
+
+    it('names the Deployment after the service, and runs the image built by its Dockerfile', () => {
+      expect(deployment.metadata.name).toBe(service.name);
+      expect(imageName(container.image)).toBe(service.name);
+      expect(existsSync(dockerfilePath(imageName(container.image)))).toBe(true);
+    });
+
+    it("listens on the app's default port, which the Service targets under the same number", () => {
+      const ports = container.ports ?? [];
+      expect(ports.map((p) => p.containerPort)).toEqual([defaultPort]);
+      expect(config.PORT).toBe(defaultPort);
+      const svc = only<Service>(manifests, 'Service');
+      expect(svc.metadata.name).toBe(service.name);
+      expect(svc.spec.ports).toHaveLength(1);
+      const [servicePort] = svc.spec.ports;
+      expect(servicePort!.port).toBe(defaultPort);
+      const target = servicePort!.targetPort;
+      expect(typeof target === 'number' ? target : ports.find((p) => p.name === target)?.containerPort).toBe(defaultPort);
+      expect(template.metadata?.labels).toMatchObject(svc.spec.selector);
+      expect(template.metadata?.labels).toMatchObject(deployment.spec.selector.matchLabels);
+    });
+
+    it('sets exactly the settings the app reads, each once, secrets from Secrets only', () => {
+      const names = settings.map(([name]) => name);
+      expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
+      expect([...names].sort()).toEqual(schemaKeys);
+      // The name on both sides makes a failure say which setting is wrong.
+      for (const [name, setting] of settings) {
+        expect({ name, fromSecret: setting.source === 'secret' }).toEqual({ name, fromSecret: isSecretSetting(name) });
+      }
+    });
+
+    it('gives settings that the app accepts, as the deployment needs them', () => {
+      expect(config).toMatchObject(service.deployedSettings);
+      const emptyDirs = new Set(template.spec.volumes?.filter((v) => v.emptyDir).map((v) => v.name));
+      const writable = (container.volumeMounts ?? []).filter((m) => emptyDirs.has(m.name)).map((m) => m.mountPath);
+      expect(writable).toContain('/tmp');
+      if ('DATA_DIR' in service.configSchema.shape) expect(writable).toContain(config.DATA_DIR);
+    });
+
+    it('runs the entry point its Dockerfile names', () => {
+      const command = [...(container.command ?? []), ...(container.args ?? [])];
+      expect(command).toEqual(readDockerfile(dockerfilePath(service.name)).runtime.cmd);
+      expect(existsSync(sourceOf(service.name, command[1]))).toBe(true);
+      if (!service.settingsFromArgs) expect(container.args ?? []).toEqual([]);
+    });
+
+    it('has liveness and readiness probes on its HTTP port', () => {
+      for (const probe of [container.livenessProbe, container.readinessProbe]) {
+        expect(probe?.httpGet?.path).toMatch(/^\//);
+        expect(probePort(probe, container)).toBe(defaultPort);
+      }
+    });
+
+    it('drains before it stops: a preStop pause, then SHUTDOWN_TIMEOUT_MS, both within the grace period', () => {
+      const [sleep, seconds] = container.lifecycle?.preStop?.exec?.command ?? [];
+      expect(sleep).toBe('sleep');
+      expect(Number(seconds)).toBeGreaterThan(0);
+      const needed = Number(seconds) + config.SHUTDOWN_TIMEOUT_MS / 1000;
+      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThan(needed);
+    });
+
+    it('is scaled on CPU by a HorizontalPodAutoscaler that alone sets the replica count', () => {
+      const hpa = only<HorizontalPodAutoscaler>(manifests, 'HorizontalPodAutoscaler');
+      expect(hpa.apiVersion).toBe('autoscaling/v2');
+      expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: service.name });
+      expect(hpa.spec.metrics).toContainEqual(
+        expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) }),
+      );
+      expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(1);
+      expect(hpa.spec.maxReplicas).toBeGreaterThanOrEqual(hpa.spec.minReplicas);
+      expect(deployment.spec.replicas).toBeUndefined();
+    });
+
+    it('runs every pod as non-root on a read-only root filesystem, with resource requests within limits', () => {
+      for (const manifest of manifests) {
+        const pod = podTemplateOf(manifest);
+        if (!pod) continue;
+        expect({ pod: manifest.metadata.name, runAsNonRoot: pod.spec.securityContext?.runAsNonRoot }).toEqual({
+          pod: manifest.metadata.name,
+          runAsNonRoot: true,
+        });
+        const emptyDirs = new Set(pod.spec.volumes?.filter((v) => v.emptyDir).map((v) => v.name));
+        for (const c of containersOf(manifest)) {
+          expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+          expect(c.securityContext?.capabilities?.drop).toEqual(['ALL']);
+          for (const mount of c.volumeMounts ?? []) expect(emptyDirs).toContain(mount.name);
+          for (const resource of ['cpu', 'memory']) {
+            const requested = c.resources?.requests?.[resource];
+            const limit = c.resources?.limits?.[resource];
+            expect({ container: c.name, resource, requested: typeof requested, limit: typeof limit }).toEqual({
+              container: c.name,
+              resource,
+              requested: 'string',
+              limit: 'string',
+            });
+            expect(quantity(requested!)).toBeLessThanOrEqual(quantity(limit!));
+          }
+        }
+      }
+    });
+
+    const jobs = manifests.filter((m): m is Job => m.kind === 'Job');
+    if (service.migrates) {
+      it('migrates with a Job that runs dist/migrate.js from the same image', () => {
+        expect(jobs).toHaveLength(1);
+        const migrate = jobs[0]!.spec.template.spec;
+        expect(migrate.restartPolicy).toBe('Never');
+        expect(migrate.containers).toHaveLength(1);
+        const job = migrate.containers[0]!;
+        expect(job.image).toBe(container.image);
+        expect([...(job.command ?? []), ...(job.args ?? [])]).toEqual(['node', 'dist/migrate.js']);
+        expect(existsSync(sourceOf(service.name, 'dist/migrate.js'))).toBe(true);
+        const jobSettings = settingsOf(job, manifests, service);
+        expect(jobSettings.map(([name]) => name)).toContain('DATABASE_URL');
+        for (const [name, setting] of jobSettings) {
+          expect(schemaKeys).toContain(name);
+          expect({ name, fromSecret: setting.source === 'secret' }).toEqual({ name, fromSecret: isSecretSetting(name) });
+        }
+        expect(job.volumeMounts?.map((m) => m.mountPath)).toContain('/tmp');
+      });
+    } else {
+      it('has no migration Job', () => {
+        expect(jobs).toEqual([]);
+      });
+    }
+
+    it('references Secrets by name only: the Secret itself is not a resource', () => {
+      expect(manifests.filter((m) => m.kind === 'Secret')).toEqual([]);
+    });
+  });
+
+  describe('dev overlay', () => {
+    const overlay = kustomizeBuild(k8sDir(service.name, 'overlays', 'dev'));
+    const { namespace } = parse(readFileSync(k8sDir(service.name, 'overlays', 'dev', 'kustomization.yaml'), 'utf8')) as {
+      namespace?: string;
+    };
+
+    it('puts every object in its namespace', () => {
+      expect(namespace).toMatch(/^[a-z0-9-]+$/);
+      for (const manifest of overlay)
+        expect(`${manifest.kind}/${manifest.metadata.name} in ${manifest.metadata.namespace}`).toBe(
+          `${manifest.kind}/${manifest.metadata.name} in ${namespace}`,
+        );
+    });
+
+    it("pins a tag of the service's image wherever the base runs it", () => {
+      const images = overlay
+        .flatMap(containersOf)
+        .map((c) => c.image)
+        .filter((image) => imageName(image) === service.name);
+      expect(images.length).toBeGreaterThan(0);
+      for (const image of images) expect(image).toMatch(new RegExp(`(^|/)${service.name}:[\\w.-]+$`));
+    });
+  });
+
+  describe('image', () => {
+    const dockerfile = readDockerfile(dockerfilePath(service.name));
+
+    it('builds this package and no other', () => {
+      expect(new Set(dockerfile.filters)).toEqual(new Set([service.name]));
+    });
+
+    it('runs on Node 24 as the non-root user the pods run as, listening on all interfaces in production mode', () => {
+      expect(dockerfile.runtime.from).toBe('node:24-slim');
+      const deployment = only<Deployment>(kustomizeBuild(k8sDir(service.name, 'base')), 'Deployment');
+      const uid = Number(dockerfile.runtime.user?.split(':')[0]);
+      expect(uid).toBeGreaterThan(0);
+      expect(deployment.spec.template.spec.securityContext?.runAsUser).toBe(uid);
+      expect(dockerfile.runtime.env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0' });
+      expect(dockerfile.runtime.expose).toEqual([defaultPort]);
+    });
+  });
+
+  describe('secret example', () => {
+    it('lists exactly the Secret keys the manifests reference, under the name they reference', () => {
+      const references = kustomizeBuild(k8sDir(service.name, 'base'))
+        .flatMap(containersOf)
+        .flatMap((c) => c.env ?? [])
+        .flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef] : []));
+      expect(secretExample.kind).toBe('Secret');
+      expect(new Set(references.map((r) => r.name))).toEqual(new Set([secretExample.metadata.name]));
+      expect(Object.keys(secretExample.stringData).sort()).toEqual([...new Set(references.map((r) => r.key))].sort());
+    });
+  });
+
+  describe('probe paths', () => {
+    let running: Awaited<ReturnType<ServiceUnderTest['start']>>;
+    beforeAll(async () => {
+      running = await service.start();
+    });
+    afterAll(() => running.close());
+
+    it('answer 200 from the app itself', async () => {
+      const container = appContainer(
+        only<Deployment>(kustomizeBuild(k8sDir(service.name, 'base')), 'Deployment').spec.template,
+        service,
+      );
+      const paths = [container.livenessProbe, container.readinessProbe].map((probe) => probe?.httpGet?.path ?? '');
+      for (const probePath of new Set(paths)) {
+        expect({ probePath, status: (await request(running.app).get(probePath)).status }).toEqual({ probePath, status: 200 });
+      }
+    });
+  });
+});
+
+describe('collab-api approval expiry', () => {
+  const manifests = kustomizeBuild(k8sDir('collab-api', 'base'));
+  const cronJob = only<CronJob>(manifests, 'CronJob');
+  const [curl] = cronJob.spec.jobTemplate.spec.template.spec.containers;
+  const command = [...(curl?.command ?? []), ...(curl?.args ?? [])];
+
+  it('runs hourly', () => {
+    expect(cronJob.spec.schedule).toMatch(/^([0-5]?\d) \* \* \* \*$/);
+  });
+
+  it('POSTs to /api/v1/approval/expire through the Service, with the internal token, failing on an error status', () => {
+    const api = only<Service>(manifests, 'Service');
+    const url = new URL(command.find((arg) => arg.startsWith('http://')) ?? '');
+    expect(command[0]).toBe('curl');
+    expect(command).toEqual(expect.arrayContaining(['--fail-with-body', '--request', 'POST']));
+    expect(url.hostname).toBe(api.metadata.name);
+    expect(Number(url.port)).toBe(api.spec.ports[0]?.port);
+    expect(url.pathname).toBe('/api/v1/approval/expire');
+    // Kubernetes substitutes $(NAME) in a command from the container's environment.
+    expect(url.searchParams.get('internal_token')).toBe('$(COLLAB_INTERNAL_TOKEN)');
+    expect(curl?.env).toEqual([
+      {
+        name: 'COLLAB_INTERNAL_TOKEN',
+        valueFrom: { secretKeyRef: { name: readSecretExample('collab-api').metadata.name, key: 'COLLAB_INTERNAL_TOKEN' } },
+      },
+    ]);
+  });
+});
+
+describe('inbox-mcp in its dev namespace', () => {
+  it("reaches inbox-api through inbox-api's Service in the same namespace", () => {
+    const mcp = kustomizeBuild(k8sDir('inbox-mcp', 'overlays', 'dev'));
+    const api = kustomizeBuild(k8sDir('inbox-api', 'overlays', 'dev'));
+    const url = new URL(only<ConfigMap>(mcp, 'ConfigMap').data.SERVICE_API_URL ?? '');
+    const apiService = only<Service>(api, 'Service');
+    expect(url.hostname).toBe(apiService.metadata.name);
+    expect(Number(url.port)).toBe(apiService.spec.ports[0]?.port);
+    expect(only<Deployment>(mcp, 'Deployment').metadata.namespace).toBe(apiService.metadata.namespace);
+  });
+});

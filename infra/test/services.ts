@@ -1,0 +1,64 @@
+import type { RequestListener } from 'node:http';
+import path from 'node:path';
+import type { z } from 'zod';
+import { createLogger, createMetrics } from '@repo/http';
+import { configSchema as collabApiConfig } from '../../apps/collab-api/src/config.js';
+import { createTestContext as collabApiContext } from '../../apps/collab-api/test/context.js';
+import { configSchema as inboxApiConfig } from '../../apps/inbox-api/src/config.js';
+import { createTestContext as inboxApiContext } from '../../apps/inbox-api/test/context.js';
+import { configSchema as inboxMcpConfig, environmentWithFlags } from '../../apps/inbox-mcp/src/config.js';
+import { buildHttpApp } from '../../apps/inbox-mcp/src/http-app.js';
+import { createMcpServer } from '../../apps/inbox-mcp/src/mcp-server.js';
+
+export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+
+/** A deployed service, as the checks need to know it: its app's own code, not a copy of its facts. */
+export interface ServiceUnderTest {
+  /** Package, image, Dockerfile, Kubernetes folder and workload name alike. */
+  name: string;
+  configSchema: z.ZodObject<{ PORT: z.ZodType<number> }>;
+  /** Settings the entry point reads from its command-line arguments; absent: it takes none. */
+  settingsFromArgs?: (args: string[]) => Record<string, string | undefined>;
+  /** Parsed settings the deployment depends on. */
+  deployedSettings: Record<string, unknown>;
+  /** Whether a migration Job migrates its database before the pods use it. */
+  migrates: boolean;
+  /** The app built in this process, as its own tests build it, to request the probe paths from. */
+  start(): Promise<{ app: RequestListener; close(): Promise<void> }>;
+}
+
+export const services: ServiceUnderTest[] = [
+  {
+    name: 'inbox-api',
+    configSchema: inboxApiConfig,
+    deployedSettings: { HOST: '0.0.0.0', MIGRATE_ON_START: false },
+    migrates: true,
+    start: () => inboxApiContext(),
+  },
+  {
+    name: 'collab-api',
+    configSchema: collabApiConfig,
+    deployedSettings: { HOST: '0.0.0.0', MIGRATE_ON_START: false },
+    migrates: true,
+    start: () => collabApiContext(),
+  },
+  {
+    name: 'inbox-mcp',
+    configSchema: inboxMcpConfig,
+    settingsFromArgs: (args) => environmentWithFlags(args, {}),
+    deployedSettings: { HOST: '0.0.0.0', MCP_TRANSPORT: 'http' },
+    migrates: false,
+    start: () => {
+      const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
+      const app = buildHttpApp({
+        transport: 'http',
+        createServer: createMcpServer,
+        logger,
+        metrics: createMetrics({ service: 'inbox-mcp', collectDefault: false }),
+        host: '0.0.0.0',
+        trustProxyHops: 0,
+      });
+      return Promise.resolve({ app, close: () => Promise.resolve() });
+    },
+  },
+];

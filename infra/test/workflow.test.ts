@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { repoRoot, services } from './services.js';
+
+interface Step {
+  uses?: string;
+  run?: string;
+  with?: Record<string, unknown>;
+}
+
+interface WorkflowJob {
+  needs?: string | string[];
+  if?: string;
+  services?: { postgres?: { image: string } };
+  env?: Record<string, string>;
+  steps: Step[];
+}
+
+const workflow = parse(readFileSync(path.join(repoRoot, '.github', 'workflows', 'ci.yml'), 'utf8')) as {
+  on: { pull_request?: unknown; push?: { branches: string[] } };
+  jobs: Record<string, WorkflowJob>;
+};
+const runs = (job: WorkflowJob) => job.steps.flatMap((step) => (step.run ? [step.run] : []));
+
+describe('CI workflow', () => {
+  it('runs on pull requests and on pushes to main', () => {
+    expect(workflow.on).toHaveProperty('pull_request');
+    expect(workflow.on.push?.branches).toEqual(['main']);
+  });
+
+  it('first lists the affected packages, from the full history', () => {
+    const changes = workflow.jobs.changes;
+    expect(changes?.steps[0]).toMatchObject({ uses: expect.stringMatching(/^actions\/checkout@/), with: { 'fetch-depth': 0 } });
+    expect(runs(changes!).join('\n')).toContain('turbo ls --affected');
+  });
+
+  describe.each([...services.map((service) => service.name), '@repo/infra'])('job for %s', (pkg) => {
+    const job = workflow.jobs[pkg.replace('@repo/', '')];
+
+    it('runs only when the package is affected', () => {
+      expect(job?.needs).toBe('changes');
+      expect(job?.if).toBe(`contains(fromJSON(needs.changes.outputs.packages), '${pkg}')`);
+    });
+
+    it('tests on Postgres 16 with the pinned pnpm on Node 24', () => {
+      expect(job?.services?.postgres?.image).toBe('postgres:16');
+      expect(job?.env?.TEST_DATABASE_URL).toBe('postgresql://postgres:postgres@localhost:5432/postgres');
+      const setupNode = job?.steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
+      expect(setupNode?.with?.['node-version']).toBe(24);
+      // Without a version input, pnpm/action-setup installs the one package.json's packageManager pins.
+      const setupPnpm = job?.steps.find((step) => step.uses?.startsWith('pnpm/action-setup@'));
+      expect(setupPnpm?.with).toBeUndefined();
+    });
+
+    it('type-checks, lints and tests it through turbo, with its workspace dependencies when it is an app', () => {
+      const filter = pkg === '@repo/infra' ? `--filter=${pkg}` : `--filter=${pkg}...`;
+      const commands = runs(job!).filter((run) => run.includes('turbo run'));
+      const tasks = commands.flatMap((run) => {
+        expect(run).toMatch(new RegExp(`${filter.replace(/[.]/g, '\\.')}$`));
+        return run
+          .replace(/.*turbo run /, '')
+          .split(' ')
+          .filter((word) => !word.startsWith('--'));
+      });
+      expect(tasks.sort()).toEqual(['lint', 'test', 'typecheck']);
+    });
+  });
+});
