@@ -1,0 +1,1 @@
+export { connectRedis, createRateLimit, limitRequests, type RateLimit, type RateLimitOptions } from './rate-limit.js';
