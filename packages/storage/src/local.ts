@@ -1,0 +1,105 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { lstat, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { NotFoundError } from '@repo/errors';
+import { checkPrefix, keySegments } from './keys.js';
+import type { DownloadUrlOptions, ObjectStorage, StoredObject } from './object-storage.js';
+
+// Under the root, but unreachable by any key (no key segment starts with a dot).
+const TEMP_DIR = '.tmp';
+
+/**
+ * Objects as files under one directory (the app passes `<DATA_DIR>/objects`), one file per key.
+ * Every write goes to a temporary file that is flushed and then renamed into place, so a crash
+ * leaves either the old object or the new one, never a part. Downloads are served by the app
+ * through HMAC-signed URLs (`signed-url.ts`).
+ */
+export class LocalObjectStorage implements ObjectStorage {
+  readonly backend = 'local';
+
+  constructor(private readonly root: string) {}
+
+  async put(key: string, body: Buffer, _options: { contentType: string }): Promise<StoredObject> {
+    const target = this.pathOf(key);
+    const temp = await this.tempPath();
+    try {
+      const handle = await open(temp, 'wx');
+      try {
+        await handle.writeFile(body);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await mkdir(path.dirname(target), { recursive: true });
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    return { size: body.length, sha256: createHash('sha256').update(body).digest('hex') };
+  }
+
+  async get(key: string): Promise<Buffer> {
+    try {
+      return await readFile(this.pathOf(key));
+    } catch (error) {
+      // EISDIR/ENOTDIR: the key names a folder, or passes through a file; either way no object.
+      if (isErrno(error, 'ENOENT', 'EISDIR', 'ENOTDIR')) throw new NotFoundError('Object not found', { key });
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await rm(this.pathOf(key));
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT', 'ENOTDIR')) throw error;
+    }
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    const folder = path.join(this.root, ...checkPrefix(prefix).split('/'));
+    if (!(await isDirectory(folder))) return 0;
+    // Move the folder aside first: readers stop seeing its objects at once, and the count
+    // below is of exactly what was removed even while others write under the prefix.
+    const detached = await this.tempPath();
+    try {
+      await rename(folder, detached);
+    } catch (error) {
+      if (isErrno(error, 'ENOENT', 'ENOTDIR')) return 0;
+      throw error;
+    }
+    const entries = await readdir(detached, { recursive: true, withFileTypes: true });
+    await rm(detached, { recursive: true, force: true });
+    return entries.filter((entry) => entry.isFile()).length;
+  }
+
+  presignedDownloadUrl(_key: string, _options: DownloadUrlOptions): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  private pathOf(key: string): string {
+    return path.join(this.root, ...keySegments(key));
+  }
+
+  private async tempPath(): Promise<string> {
+    const dir = path.join(this.root, TEMP_DIR);
+    await mkdir(dir, { recursive: true });
+    return path.join(dir, randomUUID());
+  }
+}
+
+async function isDirectory(file: string): Promise<boolean> {
+  try {
+    return (await lstat(file)).isDirectory();
+  } catch (error) {
+    if (isErrno(error, 'ENOENT', 'ENOTDIR')) return false;
+    throw error;
+  }
+}
+
+// Duck-typed: errors of Node's own modules are not `instanceof Error` inside jest's sandbox.
+function isErrno(error: unknown, ...codes: string[]): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && codes.includes(code);
+}
