@@ -1,0 +1,320 @@
+import { cleanContent, preview, renderMarkdown } from '../src/messages/content.js';
+
+// Bodies as the mail programs write them (trimmed to what the rules look at).
+const GMAIL_REPLY =
+  '<div dir="ltr">Thanks Bob, Thursday works.<div><br></div><div>Ada</div></div><br>' +
+  '<div class="gmail_quote"><div dir="ltr" class="gmail_attr">On Tue, Mar 5, 2024 at 10:02 AM Bob Smith &lt;' +
+  '<a href="mailto:bob@example.com">bob@example.com</a>&gt; wrote:<br></div>' +
+  '<blockquote class="gmail_quote" style="margin:0px 0px 0px 0.8ex;border-left:1px solid rgb(204,204,204);padding-left:1ex">' +
+  '<div dir="ltr">Can we meet on Thursday?</div></blockquote></div>';
+
+const GMAIL_SIGNATURE =
+  '<div dir="ltr">Report attached.<br clear="all"><div><br></div><span class="gmail_signature_prefix">-- </span><br>' +
+  '<div dir="ltr" class="gmail_signature" data-smartmail="gmail_signature">Ada Lovelace<br>Analytical Engines Ltd</div></div>';
+
+const OUTLOOK_DESKTOP =
+  '<html xmlns:o="urn:schemas-microsoft-com:office:office"><head><meta http-equiv="Content-Type" content="text/html; charset=utf-8">' +
+  '<style><!-- p.MsoNormal {margin:0cm;} --></style></head><body lang="EN-US"><div class="WordSection1">' +
+  '<p class="MsoNormal">Hi Ada,<o:p></o:p></p><p class="MsoNormal">The invoice is attached.<o:p></o:p></p>' +
+  '<p class="MsoNormal"><o:p>&nbsp;</o:p></p><p class="MsoNormal">Regards,<br>Bob<o:p></o:p></p>' +
+  '<div><div style="border:none;border-top:solid #E1E1E1 1.0pt;padding:3.0pt 0cm 0cm 0cm"><p class="MsoNormal">' +
+  '<b>From:</b> Ada Lovelace &lt;ada@example.com&gt; <br><b>Sent:</b> Tuesday, March 5, 2024 10:15 AM<br>' +
+  '<b>To:</b> Bob Smith &lt;bob@example.com&gt;<br><b>Subject:</b> Invoice<o:p></o:p></p></div></div>' +
+  '<p class="MsoNormal">Could you send the invoice?<o:p></o:p></p></div></body></html>';
+
+const OUTLOOK_WEB =
+  '<html><head><style type="text/css" style="display:none;"> P {margin-top:0;margin-bottom:0;} </style></head><body dir="ltr">' +
+  '<div class="elementToProof" style="font-family: Aptos;">Sounds good, see you then.</div><div id="appendonsend"></div>' +
+  '<hr style="display:inline-block;width:98%" tabindex="-1"><div id="divRplyFwdMsg" dir="ltr"><font face="Calibri, sans-serif">' +
+  '<b>From:</b> Bob<br><b>Sent:</b> Tuesday<br><b>To:</b> Ada<br><b>Subject:</b> Lunch</font><div>&nbsp;</div></div>' +
+  '<div>Lunch at noon?</div></body></html>';
+
+const APPLE_MAIL =
+  '<html><head><meta http-equiv="content-type" content="text/html; charset=utf-8"></head>' +
+  '<body style="overflow-wrap: break-word; -webkit-nbsp-mode: space; line-break: after-white-space;">' +
+  'Yes, I’ll bring the slides.<br id="lineBreakAtBeginningOfMessage"><div><br><blockquote type="cite">' +
+  '<div>On 5 Mar 2024, at 10:20, Bob Smith &lt;bob@example.com&gt; wrote:</div><br class="Apple-interchange-newline">' +
+  '<div><div>Can you bring the slides?</div></div></blockquote></div><br></body></html>';
+
+const THUNDERBIRD =
+  '<p>Agreed.</p><div class="moz-cite-prefix">On 05.03.24 10:00, Bob wrote:<br></div>' +
+  '<blockquote type="cite" cite="mid:1@example.com">Shall we ship?</blockquote>' +
+  '<pre class="moz-signature" cols="72">-- \nAda</pre>';
+
+const NESTED_HTML_QUOTES =
+  '<p>Final answer.</p><blockquote type="cite"><p>Second message</p><blockquote type="cite"><p>First message</p></blockquote></blockquote>';
+
+const NEWSLETTER =
+  '<!DOCTYPE html><html><head><title>Weekly</title><style>.x{color:red}</style>' +
+  '<script>window.track()</script></head><body><!-- campaign 42 -->' +
+  '<span style="display: none; max-height:0; overflow:hidden">Preheader text you never see</span>' +
+  '<div hidden>Also hidden</div><h1>Weekly news</h1><p>Read <a href="https://example.com/post">the post</a>.</p>' +
+  '<img src="https://t.example.com/open.gif" width="1" height="1" alt="">' +
+  '<img src="https://t.example.com/o.gif" style="width: 1px; height: 1px; border: 0">' +
+  '<img src="https://t.example.com/v.gif" style="visibility:hidden">' +
+  '<img src="https://example.com/chart.png" alt="Chart" width="600"></body></html>';
+
+const PLAIN_GMAIL =
+  'Thanks, that works.\n\nOn Tue, Mar 5, 2024 at 10:02 AM Bob Smith <bob@example.com>\nwrote:\n\n> Can we meet on Thursday?\n>\n';
+
+const PLAIN_OUTLOOK =
+  'Done, thanks.\r\n\r\n________________________________\r\nFrom: Bob Smith <bob@example.com>\r\n' +
+  'Sent: Tuesday, March 5, 2024 10:15 AM\r\nTo: Ada Lovelace <ada@example.com>\r\nSubject: Report\r\n\r\nPlease finish the report.\r\n';
+
+describe('cleanContent', () => {
+  it.each([
+    ['Gmail: the gmail_quote block with its attribution', { html: GMAIL_REPLY }, 'Thanks Bob, Thursday works.\n\nAda'],
+    ['Gmail: the signature block and its "-- " prefix', { html: GMAIL_SIGNATURE }, 'Report attached.'],
+    [
+      'Outlook desktop: the From/Sent/To/Subject header block and what follows',
+      { html: OUTLOOK_DESKTOP },
+      'Hi Ada,\n\nThe invoice is attached.\n\nRegards,  \nBob',
+    ],
+    ['Outlook on the web: #appendonsend, the rule and #divRplyFwdMsg', { html: OUTLOOK_WEB }, 'Sounds good, see you then.'],
+    ['Apple Mail: blockquote type=cite', { html: APPLE_MAIL }, 'Yes, I’ll bring the slides.'],
+    ['Thunderbird: cite prefix, cited blockquote and signature', { html: THUNDERBIRD }, 'Agreed.'],
+    ['nested cited blockquotes', { html: NESTED_HTML_QUOTES }, 'Final answer.'],
+    [
+      'head, style, script, comments, hidden parts and tracking pixels',
+      { html: NEWSLETTER },
+      '# Weekly news\n\nRead [the post](https://example.com/post).\n\n![Chart](https://example.com/chart.png)',
+    ],
+    [
+      'layout tables, keeping data tables',
+      {
+        html:
+          '<table role="presentation"><tr><td><h1>News</h1><p>Para one</p></td></tr><tr><td><p>Para two</p></td></tr></table>' +
+          '<table><tr><th>Item</th><th>Price</th></tr><tr><td>Tea</td><td>3</td></tr></table>',
+      },
+      '# News\n\nPara one\n\nPara two\n\n| Item | Price |\n| ---- | ----- |\n| Tea  | 3     |',
+    ],
+    ['plain text: a wrapped "On ... wrote:" and the > lines', { text: PLAIN_GMAIL }, 'Thanks, that works.'],
+    ['plain text: Outlook separator and header block, CRLF line ends', { text: PLAIN_OUTLOOK }, 'Done, thanks.'],
+    [
+      'plain text: the "-- " signature',
+      { text: 'See you tomorrow.\n\n-- \nAda Lovelace\nAnalytical Engines Ltd' },
+      'See you tomorrow.',
+    ],
+    ['plain text: a signature line whose trailing space was stripped', { text: 'See you.\n--\nAda' }, 'See you.'],
+    [
+      'plain text: -----Original Message-----',
+      { text: 'Approved.\n\n-----Original Message-----\nFrom: Bob\nPlease approve.' },
+      'Approved.',
+    ],
+    [
+      'plain text: interleaved replies keep only the new lines',
+      { text: '> Can you make Thursday?\nYes.\n> And bring the slides?\nSure.' },
+      'Yes.\nSure.',
+    ],
+    ['plain text: nested quotes', { text: 'Reply\n\nOn Mon, Bob wrote:\n> Second\n>\n>> On Sun, Ada wrote:\n>> First' }, 'Reply'],
+    [
+      'plain text: German attribution',
+      { text: 'Passt.\n\nAm 05.03.2024 um 10:02 schrieb Bob Smith <bob@example.com>:\n> Passt Donnerstag?' },
+      'Passt.',
+    ],
+    [
+      'plain text: French attribution',
+      { text: 'D’accord.\n\nLe mar. 5 mars 2024 à 10:02, Bob <bob@example.com> a écrit :\n> Jeudi ?' },
+      'D’accord.',
+    ],
+    [
+      'plain text: "Sent from my iPhone" after the quote is gone',
+      { text: 'On my way.\n\nSent from my iPhone\n\n> Where are you?' },
+      'On my way.',
+    ],
+    [
+      'code fences are content, whatever their lines look like',
+      { text: 'Run:\n```\n> npm test\n-- \n```\nDone.' },
+      'Run:\n```\n> npm test\n-- \n```\nDone.',
+    ],
+    [
+      'a sentence that starts with "On" is not an attribution',
+      { text: 'On Monday we ship.\nThe team wrote: nothing yet.' },
+      'On Monday we ship.\nThe team wrote: nothing yet.',
+    ],
+  ])('handles %s', (_rule, body, expected) => {
+    expect(cleanContent(body)).toBe(expected);
+  });
+
+  it('prefers the HTML body, and falls back to the text when the HTML has nothing to say', () => {
+    expect(cleanContent({ html: '<p>From HTML</p>', text: 'From text' })).toBe('From HTML');
+    expect(cleanContent({ html: '<img src="https://t.example.com/p.gif" width="1" height="1">', text: 'From text' })).toBe(
+      'From text',
+    );
+    expect(cleanContent({ html: '  ', text: 'From text' })).toBe('From text');
+  });
+
+  it.each([
+    ['no body at all', {}],
+    ['empty bodies', { html: '', text: '' }],
+    ['whitespace only', { html: '<div> &nbsp; </div>', text: ' \n\t ' }],
+  ])('answers an empty string for %s', (_case, body) => {
+    expect(cleanContent(body)).toBe('');
+  });
+
+  it('keeps a message that is only a quote (a forward without comment) rather than emptying it', () => {
+    expect(cleanContent({ text: 'On Tue, Bob wrote:\n> The numbers are in.' })).toBe('On Tue, Bob wrote:\n> The numbers are in.');
+    expect(cleanContent({ html: '<blockquote type="cite"><p>The numbers are in.</p></blockquote>' })).toBe(
+      '> The numbers are in.',
+    );
+  });
+
+  it.each([
+    [
+      'script and event handlers',
+      '<p>Hi <script>alert(1)</script><img src=x onerror="alert(1)"><svg onload="alert(1)"><text>x</text></svg>there</p>',
+      'Hi there',
+    ],
+    [
+      'javascript: and vbscript: links',
+      '<p><a href="javascript:alert(1)">one</a> <a href=" JaVaScRiPt:alert(1)">two</a> <a href="vbscript:x">three</a></p>',
+      'one two three',
+    ],
+    [
+      'data: and cid: images',
+      '<p>Logo<img src="data:image/png;base64,iVBORw0KGgo=" alt="x"><img src="cid:ii_123" alt="logo.png"></p>',
+      'Logo',
+    ],
+    ['iframes and objects', '<p>Text</p><iframe src="https://evil.example.com"></iframe><object data="x.swf"></object>', 'Text'],
+    [
+      'malformed markup',
+      '<div><p>Unclosed <b>bold <i>both</div><p>Next <table><td>cell',
+      'Unclosed **bold _both_**\n\nNext cell',
+    ],
+  ])('is safe with %s', (_case, html, expected) => {
+    const clean = cleanContent({ html });
+    expect(clean).toBe(expected);
+    expect(renderMarkdown(clean).html).not.toMatch(/<(script|img|svg|iframe|object)|javascript:/i);
+  });
+
+  it('keeps written text that looks like markup as text, and our renderer escapes it', () => {
+    const clean = cleanContent({ html: '<p>Use &lt;script&gt; tags carefully</p>' });
+    expect(clean).toBe('Use <script> tags carefully');
+    expect(renderMarkdown(clean).html).toBe('<p>Use &lt;script&gt; tags carefully</p>\n');
+  });
+
+  // Speed on such inputs is measured by bench/content.ts; here, that they come out right.
+  it('cleans a 1 MB message', () => {
+    const paragraph =
+      '<p>Lorem ipsum dolor sit amet, <b>consectetur</b> adipiscing elit, <a href="https://example.com">link</a>.</p>';
+    const html = `${paragraph.repeat(Math.ceil(1_000_000 / paragraph.length))}<div class="gmail_quote"><blockquote>old</blockquote></div>`;
+    const text = `${'A line of plain text that goes on for a while.\n'.repeat(21_000)}\nOn Tue, Bob wrote:\n> old`;
+    const fromHtml = cleanContent({ html });
+    const fromText = cleanContent({ text });
+    expect(fromHtml).not.toContain('old');
+    expect(fromHtml.startsWith('Lorem ipsum dolor sit amet, **consectetur** adipiscing elit, [link](https://example.com).')).toBe(
+      true,
+    );
+    expect(fromText).not.toContain('Bob');
+    expect(preview(fromText)).toMatch(/^A line of plain text/);
+  });
+
+  it('converts a 1 MB newsletter of nested layout tables', () => {
+    const story =
+      '<tr><td><table role="presentation"><tr><td><h2>Story</h2><p>Some <b>news</b> text.</p></td></tr></table></td></tr>';
+    const html = `<table width="100%"><tbody>${story.repeat(Math.ceil(1_000_000 / story.length))}</tbody></table>`;
+    const clean = cleanContent({ html });
+    expect(clean.startsWith('## Story\n\nSome **news** text.\n\n## Story')).toBe(true);
+  });
+
+  it('keeps a 1 MB line that starts like an attribution', () => {
+    expect(cleanContent({ text: `On ${'x'.repeat(1_000_000)}` })).toHaveLength(1_000_003);
+  });
+});
+
+describe('renderMarkdown', () => {
+  it.each([
+    [
+      'emphasis and paragraphs',
+      '**Hi** _there_\n\nSecond',
+      '<p><strong>Hi</strong> <em>there</em></p>\n<p>Second</p>\n',
+      'Hi there\n\nSecond',
+    ],
+    ['single line breaks', 'Best,\nAda', '<p>Best,<br>\nAda</p>\n', 'Best,\nAda'],
+    [
+      'a link',
+      'See [the docs](https://example.com/docs).',
+      '<p>See <a href="https://example.com/docs">the docs</a>.</p>\n',
+      'See the docs (https://example.com/docs).',
+    ],
+    [
+      'a bare URL, linked once',
+      'Go to https://example.com now',
+      '<p>Go to <a href="https://example.com">https://example.com</a> now</p>\n',
+      'Go to https://example.com now',
+    ],
+    [
+      'raw HTML, escaped',
+      'Hi <script>alert(1)</script><b>x</b>',
+      '<p>Hi &lt;script&gt;alert(1)&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;</p>\n',
+      'Hi <script>alert(1)</script><b>x</b>',
+    ],
+    [
+      'a javascript: link, left as text',
+      '[click](javascript:alert(1))',
+      '<p>[click](javascript:alert(1))</p>\n',
+      '[click](javascript:alert(1))',
+    ],
+    [
+      'a vbscript: link, left as text',
+      '[click](vbscript:msgbox)',
+      '<p>[click](vbscript:msgbox)</p>\n',
+      '[click](vbscript:msgbox)',
+    ],
+    [
+      'a heading and a fenced block',
+      '# Plan\n\n```\nnpm test\n```',
+      '<h1>Plan</h1>\n<pre><code>npm test\n</code></pre>\n',
+      'Plan\n\nnpm test',
+    ],
+    [
+      'lists, nested',
+      'Agenda:\n\n- one\n- two\n  - two a\n\n3. three\n4. four',
+      undefined,
+      'Agenda:\n\n- one\n- two\n  - two a\n\n3. three\n4. four',
+    ],
+    [
+      'a quote',
+      '> quoted\n> more\n\nafter',
+      '<blockquote>\n<p>quoted<br>\nmore</p>\n</blockquote>\n<p>after</p>\n',
+      '> quoted\n> more\n\nafter',
+    ],
+    ['a table', '| a | b |\n|---|---|\n| 1 | 2 |', undefined, 'a | b\n1 | 2'],
+    ['an image', '![Chart](https://example.com/c.png)', '<p><img src="https://example.com/c.png" alt="Chart"></p>\n', 'Chart'],
+    ['an empty body', '', '', ''],
+  ])('renders %s', (_case, source, html, text) => {
+    const rendered = renderMarkdown(source);
+    if (html !== undefined) expect(rendered.html).toBe(html);
+    expect(rendered.text).toBe(text);
+  });
+});
+
+describe('preview', () => {
+  it.each([
+    ['short text, as is', 'Thanks, see you Thursday.', 'Thanks, see you Thursday.'],
+    [
+      'Markdown markup, stripped',
+      '# Weekly\n\n**Bold** and _em_ with [a link](https://example.com) and `code`.',
+      'Weekly Bold and em with a link and code.',
+    ],
+    ['lists and quotes, flattened', '- one\n- two\n\n> quoted', 'one two quoted'],
+    ['whitespace, collapsed', '  Hello\n\n\n   world \t again  ', 'Hello world again'],
+    ['empty text', '', ''],
+  ])('%s', (_case, source, expected) => {
+    expect(preview(source)).toBe(expected);
+  });
+
+  it('cuts long text at a word, about 120 characters in, with an ellipsis', () => {
+    const text = `${'alpha beta gamma delta, '.repeat(10)}end`;
+    const short = preview(text);
+    expect(short.endsWith('…')).toBe(true);
+    expect(short.length).toBeLessThanOrEqual(121);
+    expect(short.length).toBeGreaterThan(100);
+    expect(text.startsWith(short.slice(0, -1))).toBe(true);
+    expect(short).not.toMatch(/[,\s]…$/);
+  });
+
+  it('cuts a single endless word at 120 characters', () => {
+    expect(preview('x'.repeat(500))).toBe(`${'x'.repeat(120)}…`);
+  });
+});
