@@ -1,8 +1,15 @@
 import express, { type Express } from 'express';
-import { inboxErrorFormat } from '@repo/errors';
-import { createServiceApp, type Logger, type Metrics, OpenAPIRegistry } from '@repo/http';
+import { inboxErrorBody, inboxErrorFormat } from '@repo/errors';
+import { createApi, createServiceApp, type Logger, type Metrics, OpenAPIRegistry } from '@repo/http';
+import { limitRequests, type RateLimit } from '@repo/rate-limit';
+import type { ObjectStorage } from '@repo/storage';
+import type { MailTransport } from './adapters/mail/index.js';
+import { callerOf, requireApiKey } from './auth.js';
 import type { Config } from './config.js';
 import type { Database } from './database.js';
+import { inboxRoutes } from './inboxes/routes.js';
+import { messageRoutes } from './messages/routes.js';
+import { threadRoutes } from './threads/routes.js';
 
 /** Everything the app talks to, built by server.ts (or by a test) and passed in. */
 export interface Deps {
@@ -10,11 +17,30 @@ export interface Deps {
   db: Database;
   logger: Logger;
   metrics: Metrics;
+  storage: ObjectStorage;
+  mailer: MailTransport;
+  limits: {
+    /** Requests per minute per API key (per client address when the API is open). */
+    requests: RateLimit;
+    /** Sends per inbox per hour. */
+    sends: RateLimit;
+  };
 }
 
 export function buildApp(deps: Deps): Express {
   const openapi = new OpenAPIRegistry();
-  const routes = express.Router();
+  openapi.registerComponent('securitySchemes', 'apiKey', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'One of INBOX_API_KEYS; not required when the service runs without keys.',
+  });
+  const router = express.Router();
+  router.use('/v1', requireApiKey(deps.config.INBOX_API_KEYS), limitRequests(deps.limits.requests, callerOf));
+  const api = createApi({ router, openapi, errorBody: inboxErrorBody, security: [{ apiKey: [] }] });
+  inboxRoutes(api, deps);
+  threadRoutes(api, deps);
+  messageRoutes(api, deps);
+
   return createServiceApp({
     service: 'inbox-api',
     version: '1',
@@ -26,7 +52,9 @@ export function buildApp(deps: Deps): Express {
       await deps.db.$queryRaw`SELECT 1`;
     },
     openapi,
-    routes,
+    routes: router,
+    // Attachments arrive base64-encoded (4 bytes per 3) inside the JSON body, next to the text.
+    jsonLimitBytes: Math.ceil((deps.config.INBOX_MAX_ATTACHMENT_BYTES * 4) / 3) + 2 * 1024 * 1024,
     trustProxyHops: deps.config.TRUST_PROXY_HOPS,
   });
 }

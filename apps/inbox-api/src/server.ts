@@ -4,10 +4,12 @@ import { createLogger, createMetrics, serve } from '@repo/http';
 import { buildApp } from './app.js';
 import { configSchema } from './config.js';
 import { createDatabaseClient } from './database.js';
+import { createDeps } from './deps.js';
 import { defaultDataDir, migrationsDir } from './paths.js';
 
 const config = loadConfigOrExit(configSchema);
 const logger = createLogger({ service: 'inbox-api', level: config.LOG_LEVEL });
+if (!config.INBOX_API_KEYS) logger.warn('INBOX_API_KEYS is not set: the API is open to anyone who can reach it');
 
 const connection = await connectDatabase({
   url: config.DATABASE_URL,
@@ -19,13 +21,13 @@ const connection = await connectDatabase({
   logger,
 });
 const db = createDatabaseClient(connection.url, connection.poolSize);
+const { deps, close } = await createDeps(config, { db, logger, metrics: createMetrics({ service: 'inbox-api' }) });
 
-const app = buildApp({ config, db, logger, metrics: createMetrics({ service: 'inbox-api' }) });
-await serve(app, {
+await serve(buildApp(deps), {
   port: config.PORT,
   host: config.HOST,
   logger,
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
-  onClose: [() => db.$disconnect(), () => connection.close()],
+  onClose: [close, () => db.$disconnect(), () => connection.close()],
 });

@@ -1,32 +1,55 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig } from '@repo/config';
 import { createScratchDatabase } from '@repo/db/dev';
 import { createLogger, createMetrics } from '@repo/http';
-import { buildApp, type Deps } from '../src/app.js';
+import { buildApp } from '../src/app.js';
 import { configSchema } from '../src/config.js';
 import { createDatabaseClient } from '../src/database.js';
+import { createDeps } from '../src/deps.js';
 import { migrationsDir } from '../src/paths.js';
 
 /**
- * The app on a fresh, migrated database of its own. Call in beforeAll; `close` drops the database.
- * `env` sets configuration variables as the environment would.
+ * The app on a fresh, migrated database and data folder of its own, with the adapters server.ts
+ * builds (local mail delivery, local object storage). `env` sets configuration variables as the
+ * environment would. Call in beforeAll; `close` drops the database and the folder.
  */
 export async function createTestContext(env: Record<string, string> = {}) {
   const database = await createScratchDatabase({ label: 'inbox_api', migrationsDir });
-  const config = loadConfig(configSchema, { DATABASE_URL: database.url, LOG_LEVEL: 'silent', ...env });
-  const db = createDatabaseClient(database.url, 4);
-  const deps: Deps = {
-    config,
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-api-test-'));
+  return contextOn(database.url, dataDir, env, async () => {
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+}
+
+async function contextOn(url: string, dataDir: string, env: Record<string, string>, cleanUp: () => Promise<void>) {
+  const config = loadConfig(configSchema, {
+    DATABASE_URL: url,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    INBOX_EMAIL_DOMAIN: 'inbox.test',
+    ...env,
+  });
+  const db = createDatabaseClient(url, 4);
+  const logger = createLogger({ service: 'inbox-api', level: config.LOG_LEVEL });
+  const { deps, close } = await createDeps(config, {
     db,
-    logger: createLogger({ service: 'inbox-api', level: config.LOG_LEVEL }),
+    logger,
     metrics: createMetrics({ service: 'inbox-api', collectDefault: false }),
-  };
+  });
   return {
     app: buildApp(deps),
     deps,
     db,
+    dataDir,
+    /** Another instance of the app on the same database, data folder and Redis, as a second replica. */
+    replica: () => contextOn(url, dataDir, env, () => Promise.resolve()),
     async close() {
+      await close();
       await db.$disconnect();
-      await database.drop();
+      await cleanUp();
     },
   };
 }

@@ -27,8 +27,13 @@ export function loadConfig<S extends z.ZodType<object>>(schema: S, env: Env = pr
 function describe(issue: z.core.$ZodIssue, env: Env): string {
   const variable = String(issue.path[0] ?? 'configuration');
   const raw = env[variable];
-  const got = raw === undefined ? '' : SECRET_NAME.test(variable) ? ' (value hidden)' : ` (got ${JSON.stringify(truncate(raw))})`;
+  const got = raw === undefined ? '' : SECRET_NAME.test(variable) ? ' (value hidden)' : ` (got ${JSON.stringify(truncate(withoutPassword(raw)))})`;
   return `${variable} ${issue.message}${got}`;
+}
+
+/** A URL's password (`smtp://user:secret@host`) is masked, wherever the URL sits in the value. */
+function withoutPassword(value: string): string {
+  return value.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]*@/gi, '$1***@');
 }
 
 function truncate(value: string): string {

@@ -63,6 +63,12 @@ describe('loadConfig', () => {
     );
   });
 
+  it('never echoes a password inside a URL', () => {
+    expect(problemsOf({ SIGNING_SECRET: 's', DATABASE_URL: 'mysql://admin:hunter2@db:3306/x' })).toEqual([
+      'DATABASE_URL must be a postgres or postgresql URL (got "mysql://admin:***@db:3306/x")',
+    ]);
+  });
+
   it('strips a trailing slash from URLs so links can be joined safely', () => {
     expect(loadConfig(schema, { SIGNING_SECRET: 's', PUBLIC_BASE_URL: 'https://api.example.com/' }).PUBLIC_BASE_URL).toBe(
       'https://api.example.com',

@@ -13,3 +13,4 @@ export {
   type MigrationLogger,
 } from './migrations.js';
 export { migrateFromEnvironment } from './migrate-command.js';
+export { isUniqueViolation } from './errors.js';

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
+
+/**
+ * An e-mail local part as RFC 5322 allows it unquoted (dot-atom): letters, digits and
+ * ``!#$%&'*+/=?^_`{|}~-``, with single dots between them; at most 64 characters.
+ */
+const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+
+export const createInboxBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).meta({ description: 'Display name', example: 'Support agent' }),
+    email_username: z
+      .string()
+      .trim()
+      .min(1)
+      .max(64)
+      .regex(LOCAL_PART, {
+        error: "Must be an e-mail local part: letters, digits, . and !#$%&'*+/=?^_`{|}~- (no leading, trailing or double dots)",
+      })
+      .transform((value) => value.toLowerCase())
+      .meta({ description: 'Local part of the address; stored lower-case', example: 'support' }),
+  })
+  .strict();
+
+export type CreateInboxInput = z.output<typeof createInboxBody>;
+
+export const inboxParams = z.object({ inbox_id: id });
+
+export const listInboxesQuery = z.object(pageQuery).strict();
+
+export const inboxSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    email_address: z.string(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Inbox' });
+
+export type InboxResponse = z.input<typeof inboxSchema>;
+
+export const inboxPage = pageOf(inboxSchema).meta({ id: 'InboxPage' });

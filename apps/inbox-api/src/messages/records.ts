@@ -1,0 +1,152 @@
+import type { Database } from '../database.js';
+import type { Attachment, Message, Prisma } from '../generated/prisma/client.js';
+import { participantsOf } from '../threads/threading.js';
+import type { MessageResponse, SearchItem } from './schemas.js';
+import { searchTextOf } from './search.js';
+
+/** An attachment whose bytes are already in object storage. */
+export interface StoredAttachment {
+  filename: string;
+  contentType: string;
+  size: number;
+  disposition: string;
+  storageBackend: string;
+  storageKey: string;
+  contentHash: string;
+}
+
+export interface NewMessage {
+  inboxId: string;
+  /** The thread to append to; a new thread is started when omitted. */
+  threadId?: string;
+  direction: 'inbound' | 'outbound';
+  providerMessageId: string;
+  subject: string;
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
+  text: string;
+  html: string;
+  contentClean: string;
+  preview: string;
+  size: number;
+  inReplyTo: string | null;
+  references: string | null;
+  timestamp: Date;
+  attachments: StoredAttachment[];
+}
+
+type Transaction = Prisma.TransactionClient | Database;
+
+/**
+ * The one way a message is written, inbound or outbound: starts its thread or appends to it
+ * (count, last activity and participants kept in step), then stores the message and its
+ * attachment records. Call inside a transaction.
+ */
+export async function recordMessage(
+  tx: Transaction,
+  input: NewMessage,
+): Promise<{ message: Message; attachments: Attachment[] }> {
+  const now = new Date();
+  const participants = participantsOf({ from: input.from, to: input.to, cc: input.cc });
+  let threadId = input.threadId;
+  if (threadId) {
+    await tx.$executeRaw`
+      UPDATE threads
+         SET message_count = message_count + 1,
+             last_message_at = GREATEST(last_message_at, ${now}),
+             participants = participants || ARRAY(
+               SELECT p FROM unnest(${participants}::text[]) WITH ORDINALITY AS added(p, n)
+                WHERE NOT (p = ANY(participants)) ORDER BY n)
+       WHERE id = ${threadId}::uuid`;
+  } else {
+    const thread = await tx.thread.create({
+      data: { inboxId: input.inboxId, subject: input.subject, lastMessageAt: now, messageCount: 1, participants },
+    });
+    threadId = thread.id;
+  }
+  const message = await tx.message.create({
+    data: {
+      threadId,
+      inboxId: input.inboxId,
+      direction: input.direction,
+      providerMessageId: input.providerMessageId,
+      subject: input.subject,
+      fromAddress: input.from,
+      toAddresses: input.to,
+      ccAddresses: input.cc,
+      bccAddresses: input.bcc,
+      replyToAddresses: input.replyTo,
+      text: input.text,
+      html: input.html,
+      contentClean: input.contentClean,
+      preview: input.preview,
+      size: input.size,
+      inReplyTo: input.inReplyTo,
+      references: input.references,
+      timestamp: input.timestamp,
+      createdAt: now,
+      searchText: searchTextOf({
+        subject: input.subject,
+        fromAddress: input.from,
+        text: input.text,
+        attachmentFilenames: input.attachments.map((attachment) => attachment.filename),
+      }),
+    },
+  });
+  const attachments = await Promise.all(
+    input.attachments.map((attachment) =>
+      tx.attachment.create({
+        data: { ...attachment, messageId: message.id, inboxId: input.inboxId, threadId: message.threadId, createdAt: now },
+      }),
+    ),
+  );
+  return { message, attachments };
+}
+
+// Arrays that are empty mean "no such header": the API shows null, as the spec allows.
+const orNull = (values: string[]) => (values.length > 0 ? values : null);
+
+export function toMessageResponse(message: Message): MessageResponse {
+  return {
+    id: message.id,
+    thread_id: message.threadId,
+    inbox_id: message.inboxId,
+    direction: message.direction,
+    provider_message_id: message.providerMessageId,
+    subject: message.subject,
+    from_address: message.fromAddress,
+    to_addresses: message.toAddresses,
+    cc_addresses: orNull(message.ccAddresses),
+    bcc_addresses: orNull(message.bccAddresses),
+    reply_to_addresses: orNull(message.replyToAddresses),
+    text: message.text,
+    html: message.html,
+    content_clean: message.contentClean,
+    timestamp: message.timestamp.toISOString(),
+    labels: message.labels,
+    preview: message.preview,
+    size: message.size,
+    in_reply_to: message.inReplyTo,
+    references: message.references,
+    metadata: message.metadata as Record<string, unknown>,
+    created_at: message.createdAt.toISOString(),
+  };
+}
+
+export function toSearchItem(
+  message: Pick<Message, 'id' | 'threadId' | 'inboxId' | 'subject' | 'fromAddress' | 'text' | 'contentClean' | 'createdAt'>,
+): SearchItem {
+  return {
+    id: message.id,
+    thread_id: message.threadId,
+    inbox_id: message.inboxId,
+    subject: message.subject,
+    from_address: message.fromAddress,
+    text: message.text,
+    content_clean: message.contentClean,
+    created_at: message.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,50 @@
+import type { Api } from '@repo/http';
+import type { Deps } from '../app.js';
+import { listMessagesQuery, messagePage, messageParams, messageSchema, sendMessageBody, sendResultSchema } from './schemas.js';
+import { sendMessage } from './send.js';
+import { getMessage, listMessages } from './service.js';
+
+export function messageRoutes(api: Api, deps: Deps): void {
+  const sendDeps = {
+    db: deps.db,
+    storage: deps.storage,
+    mailer: deps.mailer,
+    sendLimit: deps.limits.sends,
+    logger: deps.logger,
+    emailDomain: deps.config.INBOX_EMAIL_DOMAIN,
+    maxAttachmentBytes: deps.config.INBOX_MAX_ATTACHMENT_BYTES,
+  };
+  api.route({
+    method: 'post',
+    path: '/v1/messages',
+    summary: 'Send an e-mail or a reply',
+    description:
+      'The Markdown body is sent as HTML with a plain-text part. With `reply_to_thread_id` the message joins that thread ' +
+      'with In-Reply-To and References set. An `Idempotency-Key` header makes a retry return the first result and send nothing twice.',
+    body: sendMessageBody,
+    status: 201,
+    response: sendResultSchema,
+    errors: [404, 409, 413, 429, 502],
+    handler: ({ body, req }) => sendMessage(sendDeps, body, req.get('idempotency-key')),
+  });
+  api.route({
+    method: 'get',
+    path: '/v1/messages',
+    summary: 'List or search messages',
+    description:
+      'Needs `inbox_id` or `thread_id`. With `q`, a case-insensitive search whose items carry the search subset of fields.',
+    query: listMessagesQuery,
+    response: messagePage,
+    errors: [404],
+    handler: ({ query }) => listMessages(deps.db, query),
+  });
+  api.route({
+    method: 'get',
+    path: '/v1/messages/{message_id}',
+    summary: 'Get a message',
+    params: messageParams,
+    response: messageSchema,
+    errors: [404],
+    handler: ({ params }) => getMessage(deps.db, params.message_id),
+  });
+}

@@ -1,0 +1,142 @@
+import { z } from 'zod';
+import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
+
+// One address, as the API takes it: no display name, no comments, nothing a header could be smuggled in.
+const emailAddress = z
+  .string()
+  .trim()
+  .max(320)
+  .regex(/^[^\s@<>()",;:\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/, {
+    error: 'Must be an e-mail address such as name@example.com',
+  })
+  .meta({ example: 'someone@example.com' });
+
+// Header values must not carry line breaks or other control characters.
+const headerText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain line breaks or other control characters' });
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export const attachmentInput = z
+  .object({
+    filename: headerText(255).trim().min(1),
+    content_type: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/, {
+        error: 'Must be a MIME type such as application/pdf',
+      }),
+    content: z
+      .string()
+      .transform((value) => value.replace(/\s+/g, ''))
+      .refine((value) => BASE64.test(value), { error: 'Must be base64-encoded content' })
+      .meta({ description: 'File content, base64-encoded (line breaks allowed)' }),
+  })
+  .strict();
+
+export const sendMessageBody = z
+  .object({
+    inbox_id: id.meta({ description: 'Inbox to send from' }),
+    to: z.array(emailAddress).min(1).max(50),
+    subject: headerText(998),
+    body: z.string().max(1_000_000).meta({ description: 'Markdown, converted to HTML' }),
+    reply_to_thread_id: id.optional().meta({ description: 'Thread to reply into' }),
+    attachments: z.array(attachmentInput).max(100).optional(),
+  })
+  .strict();
+
+export type SendMessageInput = z.output<typeof sendMessageBody>;
+
+export const sendResultSchema = z
+  .object({
+    id: z.string(),
+    thread_id: z.string(),
+    inbox_id: z.string(),
+    direction: z.literal('OUTBOUND'),
+    to: z.array(z.string()),
+    subject: z.string(),
+    content_clean: z.string(),
+    attachments: z
+      .array(z.object({ id: z.string(), filename: z.string(), content_type: z.string(), size: z.number().int() }))
+      .optional()
+      .meta({ description: 'Present when attachments were sent' }),
+    created_at: timestamp,
+  })
+  .meta({ id: 'SendMessageResult' });
+
+export type SendResult = z.input<typeof sendResultSchema>;
+
+export const listMessagesQuery = z
+  .object({
+    inbox_id: id.optional(),
+    thread_id: id.optional(),
+    q: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain control characters' })
+      .optional()
+      .meta({ description: 'Case-insensitive text to find in subject, text body, sender address or attachment filenames' }),
+    ...pageQuery,
+  })
+  .strict()
+  .refine((query) => query.inbox_id !== undefined || query.thread_id !== undefined, {
+    error: 'inbox_id or thread_id is required',
+    path: ['inbox_id'],
+  });
+
+export const messageParams = z.object({ message_id: id });
+
+export const messageSchema = z
+  .object({
+    id: z.string(),
+    thread_id: z.string(),
+    inbox_id: z.string(),
+    direction: z.enum(['inbound', 'outbound']),
+    provider_message_id: z.string(),
+    subject: z.string(),
+    from_address: z.string(),
+    to_addresses: z.array(z.string()),
+    cc_addresses: z.array(z.string()).nullable(),
+    bcc_addresses: z.array(z.string()).nullable(),
+    reply_to_addresses: z.array(z.string()).nullable(),
+    text: z.string(),
+    html: z.string(),
+    content_clean: z.string(),
+    timestamp,
+    labels: z.array(z.string()),
+    preview: z.string(),
+    size: z.number().int(),
+    in_reply_to: z.string().nullable(),
+    references: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Message' });
+
+export type MessageResponse = z.input<typeof messageSchema>;
+
+export const searchItemSchema = messageSchema
+  .pick({
+    id: true,
+    thread_id: true,
+    inbox_id: true,
+    subject: true,
+    from_address: true,
+    text: true,
+    content_clean: true,
+    created_at: true,
+  })
+  .meta({ id: 'MessageSearchItem' });
+
+export type SearchItem = z.input<typeof searchItemSchema>;
+
+export const messagePage = pageOf(z.union([messageSchema, searchItemSchema])).meta({
+  id: 'MessagePage',
+  description: 'Messages newest first; with `q`, items carry the search subset of fields',
+});

@@ -1,0 +1,100 @@
+import { NotFoundError } from '@repo/errors';
+import type { Database } from '../database.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { findInbox } from '../inboxes/service.js';
+import { isUuid } from '../shared/ids.js';
+import { page, type Page } from '../shared/schemas.js';
+import { findThread } from '../threads/service.js';
+import { toMessageResponse, toSearchItem } from './records.js';
+import type { MessageResponse, SearchItem } from './schemas.js';
+import { containsPattern } from './search.js';
+
+interface ListQuery {
+  inbox_id?: string;
+  thread_id?: string;
+  q?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Messages of an inbox and/or a thread, newest first; with `q`, the search subset of those that match. */
+export async function listMessages(db: Database, query: ListQuery): Promise<Page<MessageResponse> | Page<SearchItem>> {
+  const scope = await resolveScope(db, query);
+  if (query.q !== undefined) return searchMessages(db, scope, query.q, query);
+  const where = { ...(scope.inboxId && { inboxId: scope.inboxId }), ...(scope.threadId && { threadId: scope.threadId }) };
+  const [messages, total] = await Promise.all([
+    db.message.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
+    db.message.count({ where }),
+  ]);
+  return page(messages.map(toMessageResponse), total);
+}
+
+/** Checks the filters name existing records (404 otherwise) that belong together. */
+async function resolveScope(db: Database, query: ListQuery): Promise<{ inboxId?: string; threadId?: string }> {
+  const inbox = query.inbox_id !== undefined ? await findInbox(db, query.inbox_id) : undefined;
+  const thread = query.thread_id !== undefined ? await findThread(db, query.thread_id, inbox?.id) : undefined;
+  return { inboxId: inbox?.id, threadId: thread?.id };
+}
+
+interface SearchRow {
+  id: string;
+  thread_id: string;
+  inbox_id: string;
+  subject: string;
+  from_address: string;
+  text: string;
+  content_clean: string;
+  created_at: Date;
+  total: bigint;
+}
+
+/**
+ * Case-insensitive substring search over the message's search text (subject, sender, text body,
+ * attachment filenames), served by its trigram index. One query returns the page and the total.
+ */
+async function searchMessages(
+  db: Database,
+  scope: { inboxId?: string; threadId?: string },
+  q: string,
+  paging: { limit: number; offset: number },
+): Promise<Page<SearchItem>> {
+  const conditions = [Prisma.sql`search_text LIKE ${containsPattern(q)}`];
+  if (scope.inboxId) conditions.push(Prisma.sql`inbox_id = ${scope.inboxId}::uuid`);
+  if (scope.threadId) conditions.push(Prisma.sql`thread_id = ${scope.threadId}::uuid`);
+  const rows = await db.$queryRaw<SearchRow[]>`
+    SELECT id, thread_id, inbox_id, subject, from_address, text, content_clean, created_at, count(*) OVER () AS total
+      FROM messages
+     WHERE ${Prisma.join(conditions, ' AND ')}
+     ORDER BY created_at DESC, id DESC
+     LIMIT ${paging.limit} OFFSET ${paging.offset}`;
+  const total = rows[0] ? Number(rows[0].total) : paging.offset > 0 ? await countMatches(db, conditions) : 0;
+  return page(
+    rows.map((row) =>
+      toSearchItem({
+        id: row.id,
+        threadId: row.thread_id,
+        inboxId: row.inbox_id,
+        subject: row.subject,
+        fromAddress: row.from_address,
+        text: row.text,
+        contentClean: row.content_clean,
+        createdAt: row.created_at,
+      }),
+    ),
+    total,
+  );
+}
+
+/** Past the last page the windowed count is absent; count separately. */
+async function countMatches(db: Database, conditions: Prisma.Sql[]): Promise<number> {
+  const [row] = await db.$queryRaw<
+    { total: bigint }[]
+  >`SELECT count(*) AS total FROM messages WHERE ${Prisma.join(conditions, ' AND ')}`;
+  return Number(row?.total ?? 0);
+}
+
+export async function getMessage(db: Database, messageId: string): Promise<MessageResponse> {
+  const message = isUuid(messageId) ? await db.message.findUnique({ where: { id: messageId } }) : null;
+  if (!message) throw new NotFoundError('Message not found', { message_id: messageId });
+  return toMessageResponse(message);
+}

@@ -1,0 +1,26 @@
+import type { Api } from '@repo/http';
+import type { Deps } from '../app.js';
+import { listThreadsQuery, threadPage, threadParams, threadSchema } from './schemas.js';
+import { getThread, listThreads } from './service.js';
+
+export function threadRoutes(api: Api, deps: Deps): void {
+  api.route({
+    method: 'get',
+    path: '/v1/threads',
+    summary: 'List the threads of an inbox, newest activity first',
+    query: listThreadsQuery,
+    response: threadPage,
+    errors: [404],
+    handler: ({ query }) => listThreads(deps.db, query),
+  });
+  api.route({
+    method: 'get',
+    path: '/v1/threads/{thread_id}',
+    summary: 'Get a thread as a conversation',
+    description: 'Messages oldest first: inbound mail has role `user`, outbound `assistant`; content is clean Markdown.',
+    params: threadParams,
+    response: threadSchema,
+    errors: [404],
+    handler: ({ params }) => getThread(deps.db, params.thread_id),
+  });
+}

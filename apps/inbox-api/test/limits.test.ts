@@ -1,0 +1,80 @@
+import request from 'supertest';
+import { createTestContext } from './context.js';
+
+describe('API keys (INBOX_API_KEYS)', () => {
+  it('require Authorization: Bearer <key> on every /v1 request, and leave probes open', async () => {
+    const ctx = await createTestContext({ INBOX_API_KEYS: 'key-one,key-two' });
+    try {
+      for (const headers of [
+        {},
+        { authorization: 'Bearer wrong' },
+        { authorization: 'Basic key-one' },
+        { authorization: 'Bearer key-one extra' },
+        { authorization: 'key-one' },
+      ]) {
+        const res = await request(ctx.app).get('/v1/inboxes').set(headers);
+        expect(res.status).toBe(401);
+        expect(res.body.error.code).toBe('unauthorized');
+        expect(res.headers['www-authenticate']).toBe('Bearer');
+      }
+      expect((await request(ctx.app).get('/v1/inboxes').set('authorization', 'Bearer key-one')).status).toBe(200);
+      expect((await request(ctx.app).get('/v1/inboxes').set('authorization', 'bearer key-two')).status).toBe(200);
+      expect((await request(ctx.app).get('/health')).status).toBe(200);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('requests per minute (INBOX_RATE_LIMIT_PER_MINUTE)', () => {
+  it('limit each API key on its own, with Retry-After', async () => {
+    const ctx = await createTestContext({ INBOX_API_KEYS: 'a,b', INBOX_RATE_LIMIT_PER_MINUTE: '3' });
+    try {
+      for (let i = 0; i < 3; i++) await request(ctx.app).get('/v1/inboxes').set('authorization', 'Bearer a').expect(200);
+      const limited = await request(ctx.app).get('/v1/inboxes').set('authorization', 'Bearer a');
+      expect(limited.status).toBe(429);
+      expect(limited.body.error).toMatchObject({ code: 'rate_limited', message: 'Too many requests: at most 3 per minute' });
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      await request(ctx.app).get('/v1/inboxes').set('authorization', 'Bearer b').expect(200);
+      expect((await request(ctx.app).get('/health')).status).toBe(200);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('limit by client address when the API is open, and 0 disables the limit', async () => {
+    const limited = await createTestContext({ INBOX_RATE_LIMIT_PER_MINUTE: '2' });
+    const unlimited = await createTestContext({ INBOX_RATE_LIMIT_PER_MINUTE: '0' });
+    try {
+      await request(limited.app).get('/v1/inboxes').expect(200);
+      await request(limited.app).get('/v1/inboxes').expect(200);
+      expect((await request(limited.app).get('/v1/inboxes')).status).toBe(429);
+      for (let i = 0; i < 20; i++) await request(unlimited.app).get('/v1/inboxes').expect(200);
+    } finally {
+      await Promise.all([limited.close(), unlimited.close()]);
+    }
+  });
+});
+
+describe('shared counters (REDIS_URL)', () => {
+  it('make replicas share the sends per inbox per hour', async () => {
+    // Two replicas on one database and one Redis. Counters are keyed by inbox id, new in every run.
+    const env = { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', INBOX_SEND_LIMIT_PER_HOUR: '2' };
+    const replicaA = await createTestContext(env);
+    const replicaB = await replicaA.replica();
+    try {
+      const inbox = (await request(replicaA.app).post('/v1/inboxes').send({ name: 'Shared', email_username: 'shared' })).body;
+      const send = (app: typeof replicaA.app) =>
+        request(app)
+          .post('/v1/messages')
+          .send({ inbox_id: inbox.id, to: ['x@example.com'], subject: 's', body: 'b' });
+      await send(replicaA.app).expect(201);
+      await send(replicaB.app).expect(201);
+      expect((await send(replicaA.app)).status).toBe(429);
+      expect((await send(replicaB.app)).status).toBe(429);
+    } finally {
+      await replicaB.close();
+      await replicaA.close();
+    }
+  });
+});
