@@ -28,9 +28,10 @@ function toValidationIssues(issue: z.core.$ZodIssue, location: InputLocation): V
 }
 
 function isMissing(issue: z.core.$ZodIssue): boolean {
-  if (issue.code !== 'invalid_type') return false;
-  // `input` is present when parsed with reportInput; otherwise fall back to zod's wording.
-  return 'input' in issue ? issue.input === undefined : /received undefined/.test(issue.message);
+  // `input` is present when parsed with reportInput (an absent enum field is an invalid_value);
+  // otherwise fall back to zod's wording.
+  if ('input' in issue) return issue.input === undefined && issue.code !== 'custom';
+  return issue.code === 'invalid_type' && /received undefined/.test(issue.message);
 }
 
 /** pydantic v2 error types, so collab clients written against FastAPI keep working. */

@@ -4,4 +4,4 @@ export { docsRouter, openApiDocument, OpenAPIRegistry, type OpenApiDocument } fr
 export { serve, type RunningServer, type ServeOptions } from './serve.js';
 export { createServiceApp, DRAINING, type ServiceAppOptions } from './service-app.js';
 export { paginationQuery, queryInteger } from './pagination.js';
-export { createApi, expressPath, type Api, type RouteDefinition, type RouteInput } from './routes.js';
+export { createApi, expressPath, type Api, type ApiOptions, type RouteDefinition, type RouteInput } from './routes.js';

@@ -67,12 +67,31 @@ const STATUS_TEXT: Record<number, string> = {
  * Declares routes once: each becomes an Express handler that validates its path, query and body
  * with zod (errors point at the field) and an OpenAPI operation documenting the same schemas.
  */
-export function createApi(options: { router: Router; openapi: OpenAPIRegistry; errorBody: z.ZodType; tags?: string[] }): Api {
+export interface ApiOptions {
+  router: Router;
+  openapi: OpenAPIRegistry;
+  /** The service's error body, documented for every error status. */
+  errorBody: z.ZodType;
+  tags?: string[];
+  /** OpenAPI security requirements of every route, e.g. `[{ bearerAuth: [] }]`; the scheme is registered by the app. */
+  security?: Record<string, string[]>[];
+  /** The status of invalid input in the service's error format (default 400; FastAPI's 422 for collab). */
+  validationStatus?: 400 | 422;
+}
+
+export function createApi(options: ApiOptions): Api {
   const { router, openapi, errorBody } = options;
   return {
     route(definition) {
       const status = definition.status ?? 200;
-      openapi.registerPath(documentRoute(definition, status, errorBody, options.tags));
+      openapi.registerPath({
+        ...documentRoute(definition, status, {
+          errorBody,
+          validationStatus: options.validationStatus ?? 400,
+          tags: options.tags,
+        }),
+        security: options.security,
+      });
       const handle: RequestHandler = async (req, res) => {
         // Every invalid input at once, whichever part of the request it is in.
         const issues: ValidationIssue[] = [];
@@ -111,18 +130,17 @@ export function expressPath(openApiPath: string): string {
 function documentRoute(
   definition: RouteDefinition<RouteParameter, RouteParameter, z.ZodType, z.ZodType>,
   status: number,
-  errorBody: z.ZodType,
-  defaultTags: string[] | undefined,
+  options: { errorBody: z.ZodType; validationStatus: number; tags: string[] | undefined },
 ): RouteConfig {
-  const errorStatuses = [
-    ...new Set([...(definition.params || definition.query || definition.body ? [400] : []), ...(definition.errors ?? [])]),
-  ];
+  const { errorBody, validationStatus } = options;
+  const takesInput = Boolean(definition.params || definition.query || definition.body);
+  const errorStatuses = [...new Set([...(takesInput ? [validationStatus] : []), ...(definition.errors ?? [])])].sort((a, b) => a - b);
   return {
     method: definition.method,
     path: definition.path,
     summary: definition.summary,
     description: definition.description,
-    tags: definition.tags ?? defaultTags,
+    tags: definition.tags ?? options.tags,
     request: {
       params: definition.params,
       query: definition.query,
