@@ -1,0 +1,38 @@
+import path from 'node:path';
+import { createBigQueryWarehouse } from './bigquery.js';
+import { openDuckDbWarehouse } from './duckdb.js';
+import type { Warehouse } from './interface.js';
+import type { WarehouseSettings } from './settings.js';
+
+export type { TableRef, TableUpdate, Warehouse, WarehouseKind, WarehouseMetadata } from './interface.js';
+export { physicalNames } from './names.js';
+export {
+  type Field,
+  FIELD_MODES,
+  FIELD_TYPES,
+  type FieldMode,
+  type FieldType,
+  fieldInput,
+  planSchemaChange,
+  type SchemaChange,
+  type SchemaPlan,
+  tableSchemaInput,
+} from './schema.js';
+export { checkWarehouseSettings, warehouseSettings, type WarehouseSettings } from './settings.js';
+
+/** The configured warehouse; DuckDB keeps its file at `<dataDir>/warehouse/warehouse.duckdb`. */
+export async function createWarehouse(settings: WarehouseSettings, options: { dataDir: string }): Promise<Warehouse> {
+  if (settings.COLLAB_WAREHOUSE === 'duckdb') {
+    return openDuckDbWarehouse(path.join(options.dataDir, 'warehouse', 'warehouse.duckdb'));
+  }
+  // checkWarehouseSettings has made sure of this; repeated for a settings object built by hand.
+  if (!settings.COLLAB_BIGQUERY_PROJECT) throw new TypeError('COLLAB_BIGQUERY_PROJECT is required for BigQuery');
+  const credentials = settings.COLLAB_BIGQUERY_CREDENTIALS;
+  return createBigQueryWarehouse({
+    projectId: settings.COLLAB_BIGQUERY_PROJECT,
+    location: settings.COLLAB_BIGQUERY_LOCATION,
+    apiEndpoint: settings.COLLAB_BIGQUERY_API_ENDPOINT,
+    credentials:
+      credentials === undefined ? 'application-default' : credentials === 'none' ? 'none' : { keyFilename: credentials },
+  });
+}

@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { loadConfig } from '@repo/config';
+import { ConflictError, UpstreamError } from '@repo/errors';
+import { z } from 'zod';
+import { openDuckDbWarehouse } from '../../src/adapters/warehouse/duckdb.js';
+import {
+  checkWarehouseSettings,
+  createWarehouse,
+  type Field,
+  physicalNames,
+  type TableRef,
+  type Warehouse,
+  warehouseSettings,
+} from '../../src/adapters/warehouse/index.js';
+
+let dataDir: string;
+let file: string;
+let warehouse: Warehouse;
+// A second handle on the same database, to read DuckDB's catalog as any client would.
+let inspector: DuckDBInstance;
+let catalog: DuckDBConnection;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'collab-warehouse-'));
+  file = path.join(dataDir, 'warehouse', 'warehouse.duckdb');
+  const settings = loadConfig(z.object(warehouseSettings()).superRefine(checkWarehouseSettings), {});
+  warehouse = await createWarehouse(settings, { dataDir });
+  inspector = await DuckDBInstance.fromCache(file);
+  catalog = await inspector.connect();
+});
+
+afterAll(async () => {
+  await warehouse.close();
+  catalog.closeSync();
+  inspector.closeSync();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function rows(sql: string, values: string[] = []): Promise<Record<string, unknown>[]> {
+  return (await catalog.runAndReadAll(sql, values)).getRowObjectsJS();
+}
+
+function field(name: string, type: Field['type'] = 'STRING', extra: Partial<Field> = {}): Field {
+  return { name, type, mode: 'NULLABLE', private: false, ...extra };
+}
+
+async function columnsOf(ref: TableRef) {
+  const { dataset, table } = physicalNames(ref);
+  return rows(
+    `SELECT column_name AS name, data_type AS type, is_nullable AS nullable, comment
+       FROM duckdb_columns() WHERE schema_name = $1 AND table_name = $2 ORDER BY column_index`,
+    [dataset, table],
+  );
+}
+
+async function tablesOf(datasetId: string) {
+  return rows('SELECT table_name AS name, comment FROM duckdb_tables() WHERE schema_name = $1 ORDER BY table_name', [
+    physicalNames({ datasetId }).dataset,
+  ]);
+}
+
+async function datasetExists(datasetId: string): Promise<boolean> {
+  const found = await rows('SELECT schema_name FROM information_schema.schemata WHERE schema_name = $1', [
+    physicalNames({ datasetId }).dataset,
+  ]);
+  return found.length === 1;
+}
+
+async function newDataset(): Promise<string> {
+  const datasetId = randomUUID();
+  await warehouse.createDataset(datasetId, { description: 'Sales', friendlyName: 'sales' });
+  return datasetId;
+}
+
+async function insert(ref: TableRef, values: string): Promise<void> {
+  const { dataset, table } = physicalNames(ref);
+  await catalog.run(`INSERT INTO ${dataset}.${table} VALUES ${values}`);
+}
+
+async function caught(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the operation to fail');
+}
+
+describe('DuckDB warehouse', () => {
+  it('is the default, in <DATA_DIR>/warehouse/warehouse.duckdb', async () => {
+    expect(warehouse.kind).toBe('duckdb');
+    expect((await stat(file)).isFile()).toBe(true);
+  });
+
+  it('creates a dataset as a schema and deletes it with its tables', async () => {
+    const datasetId = await newDataset();
+    expect(await datasetExists(datasetId)).toBe(true);
+    await warehouse.createTable({ datasetId, tableId: randomUUID() }, [field('a')]);
+
+    await warehouse.deleteDataset(datasetId);
+    expect(await datasetExists(datasetId)).toBe(false);
+    expect(await tablesOf(datasetId)).toEqual([]);
+    await warehouse.deleteDataset(datasetId);
+  });
+
+  it('maps every column type, mode and description', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    await warehouse.createTable(
+      ref,
+      [
+        field('s', 'STRING', { mode: 'REQUIRED', description: "Customer's name" }),
+        field('i', 'INT64'),
+        field('f', 'FLOAT64'),
+        field('n', 'NUMERIC'),
+        field('b', 'BOOL'),
+        field('d', 'DATE'),
+        field('dt', 'DATETIME'),
+        field('ts', 'TIMESTAMP'),
+        field('t', 'TIME'),
+        field('by', 'BYTES'),
+        field('j', 'JSON'),
+        field('tags', 'STRING', { mode: 'REPEATED', private: true }),
+      ],
+      { description: 'Orders', friendlyName: 'orders' },
+    );
+
+    expect(await tablesOf(ref.datasetId)).toEqual([{ name: physicalNames(ref).table, comment: 'Orders' }]);
+    expect(await columnsOf(ref)).toEqual([
+      { name: 's', type: 'VARCHAR', nullable: false, comment: "Customer's name" },
+      { name: 'i', type: 'BIGINT', nullable: true, comment: null },
+      { name: 'f', type: 'DOUBLE', nullable: true, comment: null },
+      { name: 'n', type: 'DECIMAL(38,9)', nullable: true, comment: null },
+      { name: 'b', type: 'BOOLEAN', nullable: true, comment: null },
+      { name: 'd', type: 'DATE', nullable: true, comment: null },
+      { name: 'dt', type: 'TIMESTAMP', nullable: true, comment: null },
+      { name: 'ts', type: 'TIMESTAMP WITH TIME ZONE', nullable: true, comment: null },
+      { name: 't', type: 'TIME', nullable: true, comment: null },
+      { name: 'by', type: 'BLOB', nullable: true, comment: null },
+      { name: 'j', type: 'JSON', nullable: true, comment: null },
+      { name: 'tags', type: 'VARCHAR[]', nullable: true, comment: null },
+    ]);
+  });
+
+  it('renames in metadata only: the physical names stay', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    await warehouse.createTable(ref, [field('a')], { description: 'Before' });
+    await insert(ref, "('kept')");
+
+    await warehouse.updateDataset(ref.datasetId, { friendlyName: 'renamed', description: 'New' });
+    await warehouse.updateTable(ref, { friendlyName: 'renamed', description: 'After' });
+
+    expect(await tablesOf(ref.datasetId)).toEqual([{ name: physicalNames(ref).table, comment: 'After' }]);
+    expect(await rows(`SELECT a FROM ${physicalNames(ref).dataset}.${physicalNames(ref).table}`)).toEqual([{ a: 'kept' }]);
+  });
+
+  it('adds columns, relaxes modes and changes descriptions of a table with rows, keeping its data', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    const before = [field('id', 'INT64', { mode: 'REQUIRED' }), field('name', 'STRING', { description: 'Name' })];
+    await warehouse.createTable(ref, before);
+    await insert(ref, "(1, 'Ada'), (2, 'Grace')");
+
+    const after = [
+      field('id', 'INT64'),
+      field('name', 'STRING', { description: 'Full name', private: true }),
+      field('scores', 'FLOAT64', { mode: 'REPEATED', description: 'Test scores' }),
+    ];
+    await warehouse.updateTable(ref, { schema: { from: before, to: after } });
+
+    expect(await columnsOf(ref)).toEqual([
+      { name: 'id', type: 'BIGINT', nullable: true, comment: null },
+      { name: 'name', type: 'VARCHAR', nullable: true, comment: 'Full name' },
+      { name: 'scores', type: 'DOUBLE[]', nullable: true, comment: 'Test scores' },
+    ]);
+    const { dataset, table } = physicalNames(ref);
+    expect(await rows(`SELECT * FROM ${dataset}.${table} ORDER BY id`)).toEqual([
+      { id: 1n, name: 'Ada', scores: null },
+      { id: 2n, name: 'Grace', scores: null },
+    ]);
+    expect(await warehouse.tableRowCount(ref)).toBe(2);
+  });
+
+  it('refuses to drop or retype a column of a table with rows, changing nothing', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    const before = [field('id', 'INT64'), field('name')];
+    await warehouse.createTable(ref, before);
+    await insert(ref, "(1, 'Ada')");
+
+    const error = await caught(
+      warehouse.updateTable(ref, { schema: { from: before, to: [field('id', 'STRING')] }, description: 'Not applied' }),
+    );
+
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error.message).toContain('column "name" would be dropped; column "id" would change type from INT64 to STRING');
+    expect(await columnsOf(ref)).toEqual([
+      { name: 'id', type: 'BIGINT', nullable: true, comment: null },
+      { name: 'name', type: 'VARCHAR', nullable: true, comment: null },
+    ]);
+    expect(await tablesOf(ref.datasetId)).toEqual([{ name: physicalNames(ref).table, comment: null }]);
+  });
+
+  it('replaces an empty table for changes that need it, keeping its description', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    const before = [field('id', 'INT64'), field('name')];
+    await warehouse.createTable(ref, before, { description: 'People' });
+
+    const after = [field('name', 'STRING', { mode: 'REQUIRED' }), field('id', 'STRING')];
+    await warehouse.updateTable(ref, { schema: { from: before, to: after } });
+
+    expect(await columnsOf(ref)).toEqual([
+      { name: 'name', type: 'VARCHAR', nullable: false, comment: null },
+      { name: 'id', type: 'VARCHAR', nullable: true, comment: null },
+    ]);
+    expect(await tablesOf(ref.datasetId)).toEqual([{ name: physicalNames(ref).table, comment: 'People' }]);
+  });
+
+  it('counts rows and deletes tables', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    await warehouse.createTable(ref, [field('a')]);
+    expect(await warehouse.tableRowCount(ref)).toBe(0);
+    await insert(ref, "('x'), ('y'), (NULL)");
+    expect(await warehouse.tableRowCount(ref)).toBe(3);
+
+    await warehouse.deleteTable(ref);
+    expect(await tablesOf(ref.datasetId)).toEqual([]);
+    await warehouse.deleteTable(ref);
+  });
+
+  it('runs concurrent operations one after another', async () => {
+    const datasetId = await newDataset();
+    const tableIds = Array.from({ length: 8 }, () => randomUUID());
+    await Promise.all(tableIds.map((tableId, i) => warehouse.createTable({ datasetId, tableId }, [field(`c${i}`)])));
+    expect(await tablesOf(datasetId)).toHaveLength(8);
+  });
+
+  it('reports DuckDB failures as UpstreamError with the first line of the reason, and goes on working', async () => {
+    const datasetId = await newDataset();
+    const duplicate = await caught(warehouse.createDataset(datasetId));
+    expect(duplicate).toBeInstanceOf(UpstreamError);
+    expect(duplicate).toMatchObject({ code: 'upstream_error', status: 502 });
+    expect(duplicate.message).toMatch(/^Warehouse error: Catalog Error: Schema with name "ds_\w+" already exists!$/);
+
+    const missing = { datasetId: randomUUID(), tableId: randomUUID() };
+    expect(await caught(warehouse.createTable(missing, [field('a')]))).toBeInstanceOf(UpstreamError);
+    expect(await caught(warehouse.tableRowCount(missing))).toBeInstanceOf(UpstreamError);
+    expect(await caught(warehouse.updateDataset(missing.datasetId, { description: 'x' }))).toEqual(
+      new UpstreamError(`Warehouse error: dataset ${physicalNames(missing).dataset} does not exist`),
+    );
+
+    const ref = { datasetId, tableId: randomUUID() };
+    await warehouse.createTable(ref, [field('a')]);
+    expect(await warehouse.tableRowCount(ref)).toBe(0);
+  });
+
+  it('keeps everything in the file after closing, and refuses work once closed', async () => {
+    const own = path.join(dataDir, 'reopen', 'w.duckdb');
+    const first = await openDuckDbWarehouse(own);
+    const ref = { datasetId: randomUUID(), tableId: randomUUID() };
+    await first.createDataset(ref.datasetId);
+    await first.createTable(ref, [field('a')]);
+    await first.close();
+    expect(await caught(first.tableRowCount(ref))).toEqual(new UpstreamError('Warehouse error: the warehouse is closed'));
+
+    const second = await openDuckDbWarehouse(own);
+    expect(await second.tableRowCount(ref)).toBe(0);
+    await second.close();
+  });
+});
