@@ -4,6 +4,7 @@ import { createLogger, createMetrics, serve } from '@repo/http';
 import { buildApp } from './app.js';
 import { configSchema } from './config.js';
 import { createDatabaseClient } from './database.js';
+import { createDeps } from './deps.js';
 import { defaultDataDir, migrationsDir } from './paths.js';
 
 const config = loadConfigOrExit(configSchema);
@@ -18,13 +19,13 @@ const connection = await connectDatabase({
   logger,
 });
 const db = createDatabaseClient(connection.url, connection.poolSize);
+const { deps, close } = await createDeps(config, { db, logger, metrics: createMetrics({ service: 'collab-api' }) });
 
-const app = buildApp({ config, db, logger, metrics: createMetrics({ service: 'collab-api' }) });
-await serve(app, {
+await serve(buildApp(deps), {
   port: config.PORT,
   host: config.HOST,
   logger,
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
-  onClose: [() => db.$disconnect(), () => connection.close()],
+  onClose: [close, () => db.$disconnect(), () => connection.close()],
 });

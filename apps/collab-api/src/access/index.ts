@@ -1,0 +1,16 @@
+export { actorOf, authenticateCaller, callerOf, orgAdminOnly, platformOperatorOnly } from './caller.js';
+export { outranks, Role, ROLE_NAMES, roleName, roleOf, type RoleName } from './roles.js';
+export {
+  type Actor,
+  type Caller,
+  requireActor,
+  requireOrgAdmin,
+  requirePlatformOperator,
+  requireRoleChange,
+  requireRoleWithinOwn,
+  requireTenantAdmin,
+  requireUserDeletion,
+  requireUserUpdate,
+  type TargetUser,
+} from './rules.js';
+export { liveIn } from './scope.js';

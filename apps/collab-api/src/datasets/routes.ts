@@ -1,0 +1,78 @@
+import type { Api } from '@repo/http';
+import { actorOf } from '../access/index.js';
+import type { Deps } from '../app.js';
+import { projectParams } from '../projects/schemas.js';
+import { listQuery } from '../shared/schemas.js';
+import { createDatasetBody, datasetList, datasetParams, datasetSchema, updateDatasetBody } from './schemas.js';
+import { archiveDataset, createDataset, getDataset, listDatasets, listProjectDatasets, updateDataset } from './service.js';
+
+const MIRRORED =
+  'Applied to the warehouse in the same step: if the warehouse fails, nothing changes and the answer is 502 with its reason.';
+
+export function datasetRoutes(api: Api, deps: Deps): void {
+  api.route({
+    method: 'post',
+    path: '/api/v1/datasets',
+    summary: "Create a dataset in a project of the caller's tenant",
+    description: `${MIRRORED} 404 when the project is not one of the caller's tenant; 409 when the project has a dataset of that name.`,
+    tags: ['datasets'],
+    body: createDatasetBody,
+    status: 201,
+    response: datasetSchema,
+    errors: [404, 409, 502],
+    handler: ({ body, res }) => createDataset(deps, actorOf(res), body),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/datasets',
+    summary: "List the datasets of the caller's tenant, oldest first",
+    tags: ['datasets'],
+    query: listQuery,
+    response: datasetList,
+    handler: ({ query, res }) => listDatasets(deps.db, actorOf(res), query),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/projects/{project_id}/datasets',
+    summary: 'List the datasets of a project, oldest first',
+    tags: ['datasets'],
+    params: projectParams,
+    query: listQuery,
+    response: datasetList,
+    errors: [404],
+    handler: ({ params, query, res }) => listProjectDatasets(deps.db, actorOf(res), params.project_id, query),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/datasets/{dataset_id}',
+    summary: 'Get a dataset',
+    tags: ['datasets'],
+    params: datasetParams,
+    response: datasetSchema,
+    errors: [404],
+    handler: ({ params, res }) => getDataset(deps.db, actorOf(res), params.dataset_id),
+  });
+  api.route({
+    method: 'patch',
+    path: '/api/v1/datasets/{dataset_id}',
+    summary: 'Update a dataset',
+    description: `${MIRRORED} Its tables move with it.`,
+    tags: ['datasets'],
+    params: datasetParams,
+    body: updateDatasetBody,
+    response: datasetSchema,
+    errors: [404, 409, 502],
+    handler: ({ params, body, res }) => updateDataset(deps, actorOf(res), params.dataset_id, body),
+  });
+  api.route({
+    method: 'delete',
+    path: '/api/v1/datasets/{dataset_id}',
+    summary: 'Delete a dataset (soft) with its tables',
+    description: `${MIRRORED} The warehouse dataset and its tables are dropped; the records are archived.`,
+    tags: ['datasets'],
+    params: datasetParams,
+    status: 204,
+    errors: [404, 502],
+    handler: ({ params, res }) => archiveDataset(deps, actorOf(res), params.dataset_id),
+  });
+}

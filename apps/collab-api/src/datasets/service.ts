@@ -1,0 +1,127 @@
+import { NotFoundError } from '@repo/errors';
+import { type Actor, liveIn } from '../access/index.js';
+import type { Warehouse, WarehouseMetadata } from '../adapters/warehouse/index.js';
+import type { Database, Transaction } from '../database.js';
+import type { Dataset } from '../generated/prisma/client.js';
+import { findProject } from '../projects/service.js';
+import { conflictOnDuplicate } from '../shared/conflicts.js';
+import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import { withWarehouse } from '../shared/transaction.js';
+import { archiveTables } from '../tables/archive.js';
+import type { CreateDatasetInput, DatasetResponse, UpdateDatasetInput } from './schemas.js';
+
+type DatasetDeps = { db: Database; warehouse: Warehouse };
+
+export function toDatasetResponse(dataset: Dataset): DatasetResponse {
+  return {
+    id: dataset.id,
+    tenant_id: dataset.tenantId,
+    project_id: dataset.projectId,
+    name: dataset.name,
+    description: dataset.description,
+    created_at: iso(dataset.createdAt),
+    archived_at: isoOrNull(dataset.archivedAt),
+  };
+}
+
+const nameTaken = (name: string) => `The project already has a dataset named "${name}"`;
+
+/** Creates the dataset in a live project of the actor's tenant (404 otherwise), and in the warehouse. */
+export function createDataset(deps: DatasetDeps, actor: Actor, input: CreateDatasetInput): Promise<DatasetResponse> {
+  return withWarehouse(deps.db, async (tx) => {
+    const project = await findProject(tx, actor, input.project_id);
+    const dataset = await conflictOnDuplicate(
+      tx.dataset.create({
+        data: {
+          tenantId: actor.tenantId,
+          projectId: project.id,
+          name: input.name,
+          liveName: input.name.toLowerCase(),
+          description: input.description ?? null,
+        },
+      }),
+      'live_name',
+      nameTaken(input.name),
+    );
+    await deps.warehouse.createDataset(dataset.id, { friendlyName: dataset.name, description: dataset.description ?? undefined });
+    return toDatasetResponse(dataset);
+  });
+}
+
+export async function listDatasets(db: Database, actor: Actor, page: ListOptions): Promise<{ datasets: DatasetResponse[] }> {
+  return { datasets: (await pageOfDatasets(db, liveIn(actor), page)).map(toDatasetResponse) };
+}
+
+export async function listProjectDatasets(
+  db: Database,
+  actor: Actor,
+  projectId: string,
+  page: ListOptions,
+): Promise<{ datasets: DatasetResponse[] }> {
+  const project = await findProject(db, actor, projectId);
+  return { datasets: (await pageOfDatasets(db, { projectId: project.id, ...liveIn(actor) }, page)).map(toDatasetResponse) };
+}
+
+export async function getDataset(db: Database, actor: Actor, datasetId: string): Promise<DatasetResponse> {
+  return toDatasetResponse(await findDataset(db, actor, datasetId));
+}
+
+/**
+ * Renames, describes or moves the dataset to another live project of the actor's tenant (404
+ * otherwise). The warehouse gets the new name and description; its own name for the dataset
+ * comes from the id and never changes.
+ */
+export function updateDataset(
+  deps: DatasetDeps,
+  actor: Actor,
+  datasetId: string,
+  input: UpdateDatasetInput,
+): Promise<DatasetResponse> {
+  return withWarehouse(deps.db, async (tx) => {
+    const dataset = await findDataset(tx, actor, datasetId);
+    const projectId = input.project_id ?? dataset.projectId;
+    if (projectId !== dataset.projectId) await findProject(tx, actor, projectId);
+    const name = input.name ?? dataset.name;
+    const updated = await conflictOnDuplicate(
+      tx.dataset.update({
+        where: { id: dataset.id },
+        data: { name, liveName: name.toLowerCase(), description: input.description, projectId },
+      }),
+      'live_name',
+      nameTaken(name),
+    );
+    const metadata = changedMetadata(dataset, updated);
+    if (metadata) await deps.warehouse.updateDataset(dataset.id, metadata);
+    return toDatasetResponse(updated);
+  });
+}
+
+/** Archives the dataset with its tables (and their jobs), and deletes it from the warehouse. */
+export function archiveDataset(deps: DatasetDeps, actor: Actor, datasetId: string): Promise<void> {
+  return withWarehouse(deps.db, async (tx) => {
+    const dataset = await findDataset(tx, actor, datasetId);
+    const now = new Date();
+    await archiveTables(tx, actor, { datasetId: dataset.id }, now);
+    await tx.dataset.update({ where: { id: dataset.id }, data: { archivedAt: now, liveName: null } });
+    await deps.warehouse.deleteDataset(dataset.id);
+  });
+}
+
+/** The live dataset of the actor's tenant, or 404. */
+export async function findDataset(db: Database | Transaction, actor: Actor, datasetId: string): Promise<Dataset> {
+  const dataset = await db.dataset.findFirst({ where: { id: datasetId, ...liveIn(actor) } });
+  if (!dataset) throw new NotFoundError('Dataset not found');
+  return dataset;
+}
+
+function pageOfDatasets(db: Database, where: { tenantId: string; archivedAt: null; projectId?: string }, page: ListOptions) {
+  return db.dataset.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip: page.skip, take: page.limit });
+}
+
+/** What the warehouse keeps of a dataset that changed: its name and description. */
+function changedMetadata(before: Dataset, after: Dataset): WarehouseMetadata | undefined {
+  const metadata: WarehouseMetadata = {};
+  if (after.name !== before.name) metadata.friendlyName = after.name;
+  if (after.description !== before.description) metadata.description = after.description;
+  return Object.keys(metadata).length > 0 ? metadata : undefined;
+}

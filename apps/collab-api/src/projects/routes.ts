@@ -1,0 +1,60 @@
+import type { Api } from '@repo/http';
+import { actorOf } from '../access/index.js';
+import type { Deps } from '../app.js';
+import { listQuery } from '../shared/schemas.js';
+import { createProjectBody, projectList, projectParams, projectSchema, updateProjectBody } from './schemas.js';
+import { archiveProject, createProject, getProject, listProjects, updateProject } from './service.js';
+
+export function projectRoutes(api: Api, deps: Deps): void {
+  api.route({
+    method: 'post',
+    path: '/api/v1/projects',
+    summary: "Create a project in the caller's tenant",
+    tags: ['projects'],
+    body: createProjectBody,
+    status: 201,
+    response: projectSchema,
+    handler: ({ body, res }) => createProject(deps.db, actorOf(res), body),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/projects',
+    summary: "List the projects of the caller's tenant, oldest first",
+    tags: ['projects'],
+    query: listQuery,
+    response: projectList,
+    handler: ({ query, res }) => listProjects(deps.db, actorOf(res), query),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/projects/{project_id}',
+    summary: 'Get a project',
+    tags: ['projects'],
+    params: projectParams,
+    response: projectSchema,
+    errors: [404],
+    handler: ({ params, res }) => getProject(deps.db, actorOf(res), params.project_id),
+  });
+  api.route({
+    method: 'patch',
+    path: '/api/v1/projects/{project_id}',
+    summary: 'Update a project',
+    tags: ['projects'],
+    params: projectParams,
+    body: updateProjectBody,
+    response: projectSchema,
+    errors: [404],
+    handler: ({ params, body, res }) => updateProject(deps.db, actorOf(res), params.project_id, body),
+  });
+  api.route({
+    method: 'delete',
+    path: '/api/v1/projects/{project_id}',
+    summary: 'Delete a project (soft)',
+    description: 'Refused (409) while the project has datasets: delete them first.',
+    tags: ['projects'],
+    params: projectParams,
+    status: 204,
+    errors: [404, 409],
+    handler: ({ params, res }) => archiveProject(deps.db, actorOf(res), params.project_id),
+  });
+}

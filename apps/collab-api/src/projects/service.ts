@@ -1,0 +1,76 @@
+import { ConflictError, NotFoundError } from '@repo/errors';
+import { type Actor, liveIn } from '../access/index.js';
+import type { Database, Transaction } from '../database.js';
+import type { Project } from '../generated/prisma/client.js';
+import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import type { ProjectResponse, UpdateProjectInput } from './schemas.js';
+
+export function toProjectResponse(project: Project): ProjectResponse {
+  return {
+    id: project.id,
+    tenant_id: project.tenantId,
+    name: project.name,
+    description: project.description,
+    created_at: iso(project.createdAt),
+    archived_at: isoOrNull(project.archivedAt),
+  };
+}
+
+export async function createProject(
+  db: Database,
+  actor: Actor,
+  input: { name: string; description?: string | null },
+): Promise<ProjectResponse> {
+  const project = await db.project.create({
+    data: { tenantId: actor.tenantId, name: input.name, description: input.description ?? null },
+  });
+  return toProjectResponse(project);
+}
+
+export async function listProjects(db: Database, actor: Actor, page: ListOptions): Promise<{ projects: ProjectResponse[] }> {
+  const projects = await db.project.findMany({
+    where: liveIn(actor),
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    skip: page.skip,
+    take: page.limit,
+  });
+  return { projects: projects.map(toProjectResponse) };
+}
+
+export async function getProject(db: Database, actor: Actor, projectId: string): Promise<ProjectResponse> {
+  return toProjectResponse(await findProject(db, actor, projectId));
+}
+
+export async function updateProject(
+  db: Database,
+  actor: Actor,
+  projectId: string,
+  input: UpdateProjectInput,
+): Promise<ProjectResponse> {
+  const project = await findProject(db, actor, projectId);
+  const updated = await db.project.update({
+    where: { id: project.id },
+    data: { name: input.name ?? undefined, description: input.description },
+  });
+  return toProjectResponse(updated);
+}
+
+/**
+ * Archives the project. Refused (409) while it has datasets: deleting them one by one keeps each
+ * warehouse deletion in the transaction of its own record.
+ */
+export async function archiveProject(db: Database, actor: Actor, projectId: string): Promise<void> {
+  const project = await findProject(db, actor, projectId);
+  const datasets = await db.dataset.count({ where: { projectId: project.id, ...liveIn(actor) } });
+  if (datasets > 0) {
+    throw new ConflictError(`The project still has ${datasets} dataset(s); delete them first`);
+  }
+  await db.project.update({ where: { id: project.id }, data: { archivedAt: new Date() } });
+}
+
+/** The live project of the actor's tenant, or 404. */
+export async function findProject(db: Database | Transaction, actor: Actor, projectId: string): Promise<Project> {
+  const project = await db.project.findFirst({ where: { id: projectId, ...liveIn(actor) } });
+  if (!project) throw new NotFoundError('Project not found');
+  return project;
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { paginationQuery } from '@repo/http';
+
+/** `skip` and `limit` of every list (default 0 and 100, `limit` at most 1000). */
+export const listQuery = z.object(paginationQuery({ defaultLimit: 100, maxLimit: 1000, offsetName: 'skip' }));
+
+export interface ListOptions {
+  skip: number;
+  limit: number;
+}
+
+/** Path parameters that carry record ids: UUIDs, 422 when malformed. */
+export function idParams<const K extends string>(...names: K[]) {
+  return z.object(Object.fromEntries(names.map((name) => [name, z.uuid()])) as Record<K, z.ZodUUID>);
+}
+
+// C0 and C1 control characters, DEL included: they have no place in a name and hide in logs and UIs.
+const CONTROL_CHARACTERS = /[\p{Cc}]/u;
+
+/** A name people type: trimmed, 1 to `max` characters, no control characters. */
+export function displayName(max = 200) {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((value) => !CONTROL_CHARACTERS.test(value), {
+      message: 'Must not contain control characters',
+      params: { type: 'string_pattern_mismatch' },
+    });
+}
+
+/** A free-text description; empty means none. */
+export const description = z
+  .string()
+  .max(4000)
+  .transform((value) => (value.trim() === '' ? null : value));
+
+/**
+ * One of `values`. Read as a string first, so that a missing value is reported like any other
+ * missing field (`missing`, "Field required"); zod's enum alone reports it as an invalid option.
+ */
+export function oneOf<const V extends readonly [string, ...string[]]>(values: V) {
+  return z
+    .string()
+    .pipe(z.enum(values))
+    .meta({ enum: [...values] });
+}
+
+export const email = z
+  .email()
+  .max(254)
+  .transform((value) => value.toLowerCase())
+  .meta({ description: 'Stored and compared lower-cased', example: 'ada@example.com' });
+
+export const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC timestamp' });
+
+/** `archived_at` of a record the API shows: always null, since archived records are not shown. */
+export const archivedAt = timestamp
+  .nullable()
+  .meta({ description: 'Set when the record is deleted; deleted records are never returned' });
+
+export function iso(date: Date): string {
+  return date.toISOString();
+}
+
+export function isoOrNull(date: Date | null): string | null {
+  return date ? date.toISOString() : null;
+}

@@ -1,0 +1,78 @@
+import type { Api } from '@repo/http';
+import { actorOf } from '../access/index.js';
+import type { Deps } from '../app.js';
+import { datasetParams } from '../datasets/schemas.js';
+import { listQuery } from '../shared/schemas.js';
+import { createTableBody, tableList, tableParams, tableSchema, updateTableBody } from './schemas.js';
+import { archiveTable, createTable, getTable, listDatasetTables, listTables, updateTable } from './service.js';
+
+const MIRRORED =
+  'Applied to the warehouse in the same step: if the warehouse fails, nothing changes and the answer is 502 with its reason.';
+
+export function tableRoutes(api: Api, deps: Deps): void {
+  api.route({
+    method: 'post',
+    path: '/api/v1/tables',
+    summary: "Create a table in a dataset of the caller's tenant",
+    description: `${MIRRORED} 404 when the dataset is not one of the caller's tenant; 409 when the dataset has a table of that name.`,
+    tags: ['tables'],
+    body: createTableBody,
+    status: 201,
+    response: tableSchema,
+    errors: [404, 409, 502],
+    handler: ({ body, res }) => createTable(deps, actorOf(res), body),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/tables',
+    summary: "List the tables of the caller's tenant, oldest first",
+    tags: ['tables'],
+    query: listQuery,
+    response: tableList,
+    handler: ({ query, res }) => listTables(deps.db, actorOf(res), query),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/datasets/{dataset_id}/tables',
+    summary: 'List the tables of a dataset, oldest first',
+    tags: ['tables'],
+    params: datasetParams,
+    query: listQuery,
+    response: tableList,
+    errors: [404],
+    handler: ({ params, query, res }) => listDatasetTables(deps.db, actorOf(res), params.dataset_id, query),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/tables/{table_id}',
+    summary: 'Get a table',
+    tags: ['tables'],
+    params: tableParams,
+    response: tableSchema,
+    errors: [404],
+    handler: ({ params, res }) => getTable(deps.db, actorOf(res), params.table_id),
+  });
+  api.route({
+    method: 'patch',
+    path: '/api/v1/tables/{table_id}',
+    summary: 'Update a table: rename it, change its columns or move it to another dataset',
+    description: `${MIRRORED} A change the table's rows cannot take answers 409 and says why.`,
+    tags: ['tables'],
+    params: tableParams,
+    body: updateTableBody,
+    response: tableSchema,
+    errors: [404, 409, 502],
+    handler: ({ params, body, res }) => updateTable(deps, actorOf(res), params.table_id, body),
+  });
+  api.route({
+    method: 'delete',
+    path: '/api/v1/tables/{table_id}',
+    summary: 'Delete a table (soft)',
+    description: `${MIRRORED} The warehouse table is dropped; the record and its import and export jobs are archived.`,
+    tags: ['tables'],
+    params: tableParams,
+    status: 204,
+    errors: [404, 502],
+    handler: ({ params, res }) => archiveTable(deps, actorOf(res), params.table_id),
+  });
+}

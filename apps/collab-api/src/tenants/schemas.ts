@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { archivedAt, displayName, idParams, timestamp } from '../shared/schemas.js';
+
+export const tenantSchema = z
+  .object({ id: z.uuid(), name: z.string(), created_at: timestamp, archived_at: archivedAt })
+  .meta({ id: 'Tenant' });
+
+export type TenantResponse = z.input<typeof tenantSchema>;
+
+export const tenantList = z.object({ tenants: z.array(tenantSchema) }).meta({ id: 'TenantList' });
+
+export const tenantParams = idParams('tenant_id');
+
+export const createTenantBody = z.strictObject({ name: displayName() });
+
+export const updateTenantBody = z.strictObject({
+  name: displayName().nullish().meta({ description: 'New name; absent or null keeps the current one' }),
+});

@@ -1,0 +1,107 @@
+import type { Api } from '@repo/http';
+import { actorOf, orgAdminOnly } from '../access/index.js';
+import type { Deps } from '../app.js';
+import { listQuery } from '../shared/schemas.js';
+import { createUserBody, roleBody, updateUserBody, userList, userParams, userSchema } from './schemas.js';
+import { archiveUser, changeRole, createUser, getUser, listUsers, updateUser } from './service.js';
+
+const NOT_ABOVE_OWN = 'Nobody may give a role above their own (403).';
+const LINKING = 'The user is linked to an identity the first time a token with this verified e-mail arrives.';
+
+export function userRoutes(api: Api, deps: Deps): void {
+  api.route({
+    method: 'get',
+    path: '/api/v1/users',
+    summary: "List the users of the caller's tenant, oldest first",
+    tags: ['users'],
+    query: listQuery,
+    response: userList,
+    handler: ({ query, res }) => listUsers(deps.db, actorOf(res), query),
+  });
+  api.route({
+    method: 'post',
+    path: '/api/v1/users',
+    summary: "Create a user in the caller's tenant",
+    description: `Open to every role. ${NOT_ABOVE_OWN} ${LINKING} E-mails are unique among a tenant's users (409).`,
+    tags: ['users'],
+    body: createUserBody,
+    status: 201,
+    response: userSchema,
+    errors: [403, 409],
+    handler: ({ body, res }) => createUser(deps.db, actorOf(res), body),
+  });
+  // Before /users/{user_id}, which would take `me` for an id.
+  api.route({
+    method: 'get',
+    path: '/api/v1/users/me',
+    summary: 'Get the calling user',
+    tags: ['users'],
+    response: userSchema,
+    handler: ({ res }) => {
+      const actor = actorOf(res);
+      return getUser(deps.db, actor, actor.userId);
+    },
+  });
+  api.route({
+    method: 'post',
+    path: '/api/v1/users/invite',
+    summary: "Invite a user to the caller's tenant",
+    description: `Org admins only (403 otherwise). ${LINKING} No invitation e-mail is sent: the invitee signs in through the identity provider.`,
+    tags: ['users'],
+    middleware: [orgAdminOnly],
+    body: createUserBody,
+    status: 201,
+    response: userSchema,
+    errors: [403, 409],
+    handler: ({ body, res }) => createUser(deps.db, actorOf(res), body),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/users/{user_id}',
+    summary: 'Get a user',
+    tags: ['users'],
+    params: userParams,
+    response: userSchema,
+    errors: [404],
+    handler: ({ params, res }) => getUser(deps.db, actorOf(res), params.user_id),
+  });
+  api.route({
+    method: 'put',
+    path: '/api/v1/users/{user_id}',
+    summary: 'Update a user',
+    description:
+      'Org admins may update any user of their tenant; other roles only themselves, and without changing their role (403). ' +
+      `${NOT_ABOVE_OWN} Org admins cannot change their own role (409).`,
+    tags: ['users'],
+    params: userParams,
+    body: updateUserBody,
+    response: userSchema,
+    errors: [403, 404, 409],
+    handler: ({ params, body, res }) => updateUser(deps.db, actorOf(res), params.user_id, body),
+  });
+  api.route({
+    method: 'delete',
+    path: '/api/v1/users/{user_id}',
+    summary: 'Delete a user (soft)',
+    description: 'Org admins only (403 otherwise). Users cannot delete themselves (409). A deleted user can no longer sign in.',
+    tags: ['users'],
+    middleware: [orgAdminOnly],
+    params: userParams,
+    status: 204,
+    errors: [403, 404, 409],
+    handler: ({ params, res }) => archiveUser(deps.db, actorOf(res), params.user_id),
+  });
+  api.route({
+    method: 'put',
+    path: '/api/v1/users/{user_id}/role',
+    summary: "Change a user's role",
+    description: `Org admins only (403 otherwise). Org admins cannot change their own role (409).`,
+    tags: ['users'],
+    middleware: [orgAdminOnly],
+    params: userParams,
+    body: roleBody,
+    response: userSchema,
+    errors: [403, 404, 409],
+    handler: ({ params, body, res }) => changeRole(deps.db, actorOf(res), params.user_id, body.role),
+  });
+}

@@ -1,0 +1,120 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { runToExit, startService } from '@repo/testing';
+import { USAGE } from '../src/cli/arguments.js';
+import { appRoot } from '../src/paths.js';
+import { as, createTestContext, TEST_SECRET, type TestContext } from './context.js';
+
+const cli = (args: string[], env: Record<string, string | undefined>) => runToExit('src/cli.ts', { cwd: appRoot, args, env });
+const bootstrapArgs = (sub: string) => [
+  'bootstrap',
+  '--tenant-name',
+  'Acme',
+  '--admin-email',
+  'Ada@Example.com',
+  '--admin-sub',
+  sub,
+];
+
+describe('cli with DATABASE_URL and COLLAB_JWT_SECRET', () => {
+  let ctx: TestContext;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    env = { DATABASE_URL: ctx.databaseUrl, COLLAB_JWT_SECRET: TEST_SECRET, DATA_DIR: ctx.dataDir };
+  });
+  afterAll(() => ctx.close());
+
+  it('bootstraps a tenant, mints a token for its admin, and the API accepts it', async () => {
+    const bootstrap = await cli(bootstrapArgs('idp|ada'), env);
+    expect(bootstrap.code).toBe(0);
+    expect(bootstrap.stdout).toMatch(/^\{"tenant_id": "[0-9a-f-]{36}", "user_id": "[0-9a-f-]{36}"\}\n$/);
+    const { tenant_id, user_id } = JSON.parse(bootstrap.stdout);
+
+    const minted = await cli(['token', '--sub', 'idp|ada', '--ttl', '120'], env);
+    expect(minted.code).toBe(0);
+    const token = minted.stdout.trim();
+    expect(minted.stdout).toBe(`${token}\n`);
+
+    const admin = as(ctx.app, token);
+    expect((await admin.get('/api/v1/users/me')).body).toMatchObject({
+      id: user_id,
+      tenant_id,
+      email: 'ada@example.com',
+      role: 'Org admin',
+      identity_provider_id: 'idp|ada',
+    });
+    expect((await admin.get(`/api/v1/tenants/${tenant_id}`)).body).toMatchObject({ id: tenant_id, name: 'Acme' });
+  });
+
+  it('mints platform-operator tokens with an e-mail', async () => {
+    const minted = await cli(['token', '--sub', 'idp|operator', '--platform-admin', '--email', 'ops@example.com'], env);
+    const [, payload] = minted.stdout.trim().split('.');
+    expect(JSON.parse(Buffer.from(payload!, 'base64url').toString())).toMatchObject({
+      sub: 'idp|operator',
+      platform_admin: true,
+      email: 'ops@example.com',
+      email_verified: true,
+    });
+    expect((await as(ctx.app, minted.stdout.trim()).get('/api/v1/tenants')).status).toBe(200);
+  });
+
+  it('refuses to link an identity that already has a user (exit 1)', async () => {
+    await cli(bootstrapArgs('idp|twice'), env);
+    const again = await cli(bootstrapArgs('idp|twice'), env);
+    expect({ code: again.code, stdout: again.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(again.stderr).toContain('The identity idp|twice is already linked to a user\n');
+  });
+
+  it('refuses to mint tokens when tokens come from an identity provider (exit 1)', async () => {
+    const result = await cli(['token', '--sub', 'x'], {
+      ...env,
+      COLLAB_JWT_SECRET: undefined,
+      COLLAB_JWKS_URL: 'https://idp.example.com/jwks.json',
+    });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        "cli token mints HS256 tokens for local use, but COLLAB_JWKS_URL is set: this service accepts only the identity provider's tokens.\n",
+    });
+  });
+
+  it.each([
+    [[], 'no command given'],
+    [['token', '--sub', 's', '--ttl', 'soon'], '--ttl must be a whole number of seconds'],
+  ])('answers %j with a usage message and exit code 2', async (args, message) => {
+    const result = await cli(args, env);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`${message}\n${USAGE}\n`);
+  });
+});
+
+describe('cli on the embedded database, with no configuration', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'collab-cli-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('bootstraps and mints a token that the server started on the same data folder accepts', async () => {
+    const env = { DATA_DIR: dataDir, DATABASE_URL: undefined, COLLAB_JWT_SECRET: undefined, COLLAB_JWKS_URL: undefined };
+    const bootstrap = await cli(bootstrapArgs('idp|local'), env);
+    expect(bootstrap.code).toBe(0);
+    const { user_id } = JSON.parse(bootstrap.stdout);
+    const token = (await cli(['token', '--sub', 'idp|local'], env)).stdout.trim();
+
+    const server = await startService('src/server.ts', { cwd: appRoot, env: { ...env, PORT: '0' } });
+    try {
+      expect(server.logs).toContainEqual(
+        expect.objectContaining({ level: 'warn', secretFile: path.join(dataDir, 'jwt-secret') }),
+      );
+      const me = await fetch(`${server.url}/api/v1/users/me`, { headers: { Authorization: `Bearer ${token}` } });
+      expect({ status: me.status, id: ((await me.json()) as { id: string }).id }).toEqual({ status: 200, id: user_id });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, 90_000);
+});

@@ -1,0 +1,228 @@
+/**
+ * Tenant isolation, route by route: tenant A's users of every role call every /api/v1 operation
+ * with tenant B's ids and get 404 (403 where the operation is a matter of role, whatever the
+ * id), no list ever shows B's records, and B's records are unchanged afterwards. The route table
+ * must cover every operation of the OpenAPI document, so a new route cannot be forgotten here.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Response } from 'supertest';
+import { as, createTestContext, type TestContext } from './context.js';
+import { type Member, seedTenant, type TenantFixture } from './fixtures.js';
+import { openWarehouseCatalog } from './warehouse-catalog.js';
+
+let ctx: TestContext;
+let a: TenantFixture;
+let b: TenantFixture;
+/** Records of tenant B, and of tenant A for the calls that combine A's record with B's. */
+let foreign: Records;
+let own: Records;
+
+interface Records {
+  projectId: string;
+  datasetId: string;
+  tableId: string;
+  importJobId: string;
+  exportJobId: string;
+}
+
+async function createRecords(member: Member): Promise<Records> {
+  const client = as(ctx.app, member.token);
+  const post = async (path: string, body: object) => (await client.post(path, body).expect(201)).body.id as string;
+  const projectId = await post('/api/v1/projects', { name: 'Shared name' });
+  const datasetId = await post('/api/v1/datasets', { name: 'Shared name', project_id: projectId });
+  const tableId = await post('/api/v1/tables', {
+    name: 'Shared name',
+    schema: [{ name: 'id', type: 'INT64' }],
+    dataset_id: datasetId,
+  });
+  return {
+    projectId,
+    datasetId,
+    tableId,
+    importJobId: await post('/api/v1/import-jobs', { status: 'queued', table_id: tableId }),
+    exportJobId: await post('/api/v1/export-jobs', { status: 'queued', table_id: tableId }),
+  };
+}
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  a = await seedTenant(ctx, 'Tenant A');
+  b = await seedTenant(ctx, 'Tenant B');
+  own = await createRecords(a.admin);
+  foreign = await createRecords(b.admin);
+});
+afterAll(() => ctx.close());
+
+type Role = 'admin' | 'editor' | 'user';
+const ROLES: Role[] = ['admin', 'editor', 'user'];
+type Client = ReturnType<typeof as>;
+
+/** What an operation does when A's users call it with B's ids. */
+type Case =
+  /** Calls that name B's records: the status each role gets. */
+  | { kind: 'foreign'; calls: ((client: Client) => Promise<Response>)[]; status: Record<Role, 403 | 404> }
+  /** Lists: B's records never appear under `key`. */
+  | { kind: 'list'; path: () => string; key: string }
+  /** Calls that name no record: they act in A's tenant only (or are refused by role). */
+  | { kind: 'own'; call: (client: Client) => Promise<Response>; status: Record<Role, 200 | 201 | 403> };
+
+const everyone = <S extends number>(status: S) => ({ admin: status, editor: status, user: status });
+const adminOnly = { admin: 404, editor: 403, user: 403 } as const;
+const foreignCall = (...calls: ((client: Client) => Promise<Response>)[]) => ({
+  kind: 'foreign' as const,
+  calls,
+  status: everyone(404),
+});
+const table = [{ name: 'id', type: 'INT64' }];
+
+const CASES: Record<string, Case> = {
+  'POST /api/v1/tenants': { kind: 'own', call: (c) => c.post('/api/v1/tenants', { name: 'Mine' }), status: everyone(403) },
+  'GET /api/v1/tenants': { kind: 'own', call: (c) => c.get('/api/v1/tenants'), status: everyone(403) },
+  'GET /api/v1/tenants/{tenant_id}': foreignCall((c) => c.get(`/api/v1/tenants/${b.id}`)),
+  'PATCH /api/v1/tenants/{tenant_id}': foreignCall((c) => c.patch(`/api/v1/tenants/${b.id}`, { name: 'Taken over' })),
+  'DELETE /api/v1/tenants/{tenant_id}': {
+    kind: 'foreign',
+    calls: [(c) => c.delete(`/api/v1/tenants/${b.id}`)],
+    status: everyone(403),
+  },
+
+  'GET /api/v1/users': { kind: 'list', path: () => '/api/v1/users', key: 'users' },
+  'POST /api/v1/users': {
+    kind: 'own',
+    call: (c) => c.post('/api/v1/users', { email: `${randomUUID()}@b.test`, name: 'New' }),
+    status: { admin: 201, editor: 201, user: 201 },
+  },
+  'GET /api/v1/users/me': { kind: 'own', call: (c) => c.get('/api/v1/users/me'), status: { admin: 200, editor: 200, user: 200 } },
+  'POST /api/v1/users/invite': {
+    kind: 'own',
+    call: (c) => c.post('/api/v1/users/invite', { email: `${randomUUID()}@b.test`, name: 'Invited' }),
+    status: { admin: 201, editor: 403, user: 403 },
+  },
+  'GET /api/v1/users/{user_id}': foreignCall((c) => c.get(`/api/v1/users/${b.user.id}`)),
+  'PUT /api/v1/users/{user_id}': foreignCall((c) =>
+    c.put(`/api/v1/users/${b.user.id}`, { email: b.user.email, name: 'Hijacked' }),
+  ),
+  'DELETE /api/v1/users/{user_id}': {
+    kind: 'foreign',
+    calls: [(c) => c.delete(`/api/v1/users/${b.user.id}`)],
+    status: adminOnly,
+  },
+  'PUT /api/v1/users/{user_id}/role': {
+    kind: 'foreign',
+    calls: [(c) => c.put(`/api/v1/users/${b.admin.id}/role`, { role: 'Dataset user' })],
+    status: adminOnly,
+  },
+
+  'POST /api/v1/projects': {
+    kind: 'own',
+    call: (c) => c.post('/api/v1/projects', { name: 'Mine' }),
+    status: { admin: 201, editor: 201, user: 201 },
+  },
+  'GET /api/v1/projects': { kind: 'list', path: () => '/api/v1/projects', key: 'projects' },
+  'GET /api/v1/projects/{project_id}': foreignCall((c) => c.get(`/api/v1/projects/${foreign.projectId}`)),
+  'PATCH /api/v1/projects/{project_id}': foreignCall((c) => c.patch(`/api/v1/projects/${foreign.projectId}`, { name: 'x' })),
+  'DELETE /api/v1/projects/{project_id}': foreignCall((c) => c.delete(`/api/v1/projects/${foreign.projectId}`)),
+
+  'POST /api/v1/datasets': foreignCall((c) => c.post('/api/v1/datasets', { name: 'Planted', project_id: foreign.projectId })),
+  'GET /api/v1/datasets': { kind: 'list', path: () => '/api/v1/datasets', key: 'datasets' },
+  'GET /api/v1/projects/{project_id}/datasets': foreignCall((c) => c.get(`/api/v1/projects/${foreign.projectId}/datasets`)),
+  'GET /api/v1/datasets/{dataset_id}': foreignCall((c) => c.get(`/api/v1/datasets/${foreign.datasetId}`)),
+  'PATCH /api/v1/datasets/{dataset_id}': foreignCall(
+    (c) => c.patch(`/api/v1/datasets/${foreign.datasetId}`, { name: 'x' }),
+    (c) => c.patch(`/api/v1/datasets/${own.datasetId}`, { project_id: foreign.projectId }),
+  ),
+  'DELETE /api/v1/datasets/{dataset_id}': foreignCall((c) => c.delete(`/api/v1/datasets/${foreign.datasetId}`)),
+
+  'POST /api/v1/tables': foreignCall((c) =>
+    c.post('/api/v1/tables', { name: 'Planted', schema: table, dataset_id: foreign.datasetId }),
+  ),
+  'GET /api/v1/tables': { kind: 'list', path: () => '/api/v1/tables', key: 'tables' },
+  'GET /api/v1/datasets/{dataset_id}/tables': foreignCall((c) => c.get(`/api/v1/datasets/${foreign.datasetId}/tables`)),
+  'GET /api/v1/tables/{table_id}': foreignCall((c) => c.get(`/api/v1/tables/${foreign.tableId}`)),
+  'PATCH /api/v1/tables/{table_id}': foreignCall(
+    (c) => c.patch(`/api/v1/tables/${foreign.tableId}`, { schema: [{ name: 'other', type: 'STRING' }] }),
+    (c) => c.patch(`/api/v1/tables/${foreign.tableId}`, { name: 'x' }),
+    (c) => c.patch(`/api/v1/tables/${own.tableId}`, { dataset_id: foreign.datasetId }),
+  ),
+  'DELETE /api/v1/tables/{table_id}': foreignCall((c) => c.delete(`/api/v1/tables/${foreign.tableId}`)),
+
+  'POST /api/v1/import-jobs': foreignCall((c) => c.post('/api/v1/import-jobs', { status: 'x', table_id: foreign.tableId })),
+  'GET /api/v1/import-jobs': { kind: 'list', path: () => '/api/v1/import-jobs', key: 'import_jobs' },
+  'GET /api/v1/import-jobs/{job_id}': foreignCall((c) => c.get(`/api/v1/import-jobs/${foreign.importJobId}`)),
+  'GET /api/v1/tables/{table_id}/import-jobs': foreignCall((c) => c.get(`/api/v1/tables/${foreign.tableId}/import-jobs`)),
+  'POST /api/v1/export-jobs': foreignCall((c) => c.post('/api/v1/export-jobs', { status: 'x', table_id: foreign.tableId })),
+  'GET /api/v1/export-jobs': { kind: 'list', path: () => '/api/v1/export-jobs', key: 'export_jobs' },
+  'GET /api/v1/export-jobs/{job_id}': foreignCall((c) => c.get(`/api/v1/export-jobs/${foreign.exportJobId}`)),
+  'GET /api/v1/tables/{table_id}/export-jobs': foreignCall((c) => c.get(`/api/v1/tables/${foreign.tableId}/export-jobs`)),
+};
+
+it('covers every /api/v1 operation of the OpenAPI document', async () => {
+  const { paths } = (await as(ctx.app, a.user.token).get('/openapi.json')).body as { paths: Record<string, object> };
+  const operations = Object.entries(paths)
+    .filter(([path]) => path.startsWith('/api/v1/'))
+    .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+  expect(operations.sort()).toEqual(Object.keys(CASES).sort());
+});
+
+const memberOf = (tenant: TenantFixture, role: Role) => tenant[role];
+
+describe.each(ROLES)("tenant A's %s", (role) => {
+  const client = () => as(ctx.app, memberOf(a, role).token);
+
+  it.each(Object.entries(CASES).filter(([, c]) => c.kind === 'foreign'))(
+    'gets 403 or 404 from %s with B ids',
+    async (_name, c) => {
+      if (c.kind !== 'foreign') return;
+      for (const call of c.calls) {
+        const res = await call(client());
+        expect({ status: res.status, body: res.body }).toEqual({ status: c.status[role], body: { detail: expect.any(String) } });
+      }
+    },
+  );
+
+  it.each(Object.entries(CASES).filter(([, c]) => c.kind === 'list'))('never sees B records in %s', async (_name, c) => {
+    if (c.kind !== 'list') return;
+    const res = await client().get(`${c.path()}?limit=1000`);
+    expect(res.status).toBe(200);
+    const items = res.body[c.key] as { id: string; tenant_id: string }[];
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.filter((item) => item.tenant_id !== a.id)).toEqual([]);
+  });
+
+  it.each(Object.entries(CASES).filter(([, c]) => c.kind === 'own'))(
+    'acts in its own tenant only through %s',
+    async (_name, c) => {
+      if (c.kind !== 'own') return;
+      const res = await c.call(client());
+      expect(res.status).toBe(c.status[role]);
+      if (res.status !== 403 && res.body.tenant_id !== undefined) expect(res.body.tenant_id).toBe(a.id);
+    },
+  );
+});
+
+it("leaves B's records exactly as they were", async () => {
+  const client = as(ctx.app, b.admin.token);
+  const get = async (path: string) => (await client.get(path).expect(200)).body;
+  expect(await get(`/api/v1/tenants/${b.id}`)).toMatchObject({ name: 'Tenant B', archived_at: null });
+  expect(await get(`/api/v1/users/${b.user.id}`)).toMatchObject({ name: 'user', role: 'Dataset user' });
+  expect(await get(`/api/v1/users/${b.admin.id}`)).toMatchObject({ role: 'Org admin' });
+  for (const path of [`projects/${foreign.projectId}`, `datasets/${foreign.datasetId}`, `tables/${foreign.tableId}`]) {
+    expect(await get(`/api/v1/${path}`)).toMatchObject({ name: 'Shared name', archived_at: null });
+  }
+  expect((await get(`/api/v1/tables/${foreign.tableId}`)).schema).toEqual([
+    { name: 'id', type: 'INT64', mode: 'NULLABLE', private: false },
+  ]);
+  expect((await get(`/api/v1/projects/${foreign.projectId}/datasets`)).datasets).toHaveLength(1);
+  expect((await get(`/api/v1/datasets/${foreign.datasetId}/tables`)).tables).toHaveLength(1);
+  expect((await get(`/api/v1/tables/${foreign.tableId}/import-jobs`)).import_jobs).toHaveLength(1);
+  expect((await get(`/api/v1/tables/${foreign.tableId}/export-jobs`)).export_jobs).toHaveLength(1);
+  expect((await get(`/api/v1/datasets/${foreign.datasetId}`)).project_id).toBe(foreign.projectId);
+  expect(await ctx.db.user.count({ where: { tenantId: b.id } })).toBe(3);
+  const catalog = await openWarehouseCatalog(ctx.dataDir);
+  try {
+    expect(await catalog.tablesOf(foreign.datasetId)).toEqual([`t_${foreign.tableId.replaceAll('-', '_')}`]);
+    expect(await catalog.columnsOf(foreign.datasetId, foreign.tableId)).toEqual([{ name: 'id', type: 'BIGINT', nullable: true }]);
+  } finally {
+    catalog.close();
+  }
+});
