@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { parse } from 'yaml';
+import { z } from 'zod';
 import { loadConfig } from '@repo/config';
 import { readDockerfile } from './dockerfile.js';
 import {
@@ -25,7 +26,9 @@ import { repoRoot, services, type ServiceUnderTest } from './services.js';
 
 // Credentials: they may come from a Secret only, never from a ConfigMap or a literal value.
 const SECRET_NAME = /SECRET|TOKEN|PASSWORD|KEY|CREDENTIAL/;
-const isSecretSetting = (name: string) => SECRET_NAME.test(name) || name === 'DATABASE_URL' || name === 'REDIS_URL';
+// Connection strings that can carry a password are secrets too.
+const CREDENTIAL_URLS = new Set(['DATABASE_URL', 'REDIS_URL', 'SMTP_URL']);
+const isSecretSetting = (name: string) => SECRET_NAME.test(name) || CREDENTIAL_URLS.has(name);
 
 const k8sDir = (service: string, ...parts: string[]) => path.join(repoRoot, 'infra', 'k8s', service, ...parts);
 const dockerfilePath = (image: string) => path.join(repoRoot, 'infra', 'docker', `${image}.Dockerfile`);
@@ -99,7 +102,7 @@ function quantity(value: string): number {
 type Settings = { PORT: number; HOST: string; SHUTDOWN_TIMEOUT_MS: number; DATA_DIR?: string };
 
 describe.each(services)('$name', (service) => {
-  const { PORT: defaultPort } = loadConfig(service.configSchema.pick({ PORT: true }), {});
+  const { PORT: defaultPort } = loadConfig(z.object({ PORT: service.configSchema.shape.PORT }), {});
   const schemaKeys = Object.keys(service.configSchema.shape).sort();
   const secretExample = readSecretExample(service.name);
 
