@@ -15,15 +15,28 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-const SYLLABLES = ['ka', 'lo', 'mi', 're', 'su', 'ta', 'ne', 'vo', 'pi', 'da', 'ru', 'se', 'ko', 'ma', 'li', 'fe', 'zo', 'be'];
+// English letter frequencies (per mille), so that letter trigrams are as varied and as skewed as
+// in real mail; a trigram index's selectivity depends on exactly that.
+const LETTERS = 'etaoinshrdlcumwfgypbvkjxqz';
+const FREQUENCIES = [127, 91, 82, 75, 70, 67, 63, 61, 60, 43, 40, 28, 28, 24, 24, 22, 20, 20, 19, 15, 10, 8, 2, 2, 1, 1];
+const TOTAL = FREQUENCIES.reduce((sum, f) => sum + f, 0);
 
-/** 20,000 distinct pseudo-words, most frequent first. */
+function letter(random: () => number): string {
+  let pick = random() * TOTAL;
+  for (const [i, frequency] of FREQUENCIES.entries()) {
+    pick -= frequency;
+    if (pick < 0) return LETTERS[i]!;
+  }
+  return 'e';
+}
+
+/** 20,000 distinct pseudo-words of 3 to 10 letters, most frequent first. */
 export const VOCABULARY: string[] = (() => {
   const random = seededRandom(7);
   const words = new Set<string>();
   while (words.size < 20_000) {
-    const length = 2 + Math.floor(random() * 3);
-    words.add(Array.from({ length }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(''));
+    const length = 3 + Math.floor(random() * random() * 8);
+    words.add(Array.from({ length }, () => letter(random)).join(''));
   }
   return [...words];
 })();

@@ -42,8 +42,11 @@ await client.query('INSERT INTO inboxes (id, name, email_address) SELECT * FROM 
   inboxes.map((inbox) => inbox.address),
 ]);
 
-// Building the trigram index once at the end is much faster than maintaining it row by row.
-await client.query('DROP INDEX IF EXISTS messages_search_text_trgm_idx');
+// Building the search index once at the end is much faster than maintaining it row by row.
+const {
+  rows: [searchIndex],
+} = await client.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'message_search_text_idx'");
+await client.query('DROP INDEX message_search_text_idx');
 
 type Column = unknown[];
 const batch = { messages: [] as Column[], threads: [] as Column[], attachments: [] as Column[] };
@@ -67,13 +70,18 @@ async function flush() {
   await client.query(
     `INSERT INTO messages (id, thread_id, inbox_id, direction, provider_message_id, subject, from_address, to_addresses, cc_addresses,
                            bcc_addresses, reply_to_addresses, text, html, content_clean, preview, size, in_reply_to, "references",
-                           timestamp, created_at, search_text)
+                           timestamp, created_at)
      SELECT id, thread, inbox, direction::"MessageDirection", mid, subject, sender, ARRAY[recipient], '{}', '{}', '{}', text, html, clean,
-            preview, size, reply_to, refs, ts, ts, search
+            preview, size, reply_to, refs, ts, ts
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
-                   $11::text[], $12::text[], $13::int[], $14::text[], $15::text[], $16::timestamptz[], $17::text[])
-         AS m(id, thread, inbox, direction, mid, subject, sender, recipient, text, html, clean, preview, size, reply_to, refs, ts, search)`,
-    m,
+                   $11::text[], $12::text[], $13::int[], $14::text[], $15::text[], $16::timestamptz[])
+         AS m(id, thread, inbox, direction, mid, subject, sender, recipient, text, html, clean, preview, size, reply_to, refs, ts)`,
+    m.slice(0, 16),
+  );
+  await client.query(
+    `INSERT INTO message_search (message_id, thread_id, inbox_id, created_at, search_text)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::timestamptz[], $5::text[])`,
+    [m[0], m[1], m[2], m[15], m[16]],
   );
   await client.query(
     `INSERT INTO attachments (id, message_id, inbox_id, thread_id, filename, content_type, size, storage_backend, storage_key, content_hash)
@@ -159,8 +167,8 @@ bar.finish();
 const seedSeconds = (Date.now() - seedStarted) / 1000;
 
 const indexStarted = Date.now();
-process.stderr.write('building the trigram index... ');
-await client.query('CREATE INDEX messages_search_text_trgm_idx ON messages USING GIN (search_text gin_trgm_ops)');
+process.stderr.write('building the search index... ');
+await client.query(searchIndex!.indexdef);
 const indexSeconds = (Date.now() - indexStarted) / 1000;
 await client.query('ANALYZE');
 process.stderr.write(`${indexSeconds.toFixed(0)}s\n`);
@@ -168,7 +176,7 @@ process.stderr.write(`${indexSeconds.toFixed(0)}s\n`);
 const {
   rows: [sizes],
 } = await client.query<{ table: string; index: string }>(
-  `SELECT pg_size_pretty(pg_total_relation_size('messages')) AS table, pg_size_pretty(pg_relation_size('messages_search_text_trgm_idx')) AS index`,
+  `SELECT pg_size_pretty(pg_total_relation_size('messages')) AS table, pg_size_pretty(pg_relation_size('message_search_text_idx')) AS index`,
 );
 console.log(
   JSON.stringify({
@@ -177,7 +185,7 @@ console.log(
     seedSeconds,
     indexSeconds,
     messagesTotalSize: sizes!.table,
-    trigramIndexSize: sizes!.index,
+    searchIndexSize: sizes!.index,
   }),
 );
 await client.end();

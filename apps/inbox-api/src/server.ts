@@ -17,7 +17,7 @@ const connection = await connectDatabase({
   migrationsDir,
   migrateOnStart: config.MIGRATE_ON_START,
   poolSize: config.DB_POOL_SIZE,
-  extensions: ['pg_trgm'],
+  extensions: ['pg_trgm', 'btree_gin'],
   logger,
 });
 const db = createDatabaseClient(connection.url, connection.poolSize);

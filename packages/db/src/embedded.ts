@@ -1,10 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, type Extensions } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 /** Extensions an app may ask the embedded database for (each must be bundled with PGlite). */
-const EXTENSIONS = { pg_trgm } satisfies Extensions;
+const EXTENSIONS = { btree_gin, pg_trgm } satisfies Extensions;
 export type EmbeddedExtension = keyof typeof EXTENSIONS;
 
 export interface EmbeddedPostgres {

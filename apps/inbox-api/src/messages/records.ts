@@ -88,12 +88,19 @@ export async function recordMessage(
       references: input.references,
       timestamp: input.timestamp,
       createdAt: now,
-      searchText: searchTextOf({
-        subject: input.subject,
-        fromAddress: input.from,
-        text: input.text,
-        attachmentFilenames: input.attachments.map((attachment) => attachment.filename),
-      }),
+      search: {
+        create: {
+          inboxId: input.inboxId,
+          threadId,
+          createdAt: now,
+          searchText: searchTextOf({
+            subject: input.subject,
+            fromAddress: input.from,
+            text: input.text,
+            attachmentFilenames: input.attachments.map((attachment) => attachment.filename),
+          }),
+        },
+      },
     },
   });
   const attachments = await Promise.all(
