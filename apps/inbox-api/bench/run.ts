@@ -62,7 +62,12 @@ if (!migrationIndex) throw new Error('message_search_text_idx is missing: seed t
 // Searched words: of five letters or more (what people look for) at three frequencies, and as a
 // worst case the third most frequent token, three letters long, in most messages.
 const longWords = VOCABULARY.filter((word) => word.length >= 5);
-const words = { common: longWords[0]!, medium: longWords[40]!, rare: longWords[1500]!, 'short, in most messages': VOCABULARY[2]! };
+const words = {
+  common: longWords[0]!,
+  medium: longWords[40]!,
+  rare: longWords[1500]!,
+  'short, in most messages': VOCABULARY[2]!,
+};
 const matchesPerInbox: Record<string, number> = {};
 for (const [kind, word] of Object.entries(words)) {
   const { rows } = await db.query<{ n: number }>(

@@ -27,7 +27,12 @@ export function loadConfig<S extends z.ZodType<object>>(schema: S, env: Env = pr
 function describe(issue: z.core.$ZodIssue, env: Env): string {
   const variable = String(issue.path[0] ?? 'configuration');
   const raw = env[variable];
-  const got = raw === undefined ? '' : SECRET_NAME.test(variable) ? ' (value hidden)' : ` (got ${JSON.stringify(truncate(withoutPassword(raw)))})`;
+  const got =
+    raw === undefined
+      ? ''
+      : SECRET_NAME.test(variable)
+        ? ' (value hidden)'
+        : ` (got ${JSON.stringify(truncate(withoutPassword(raw)))})`;
   return `${variable} ${issue.message}${got}`;
 }
 

@@ -42,6 +42,4 @@ export const inboxErrorBody = z
   .meta({ id: 'Error' });
 
 /** The collab error body (FastAPI's), for API documentation. */
-export const collabErrorBody = z
-  .object({ detail: z.union([z.string(), z.array(validationIssue)]) })
-  .meta({ id: 'HTTPError' });
+export const collabErrorBody = z.object({ detail: z.union([z.string(), z.array(validationIssue)]) }).meta({ id: 'HTTPError' });

@@ -58,7 +58,9 @@ describe('parseInput', () => {
 
   it('reports enum mismatches, and a missing enum field as missing', () => {
     expect(issuesOf(z.object({ role: z.enum(['a', 'b']) }), 'body', { role: 'c' })[0]?.type).toBe('enum');
-    expect(issuesOf(z.object({ role: z.enum(['a', 'b']) }), 'body', {})).toEqual([{ loc: ['body', 'role'], msg: 'Field required', type: 'missing' }]);
+    expect(issuesOf(z.object({ role: z.enum(['a', 'b']) }), 'body', {})).toEqual([
+      { loc: ['body', 'role'], msg: 'Field required', type: 'missing' },
+    ]);
   });
 
   it('summarises the first issue in the message', () => {

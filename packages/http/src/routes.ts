@@ -134,7 +134,9 @@ function documentRoute(
 ): RouteConfig {
   const { errorBody, validationStatus } = options;
   const takesInput = Boolean(definition.params || definition.query || definition.body);
-  const errorStatuses = [...new Set([...(takesInput ? [validationStatus] : []), ...(definition.errors ?? [])])].sort((a, b) => a - b);
+  const errorStatuses = [...new Set([...(takesInput ? [validationStatus] : []), ...(definition.errors ?? [])])].sort(
+    (a, b) => a - b,
+  );
   return {
     method: definition.method,
     path: definition.path,

@@ -20,7 +20,11 @@ export function describeApiProcess(name: string, options: { appRoot: string; ent
     it('starts on an embedded database when DATABASE_URL is unset, serves, and stops cleanly on SIGTERM', async () => {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), `${name}-data-`));
       try {
-        const service = await startService(entry, { cwd, env: { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: undefined }, timeoutMs: 90_000 });
+        const service = await startService(entry, {
+          cwd,
+          env: { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: undefined },
+          timeoutMs: 90_000,
+        });
         expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: 'ok' });
         expect(await (await fetch(`${service.url}/ready`)).json()).toEqual({ status: 'ready' });
         expect(service.logs.some((line) => line.msg === 'applied migration')).toBe(true);
