@@ -71,7 +71,7 @@ function readKustomization(dir: string): Kustomization {
 
 function refuseUnknown(where: string, value: object, known: string[]): void {
   const unknown = Object.keys(value).filter((key) => !known.includes(key));
-  if (unknown.length > 0) throw new Error(`${where}: ${unknown.join(', ')} not implemented by this loader`);
+  if (unknown.length > 0) throw new Error(`${where}: ${unknown.join(', ')} not supported by this loader`);
 }
 
 function readManifests(file: string): Manifest[] {
@@ -98,7 +98,7 @@ function generateConfigMap(manifests: Manifest[], generator: ConfigMapGenerator,
       Object.assign(existing.data, data);
       return manifests;
     default:
-      throw new Error(`configMapGenerator behavior ${String(generator.behavior)} not implemented by this loader`);
+      throw new Error(`configMapGenerator behavior ${String(generator.behavior)} not supported by this loader`);
   }
 }
 
@@ -122,7 +122,7 @@ function applyPatch(manifests: Manifest[], patch: Patch): void {
   if (targets.length === 0) throw new Error(`patch target ${patch.target.kind}/${patch.target.name} matches nothing`);
   const operations = parse(patch.patch) as { op: string; path: string; value: unknown }[];
   for (const operation of operations) {
-    if (operation.op !== 'replace') throw new Error(`patch op ${operation.op} not implemented by this loader`);
+    if (operation.op !== 'replace') throw new Error(`patch op ${operation.op} not supported by this loader`);
     for (const target of targets) replaceAt(target, operation.path, operation.value);
   }
 }

@@ -1,22 +1,14 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, documentSettings, loadConfig, renderSettingsTable } from '@repo/config';
+import { configProblems, documentSettings, loadConfig, renderSettingsTable } from '@repo/config';
 import { readmeSection } from '@repo/testing';
 import { configSchema } from '../src/config.js';
 import { localSecretFile, resolveAuthSettings } from '../src/local-secret.js';
 
 const DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/collab';
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(configSchema, env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+const problemsOf = (env: Record<string, string>) => configProblems(configSchema, env);
 
 describe('configuration', () => {
   it('is documented in README.md, variable by variable (regenerate with `pnpm docs:config`)', async () => {

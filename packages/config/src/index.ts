@@ -1,4 +1,4 @@
-export { ConfigError, loadConfig, loadConfigOrExit } from './load.js';
+export { ConfigError, configProblems, loadConfig, loadConfigOrExit } from './load.js';
 export * as setting from './settings.js';
 export { httpSettings, LOG_LEVELS, storageSettings } from './service.js';
 export { documentSettings, renderSettingsTable, type SettingDoc } from './document.js';

@@ -45,6 +45,17 @@ function truncate(value: string): string {
   return value.length > 60 ? `${value.slice(0, 57)}...` : value;
 }
 
+/** One line per bad variable of a configuration; none when it is valid. */
+export function configProblems<S extends z.ZodType<object>>(schema: S, env: Env): string[] {
+  try {
+    loadConfig(schema, env);
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+}
+
 /**
  * For a service's entry point: returns the configuration, or prints one line per bad
  * variable and stops the process.

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { z } from 'zod';
-import { ConfigError, documentSettings, httpSettings, loadConfig, setting, storageSettings } from '../src/index.js';
+import { configProblems, documentSettings, httpSettings, loadConfig, setting, storageSettings } from '../src/index.js';
 
 const schema = z.object({
   ...httpSettings({ port: 8000 }),
@@ -10,15 +10,7 @@ const schema = z.object({
   SIGNING_SECRET: setting.string(),
 });
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(schema, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: Record<string, string>) => configProblems(schema, env);
 
 describe('loadConfig', () => {
   it('applies defaults and parses values', () => {

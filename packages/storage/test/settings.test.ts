@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, documentSettings, loadConfig } from '@repo/config';
+import { configProblems, documentSettings, loadConfig } from '@repo/config';
 import {
   checkStorageBackendSettings,
   createObjectStorage,
@@ -20,15 +20,7 @@ const KEY_JSON = JSON.stringify({
   private_key: privateKey,
 });
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(schema, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: Record<string, string>) => configProblems(schema, env);
 
 describe('storage backend settings', () => {
   it('default to local storage', () => {

@@ -1,19 +1,11 @@
-import { ConfigError, documentSettings, loadConfig } from '@repo/config';
+import { configProblems, documentSettings, loadConfig } from '@repo/config';
 import { z } from 'zod';
 import { authSettings, checkAuthSettings } from '../../src/auth/settings.js';
 
 const schema = z.object(authSettings()).superRefine(checkAuthSettings);
 const SECRET = 'a-shared-secret-of-32-characters';
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(schema, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: Record<string, string>) => configProblems(schema, env);
 
 describe('auth settings', () => {
   it('read a secret configuration with its defaults', () => {

@@ -1,18 +1,10 @@
-import { ConfigError, documentSettings, loadConfig } from '@repo/config';
+import { configProblems, documentSettings, loadConfig } from '@repo/config';
 import { z } from 'zod';
 import { checkWarehouseSettings, warehouseSettings } from '../../src/adapters/warehouse/settings.js';
 
 const schema = z.object(warehouseSettings()).superRefine(checkWarehouseSettings);
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(schema, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: Record<string, string>) => configProblems(schema, env);
 
 describe('warehouse settings', () => {
   it('default to DuckDB', () => {

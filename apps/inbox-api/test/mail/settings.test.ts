@@ -1,19 +1,11 @@
 import { z } from 'zod';
-import { ConfigError, documentSettings, loadConfig } from '@repo/config';
+import { configProblems, documentSettings, loadConfig } from '@repo/config';
 import { checkMailSettings, createMailTransport, mailSettings, type OutboundMail } from '../../src/adapters/mail/index.js';
 import { replyMail } from './helpers.js';
 
 const schema = z.object(mailSettings()).superRefine(checkMailSettings);
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(schema, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: Record<string, string>) => configProblems(schema, env);
 
 const noDelivery = () => Promise.resolve();
 
