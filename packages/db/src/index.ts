@@ -9,6 +9,7 @@ export {
   quoteIdentifier,
   readMigrations,
   redactUrl,
+  withClient,
   type Migration,
   type MigrationLogger,
 } from './migrations.js';

@@ -138,10 +138,15 @@ export async function migrateDatabase(
 ): Promise<string[]> {
   if (options.createDatabase) await ensureDatabase(url);
   const migrations = await readMigrations(migrationsDir);
+  return withClient(url, (client) => applyMigrations(client, migrations, options.logger));
+}
+
+/** Runs `work` on a connection of its own to `url`, closed afterwards whatever happens. */
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return await applyMigrations(client, migrations, options.logger);
+    return await work(client);
   } finally {
     await client.end();
   }
@@ -154,18 +159,14 @@ export async function ensureDatabase(url: string): Promise<void> {
   if (!name) throw new MigrationError(`DATABASE_URL names no database: ${redactUrl(url)}`);
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
+  await withClient(admin.toString(), async (client) => {
     const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (exists.rowCount) return;
     await client.query(`CREATE DATABASE ${quoteIdentifier(name)}`).catch((error: { code?: string }) => {
       // Another replica created it in the meantime.
       if (error.code !== '42P04') throw error;
     });
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 export function quoteIdentifier(name: string): string {

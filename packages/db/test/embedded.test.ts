@@ -1,8 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { migrateDatabase, startEmbeddedPostgres } from '../src/index.js';
+import { migrateDatabase, startEmbeddedPostgres, withClient } from '../src/index.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 
 let dataDir: string;
@@ -11,16 +10,6 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-'));
 });
 afterEach(() => rm(dataDir, { recursive: true, force: true }));
-
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 describe('startEmbeddedPostgres', () => {
   it('serves the Postgres protocol, runs migrations with pg_trgm, and keeps data across restarts', async () => {

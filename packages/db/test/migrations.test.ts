@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { createScratchDatabase, type ScratchDatabase } from '../src/dev/index.js';
-import { ensureDatabase, migrateDatabase, MigrationError, pendingMigrations, readMigrations } from '../src/index.js';
+import type pg from 'pg';
+import { createScratchDatabase, reserveScratchDatabase, type ScratchDatabase } from '../src/dev/index.js';
+import { ensureDatabase, migrateDatabase, MigrationError, pendingMigrations, readMigrations, withClient } from '../src/index.js';
 
 let dir: string;
 let db: ScratchDatabase;
@@ -15,13 +15,7 @@ async function writeMigration(name: string, sql: string) {
 }
 
 async function query<T extends pg.QueryResultRow>(sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
+  return withClient(db.url, async (client) => (await client.query<T>(sql)).rows);
 }
 
 beforeEach(async () => {
@@ -95,18 +89,12 @@ describe('migrateDatabase', () => {
 
   it('creates a missing database when asked to', async () => {
     await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" SERIAL PRIMARY KEY);');
-    const url = new URL(db.url);
-    url.pathname = `/${db.name}_created`;
+    const missing = await reserveScratchDatabase('migrations_created');
     try {
-      expect(await migrateDatabase(url.toString(), dir, { createDatabase: true })).toEqual(['20260101000000_init']);
-      await ensureDatabase(url.toString()); // already there: nothing happens
+      expect(await migrateDatabase(missing.url, dir, { createDatabase: true })).toEqual(['20260101000000_init']);
+      await ensureDatabase(missing.url); // already there: nothing happens
     } finally {
-      const admin = new URL(db.url);
-      admin.pathname = '/postgres';
-      const client = new pg.Client({ connectionString: admin.toString() });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "${db.name}_created" WITH (FORCE)`);
-      await client.end();
+      await missing.drop();
     }
   });
 });

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { withClient } from '../migrations.js';
 import { diffDatamodels } from './prisma-diff.js';
 import { schemaSnapshot } from './schema-snapshot.js';
 import { createScratchDatabase } from './test-database.js';
@@ -40,14 +40,4 @@ export function describeDrift(report: DriftReport): string {
     ...report.onlyInSchema.map((line) => `  only in schema.prisma: ${line}`),
     ...report.onlyInMigrations.map((line) => `  only in migrations:    ${line}`),
   ].join('\n');
-}
-
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { applyMigrations, quoteIdentifier, readMigrations } from '../migrations.js';
+import type pg from 'pg';
+import { applyMigrations, quoteIdentifier, readMigrations, withClient } from '../migrations.js';
 
 /** The server tests create their databases on; any database on it works as the admin connection. */
 export function adminDatabaseUrl(): string {
@@ -44,13 +44,8 @@ export async function createScratchDatabase(options: { label: string; migrations
   const database = await reserveScratchDatabase(options.label);
   await withAdmin((admin) => admin.query(`CREATE DATABASE ${quoteIdentifier(database.name)}`));
   if (options.migrationsDir) {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await applyMigrations(client, await readMigrations(options.migrationsDir));
-    } finally {
-      await client.end();
-    }
+    const migrations = await readMigrations(options.migrationsDir);
+    await withClient(database.url, (client) => applyMigrations(client, migrations));
   }
   return database;
 }
@@ -79,12 +74,6 @@ function databaseUrl(name: string): string {
   return url.toString();
 }
 
-async function withAdmin<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: adminDatabaseUrl() });
-  await admin.connect();
-  try {
-    return await work(admin);
-  } finally {
-    await admin.end();
-  }
+function withAdmin<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> {
+  return withClient(adminDatabaseUrl(), work);
 }
