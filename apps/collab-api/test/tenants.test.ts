@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { as, createTestContext, type TestContext } from './context.js';
 import { operatorToken, seedTenant, type TenantFixture } from './fixtures.js';
 
@@ -19,6 +20,36 @@ describe('POST /api/v1/tenants', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: expect.any(String), name: 'Globex', created_at: expect.any(String), archived_at: null });
     expect((await operator.get(`/api/v1/tenants/${res.body.id}`)).body).toEqual(res.body);
+  });
+
+  it('creates the first Org admin with first_admin, who signs in by verified e-mail and runs the tenant', async () => {
+    const email = `first-admin-${randomUUID().slice(0, 8)}@example.com`;
+    const res = await operator.post('/api/v1/tenants', {
+      name: 'Initech',
+      first_admin: { email: email.toUpperCase(), name: 'Bill' },
+    });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body).sort()).toEqual(['archived_at', 'created_at', 'id', 'name']);
+
+    const bill = as(ctx.app, ctx.token(`idp|${randomUUID()}`, { email, emailVerified: true }));
+    expect((await bill.get('/api/v1/users/me')).body).toMatchObject({
+      tenant_id: res.body.id,
+      email,
+      name: 'Bill',
+      role: 'Org admin',
+    });
+    expect((await bill.patch(`/api/v1/tenants/${res.body.id}`, { name: 'Initech Inc' })).status).toBe(200);
+  });
+
+  it('answers 422 naming each bad first_admin field, and creates no tenant', async () => {
+    const res = await operator.post('/api/v1/tenants', { name: 'Hooli', first_admin: { email: 'not-an-email' } });
+    expect(res.status).toBe(422);
+    expect(res.body.detail.map((issue: { loc: string[] }) => issue.loc)).toEqual([
+      ['body', 'first_admin', 'email'],
+      ['body', 'first_admin', 'name'],
+    ]);
+    const { tenants } = (await operator.get('/api/v1/tenants?limit=1000')).body;
+    expect(tenants.map((tenant: { name: string }) => tenant.name)).not.toContain('Hooli');
   });
 
   it('answers 422 for a missing or empty name', async () => {

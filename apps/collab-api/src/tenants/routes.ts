@@ -14,7 +14,7 @@ export function tenantRoutes(api: Api, deps: Deps): void {
     method: 'post',
     path: '/api/v1/tenants',
     summary: 'Create a tenant',
-    description: `${OPERATORS} The tenant starts without users; \`cli bootstrap\` creates a tenant with its first Org admin.`,
+    description: `${OPERATORS} With \`first_admin\`, the tenant starts with one Org admin, not yet linked: the first token carrying that verified \`email\` signs in as them. Without it the tenant has no users (\`cli bootstrap\` creates a tenant with a linked first admin).`,
     tags: ['tenants'],
     middleware: [platformOperatorOnly],
     body: createTenantBody,

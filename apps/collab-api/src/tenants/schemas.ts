@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { archivedAt, displayName, idParams, timestamp } from '../shared/schemas.js';
+import { archivedAt, displayName, email, idParams, timestamp } from '../shared/schemas.js';
 
 export const tenantSchema = z
   .object({ id: z.uuid(), name: z.string(), created_at: timestamp, archived_at: archivedAt })
@@ -11,7 +11,14 @@ export const tenantList = z.object({ tenants: z.array(tenantSchema) }).meta({ id
 
 export const tenantParams = idParams('tenant_id');
 
-export const createTenantBody = z.strictObject({ name: displayName() });
+export const createTenantBody = z.strictObject({
+  name: displayName(),
+  first_admin: z.strictObject({ email, name: displayName() }).optional().meta({
+    description: 'Optional first Org admin, created with the tenant and linked on their first sign-in with this verified e-mail',
+  }),
+});
+
+export type CreateTenantInput = z.output<typeof createTenantBody>;
 
 export const updateTenantBody = z.strictObject({
   name: displayName().nullish().meta({ description: 'New name; absent or null keeps the current one' }),

@@ -1,16 +1,24 @@
 import { NotFoundError } from '@repo/errors';
-import { type Caller, requireTenantAdmin } from '../access/index.js';
+import { type Caller, requireTenantAdmin, Role } from '../access/index.js';
 import type { Database } from '../database.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
-import type { TenantResponse } from './schemas.js';
+import type { CreateTenantInput, TenantResponse } from './schemas.js';
 
 export function toTenantResponse(tenant: Tenant): TenantResponse {
   return { id: tenant.id, name: tenant.name, created_at: iso(tenant.createdAt), archived_at: isoOrNull(tenant.archivedAt) };
 }
 
-export async function createTenant(db: Database, input: { name: string }): Promise<TenantResponse> {
-  return toTenantResponse(await db.tenant.create({ data: { name: input.name } }));
+/** With `first_admin`, the tenant and its first Org admin are created together or not at all. */
+export async function createTenant(db: Database, input: CreateTenantInput): Promise<TenantResponse> {
+  const admin = input.first_admin;
+  const tenant = await db.tenant.create({
+    data: {
+      name: input.name,
+      users: admin && { create: { email: admin.email, liveEmail: admin.email, name: admin.name, role: Role.OrgAdmin } },
+    },
+  });
+  return toTenantResponse(tenant);
 }
 
 export async function listTenants(db: Database, page: ListOptions): Promise<{ tenants: TenantResponse[] }> {
