@@ -6,7 +6,7 @@ import type { Dataset } from '../generated/prisma/client.js';
 import { findProject } from '../projects/service.js';
 import { conflictOnDuplicate } from '../shared/conflicts.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
-import { withWarehouse } from '../shared/transaction.js';
+import { lockLive, type ParentLock, withWarehouse } from '../shared/transaction.js';
 import { archiveTables } from '../tables/archive.js';
 import type { CreateDatasetInput, DatasetResponse, UpdateDatasetInput } from './schemas.js';
 
@@ -29,7 +29,7 @@ const nameTaken = (name: string) => `The project already has a dataset named "${
 /** Creates the dataset in a live project of the actor's tenant (404 otherwise), and in the warehouse. */
 export function createDataset(deps: DatasetDeps, actor: Actor, input: CreateDatasetInput): Promise<DatasetResponse> {
   return withWarehouse(deps.db, async (tx) => {
-    const project = await findProject(tx, actor, input.project_id);
+    const project = await findProject(tx, actor, input.project_id, 'share');
     const dataset = await conflictOnDuplicate(
       tx.dataset.create({
         data: {
@@ -80,7 +80,7 @@ export function updateDataset(
   return withWarehouse(deps.db, async (tx) => {
     const dataset = await findDataset(tx, actor, datasetId);
     const projectId = input.project_id ?? dataset.projectId;
-    if (projectId !== dataset.projectId) await findProject(tx, actor, projectId);
+    if (projectId !== dataset.projectId) await findProject(tx, actor, projectId, 'share');
     const name = input.name ?? dataset.name;
     const updated = await conflictOnDuplicate(
       tx.dataset.update({
@@ -99,7 +99,7 @@ export function updateDataset(
 /** Archives the dataset with its tables (and their jobs), and deletes it from the warehouse. */
 export function archiveDataset(deps: DatasetDeps, actor: Actor, datasetId: string): Promise<void> {
   return withWarehouse(deps.db, async (tx) => {
-    const dataset = await findDataset(tx, actor, datasetId);
+    const dataset = await findDataset(tx, actor, datasetId, 'update');
     const now = new Date();
     await archiveTables(tx, actor, { datasetId: dataset.id }, now);
     await tx.dataset.update({ where: { id: dataset.id }, data: { archivedAt: now, liveName: null } });
@@ -107,8 +107,14 @@ export function archiveDataset(deps: DatasetDeps, actor: Actor, datasetId: strin
   });
 }
 
-/** The live dataset of the actor's tenant, or 404. */
-export async function findDataset(db: Database | Transaction, actor: Actor, datasetId: string): Promise<Dataset> {
+/** The live dataset of the actor's tenant, or 404; with `lock`, held until the transaction `db` ends. */
+export async function findDataset(
+  db: Database | Transaction,
+  actor: Actor,
+  datasetId: string,
+  lock?: ParentLock,
+): Promise<Dataset> {
+  if (lock) await lockLive(db, 'datasets', actor, datasetId, lock);
   const dataset = await db.dataset.findFirst({ where: { id: datasetId, ...liveIn(actor) } });
   if (!dataset) throw new NotFoundError('Dataset not found');
   return dataset;

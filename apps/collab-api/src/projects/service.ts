@@ -3,6 +3,7 @@ import { type Actor, liveIn } from '../access/index.js';
 import type { Database, Transaction } from '../database.js';
 import type { Project } from '../generated/prisma/client.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import { lockLive, type ParentLock } from '../shared/transaction.js';
 import type { ProjectResponse, UpdateProjectInput } from './schemas.js';
 
 export function toProjectResponse(project: Project): ProjectResponse {
@@ -59,17 +60,25 @@ export async function updateProject(
  * Archives the project. Refused (409) while it has datasets: deleting them one by one keeps each
  * warehouse deletion in the transaction of its own record.
  */
-export async function archiveProject(db: Database, actor: Actor, projectId: string): Promise<void> {
-  const project = await findProject(db, actor, projectId);
-  const datasets = await db.dataset.count({ where: { projectId: project.id, ...liveIn(actor) } });
-  if (datasets > 0) {
-    throw new ConflictError(`The project still has ${datasets} dataset(s); delete them first`);
-  }
-  await db.project.update({ where: { id: project.id }, data: { archivedAt: new Date() } });
+export function archiveProject(db: Database, actor: Actor, projectId: string): Promise<void> {
+  return db.$transaction(async (tx) => {
+    const project = await findProject(tx, actor, projectId, 'update');
+    const datasets = await tx.dataset.count({ where: { projectId: project.id, ...liveIn(actor) } });
+    if (datasets > 0) {
+      throw new ConflictError(`The project still has ${datasets} dataset(s); delete them first`);
+    }
+    await tx.project.update({ where: { id: project.id }, data: { archivedAt: new Date() } });
+  });
 }
 
-/** The live project of the actor's tenant, or 404. */
-export async function findProject(db: Database | Transaction, actor: Actor, projectId: string): Promise<Project> {
+/** The live project of the actor's tenant, or 404; with `lock`, held until the transaction `db` ends. */
+export async function findProject(
+  db: Database | Transaction,
+  actor: Actor,
+  projectId: string,
+  lock?: ParentLock,
+): Promise<Project> {
+  if (lock) await lockLive(db, 'projects', actor, projectId, lock);
   const project = await db.project.findFirst({ where: { id: projectId, ...liveIn(actor) } });
   if (!project) throw new NotFoundError('Project not found');
   return project;

@@ -24,10 +24,12 @@ export async function createJob(
   kind: TableJobKind,
   input: { status: string; table_id: string },
 ): Promise<JobResponse> {
-  const table = await findTable(db, actor, input.table_id);
-  return toJobResponse(
-    await db.tableJob.create({ data: { tenantId: actor.tenantId, tableId: table.id, kind, status: input.status } }),
-  );
+  return db.$transaction(async (tx) => {
+    const table = await findTable(tx, actor, input.table_id, 'share');
+    return toJobResponse(
+      await tx.tableJob.create({ data: { tenantId: actor.tenantId, tableId: table.id, kind, status: input.status } }),
+    );
+  });
 }
 
 export async function listJobs(db: Database, actor: Actor, kind: TableJobKind, page: ListOptions): Promise<JobResponse[]> {

@@ -6,7 +6,7 @@ import { findDataset } from '../datasets/service.js';
 import type { Table } from '../generated/prisma/client.js';
 import { conflictOnDuplicate } from '../shared/conflicts.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
-import { withWarehouse } from '../shared/transaction.js';
+import { lockLive, type ParentLock, withWarehouse } from '../shared/transaction.js';
 import { archiveTables } from './archive.js';
 import { fieldsOf, storedFields } from './fields.js';
 import { mirrorTableUpdate, tableRef } from './mirror.js';
@@ -31,7 +31,7 @@ const nameTaken = (name: string) => `The dataset already has a table named "${na
 /** Creates the table in a live dataset of the actor's tenant (404 otherwise), and in the warehouse. */
 export function createTable(deps: TableDeps, actor: Actor, input: CreateTableInput): Promise<TableResponse> {
   return withWarehouse(deps.db, async (tx) => {
-    const dataset = await findDataset(tx, actor, input.dataset_id);
+    const dataset = await findDataset(tx, actor, input.dataset_id, 'share');
     const table = await conflictOnDuplicate(
       tx.table.create({
         data: {
@@ -73,7 +73,7 @@ export function updateTable(deps: TableDeps, actor: Actor, tableId: string, inpu
   return withWarehouse(deps.db, async (tx) => {
     const table = await findTable(tx, actor, tableId);
     const datasetId = input.dataset_id ?? table.datasetId;
-    if (datasetId !== table.datasetId) await findDataset(tx, actor, datasetId);
+    if (datasetId !== table.datasetId) await findDataset(tx, actor, datasetId, 'share');
     const name = input.name ?? table.name;
     const updated = await conflictOnDuplicate(
       tx.table.update({
@@ -91,14 +91,15 @@ export function updateTable(deps: TableDeps, actor: Actor, tableId: string, inpu
 /** Archives the table with its jobs, and drops it from the warehouse. */
 export function archiveTable(deps: TableDeps, actor: Actor, tableId: string): Promise<void> {
   return withWarehouse(deps.db, async (tx) => {
-    const table = await findTable(tx, actor, tableId);
+    const table = await findTable(tx, actor, tableId, 'update');
     await archiveTables(tx, actor, { id: table.id });
     await deps.warehouse.deleteTable(tableRef(table));
   });
 }
 
-/** The live table of the actor's tenant, or 404. */
-export async function findTable(db: Database | Transaction, actor: Actor, tableId: string): Promise<Table> {
+/** The live table of the actor's tenant, or 404; with `lock`, held until the transaction `db` ends. */
+export async function findTable(db: Database | Transaction, actor: Actor, tableId: string, lock?: ParentLock): Promise<Table> {
+  if (lock) await lockLive(db, 'tables', actor, tableId, lock);
   const table = await db.table.findFirst({ where: { id: tableId, ...liveIn(actor) } });
   if (!table) throw new NotFoundError('Table not found');
   return table;
