@@ -136,8 +136,8 @@ export class UpstreamError extends AppError {
 }
 
 export class ServiceUnavailableError extends AppError {
-  constructor(message: string) {
-    super('service_unavailable', message);
+  constructor(message: string, options: { cause?: unknown; headers?: Record<string, string> } = {}) {
+    super('service_unavailable', message, options);
   }
 }
 

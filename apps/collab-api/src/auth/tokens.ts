@@ -4,7 +4,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { UnauthorizedError } from '@repo/errors';
+import { ServiceUnavailableError, UnauthorizedError } from '@repo/errors';
 import type { Request, Response } from 'express';
 import { createRemoteJWKSet, decodeProtectedHeader } from 'jose';
 import type { Algorithm, JwtPayload } from 'jsonwebtoken';
@@ -35,7 +35,10 @@ export interface TokenVerifierOptions {
 }
 
 export interface TokenVerifier {
-  /** The claims of the request's bearer token, or an UnauthorizedError that says shortly why not. */
+  /**
+   * The claims of the request's bearer token, or an UnauthorizedError that says shortly why not;
+   * a ServiceUnavailableError when the identity provider's keys cannot be fetched.
+   */
   verifyRequest(req: Request, res: Response): Promise<TokenClaims>;
 }
 
@@ -96,6 +99,8 @@ export function createTokenVerifier(settings: AuthSettings, options: TokenVerifi
         const callback = (error: Error | null, claims: TokenClaims | false, info: unknown) => {
           if (error) reject(error);
           else if (claims) resolve(claims);
+          // passport-jwt reports a failed key lookup as a failed token; an outage is ours, not the caller's.
+          else if (info instanceof ServiceUnavailableError) reject(info);
           else reject(new UnauthorizedError(failureMessage(req.headers, info)));
         };
         const run = authenticator.authenticate(STRATEGY, { session: false }, callback) as (
@@ -118,7 +123,8 @@ function requiredSecret(settings: AuthSettings): string {
 /**
  * Keys from the identity provider's JWKS, by the token's `kid`. jose caches the set, refetches
  * it when a `kid` is unknown (no more often than the cooldown allows) and bounds each fetch by a
- * timeout, so a JWKS endpoint that is down or hangs makes tokens fail, not requests hang.
+ * timeout, so a JWKS endpoint that is down or hangs answers 503 (and is logged), not a hang, and
+ * not a 401 that would send clients to sign in again for nothing.
  */
 function jwksKeyProvider(url: string, algorithms: string[], options: TokenVerifierOptions): SecretOrKeyProvider {
   const keys = createRemoteJWKSet<KeyObject>(new URL(url), {
@@ -140,9 +146,22 @@ function jwksKeyProvider(url: string, algorithms: string[], options: TokenVerifi
     }
     keys(header).then(
       (key) => done(null, key.export({ type: 'spki', format: 'pem' }) as string),
-      (error: unknown) => done(error),
+      (error: unknown) => done(isKeyMismatch(error) ? error : jwksUnavailable(error)),
     );
   };
+}
+
+/** The token names a key the set does not have (or has twice): the token's fault, a 401. */
+function isKeyMismatch(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS';
+}
+
+function jwksUnavailable(cause: unknown): ServiceUnavailableError {
+  return new ServiceUnavailableError("The identity provider's signing keys could not be fetched; try again shortly", {
+    cause,
+    headers: { 'Retry-After': '5' },
+  });
 }
 
 function claimsOf(payload: JwtPayload, platformAdminClaim: string): TokenClaims | undefined {

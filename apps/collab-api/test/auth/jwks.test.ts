@@ -27,10 +27,16 @@ function tokenOf(key: SigningKey, claims: object = {}): string {
 
 /** The identity provider's JWKS endpoint: publishes `published`, counts fetches, can stall. */
 async function startJwksServer() {
-  const state = { published: [] as SigningKey[], fetches: 0, stall: false };
+  const state = {
+    published: [] as SigningKey[],
+    fetches: 0,
+    stall: false,
+    failure: undefined as { status: number; body: string } | undefined,
+  };
   const server: Server = createServer((_req, res) => {
     state.fetches += 1;
     if (state.stall) return;
+    if (state.failure) return void res.writeHead(state.failure.status).end(state.failure.body);
     const keys = state.published.map((key) => ({
       ...key.publicKey.export({ format: 'jwk' }),
       kid: key.kid,
@@ -65,7 +71,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  Object.assign(jwks.state, { published: [rsa, ec], fetches: 0, stall: false });
+  Object.assign(jwks.state, { published: [rsa, ec], fetches: 0, stall: false, failure: undefined });
 });
 
 function appFor(options: Parameters<typeof protectedApp>[1] = {}) {
@@ -80,6 +86,10 @@ function appFor(options: Parameters<typeof protectedApp>[1] = {}) {
 }
 
 const invalid = { status: 401, body: { detail: 'Invalid token' } };
+const keysUnavailable = {
+  status: 503,
+  body: { detail: "The identity provider's signing keys could not be fetched; try again shortly" },
+};
 
 describe('tokens verified with the JWKS', () => {
   it('accepts RS256 and ES256 tokens of published keys, fetching the set once', async () => {
@@ -136,7 +146,7 @@ describe('tokens verified with the JWKS', () => {
     expect(await call(mislabelled)).toEqual(invalid);
   });
 
-  it('refuses tokens with 401, not 500, when the JWKS endpoint is down', async () => {
+  it('answers 503 with Retry-After, and logs the cause, when the JWKS endpoint is down', async () => {
     const closed = createServer();
     closed.listen(0, '127.0.0.1');
     await once(closed, 'listening');
@@ -148,17 +158,28 @@ describe('tokens verified with the JWKS', () => {
     const response = await request(built.app)
       .get('/me')
       .set('Authorization', `Bearer ${tokenOf(rsa)}`);
-    expect({ status: response.status, body: response.body }).toEqual(invalid);
-    expect(built.serverErrors).toEqual([]);
+    expect({ status: response.status, body: response.body }).toEqual(keysUnavailable);
+    expect(response.headers['retry-after']).toBe('5');
+    expect(built.serverErrors).toHaveLength(1);
   });
 
-  it('refuses tokens with 401 within the timeout when the JWKS endpoint hangs', async () => {
+  it('answers 503 within the timeout when the JWKS endpoint hangs', async () => {
     jwks.state.stall = true;
     const { call, serverErrors } = appFor({ jwksTimeoutMs: 300 });
-    const started = Date.now();
-    expect(await call(tokenOf(rsa))).toEqual(invalid);
-    expect(Date.now() - started).toBeLessThan(3000);
-    expect(serverErrors).toEqual([]);
+    expect(await call(tokenOf(rsa))).toEqual(keysUnavailable);
+    expect(serverErrors).toHaveLength(1);
+  });
+
+  it('answers 503 when the JWKS endpoint answers an error or no key set', async () => {
+    for (const failure of [
+      { status: 500, body: 'upstream down' },
+      { status: 200, body: '{"keys": "none"}' },
+    ]) {
+      jwks.state.failure = failure;
+      const { call, serverErrors } = appFor();
+      expect(await call(tokenOf(rsa))).toEqual(keysUnavailable);
+      expect(serverErrors).toHaveLength(1);
+    }
   });
 
   it('keeps concurrent requests apart while their key lookups overlap', async () => {
