@@ -2,7 +2,7 @@ import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
-import { type InputLocation, parseInput, ValidationError, type ValidationIssue } from '@repo/errors';
+import { type InputLocation, parseInput, UnsupportedMediaTypeError, ValidationError, type ValidationIssue } from '@repo/errors';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type RouteParameter = z.ZodObject;
@@ -93,6 +93,7 @@ export function createApi(options: ApiOptions): Api {
         security: options.security,
       });
       const handle: RequestHandler = async (req, res) => {
+        if (definition.body) requireJsonBody(req);
         // Every invalid input at once, whichever part of the request it is in.
         const issues: ValidationIssue[] = [];
         const parse = (schema: z.ZodType, location: InputLocation, value: unknown): unknown => {
@@ -120,6 +121,17 @@ export function createApi(options: ApiOptions): Api {
       router[definition.method](expressPath(definition.path), ...(definition.middleware ?? []), handle);
     },
   };
+}
+
+/**
+ * A body of another declared type that no parser read (req.body undefined) is refused with 415,
+ * so a client that sent form data or text learns why instead of reading "field required". A
+ * request without Content-Type is left to validation, which names the missing fields.
+ */
+function requireJsonBody(req: Request): void {
+  const type = req.get('content-type');
+  if (req.body !== undefined || type === undefined || req.is('application/json')) return;
+  throw new UnsupportedMediaTypeError(`Expected a JSON body with Content-Type: application/json (got ${type})`);
 }
 
 /** `/v1/inboxes/{inbox_id}` → `/v1/inboxes/:inbox_id` */

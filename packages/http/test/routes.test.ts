@@ -110,14 +110,40 @@ describe('createApi routes', () => {
     ]);
   });
 
-  it('treats a missing JSON body as missing fields, not a crash', async () => {
-    const { app } = buildTestApp();
-    const res = await request(app)
-      .post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things')
-      .set('content-type', 'text/plain')
-      .send('name=x');
+  it('treats a missing body as missing fields, not a crash', async () => {
+    const res = await request(buildTestApp().app).post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things');
     expect(res.status).toBe(400);
-    expect(res.body.error.details.issues[0]).toMatchObject({ loc: ['body'] });
+    expect(res.body.error.details.issues[0]).toMatchObject({ loc: ['body'], type: 'missing' });
+  });
+
+  it('answers 415 naming the content type for a body that is not JSON', async () => {
+    for (const [type, body] of [
+      ['text/plain', 'name=x'],
+      ['application/x-www-form-urlencoded', 'name=x'],
+    ]) {
+      const res = await request(buildTestApp().app)
+        .post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things')
+        .set('content-type', type!)
+        .send(body);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 415,
+        body: {
+          error: {
+            code: 'unsupported_media_type',
+            message: `Expected a JSON body with Content-Type: application/json (got ${type})`,
+            details: {},
+          },
+        },
+      });
+    }
+  });
+
+  it('reads JSON whose Content-Type carries a charset', async () => {
+    const res = await request(buildTestApp().app)
+      .post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things')
+      .set('content-type', 'application/json; charset=utf-8')
+      .send(JSON.stringify({ name: 'widget' }));
+    expect(res.status).toBe(201);
   });
 
   it('answers 204 with no body', async () => {
