@@ -16,7 +16,7 @@ export function queryInteger(options: { min: number; max?: number; default: numb
     .optional()
     .transform((raw, ctx) => {
       if (raw === undefined) return options.default;
-      if (!/^\d{1,15}$/.test(raw)) return fail(ctx, 'Input should be a valid integer', 'int_parsing');
+      if (!/^-?\d{1,15}$/.test(raw)) return fail(ctx, 'Input should be a valid integer', 'int_parsing');
       const value = Number(raw);
       if (value < min) return fail(ctx, `Input should be greater than or equal to ${min}`, 'greater_than_equal');
       if (value > max) return fail(ctx, `Input should be less than or equal to ${max}`, 'less_than_equal');
