@@ -117,4 +117,23 @@ describe('cli on the embedded database, with no configuration', () => {
       expect(await server.stop()).toBe(0);
     }
   }, 90_000);
+
+  it('bootstraps through the server while it runs, instead of opening the database files a second time', async () => {
+    const env = { DATA_DIR: dataDir, DATABASE_URL: undefined, COLLAB_JWT_SECRET: undefined, COLLAB_JWKS_URL: undefined };
+    const server = await startService('src/server.ts', { cwd: appRoot, env: { ...env, PORT: '0' } });
+    try {
+      const bootstrap = await cli(bootstrapArgs('idp|while-running'), env);
+      expect(bootstrap.code).toBe(0);
+      expect(bootstrap.stderr).toContain('using the embedded database served by another process');
+      const token = (await cli(['token', '--sub', 'idp|while-running'], env)).stdout.trim();
+
+      const me = await fetch(`${server.url}/api/v1/users/me`, { headers: { Authorization: `Bearer ${token}` } });
+      expect({ status: me.status, id: ((await me.json()) as { id: string }).id }).toEqual({
+        status: 200,
+        id: JSON.parse(bootstrap.stdout).user_id,
+      });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, 90_000);
 });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type EmbeddedExtension, startEmbeddedPostgres } from './embedded.js';
+import { type EmbeddedExtension, openEmbeddedPostgres } from './embedded.js';
 import { migrateDatabase, type MigrationLogger, redactUrl } from './migrations.js';
 
 export interface DatabaseConnection {
@@ -34,8 +34,15 @@ export async function connectDatabase(options: ConnectOptions): Promise<Database
     return { url: options.url, poolSize: options.poolSize, embedded: false, close: async () => {} };
   }
   const dataDir = path.join(options.dataDir, 'postgres');
-  options.logger.warn({ dataDir }, 'DATABASE_URL is not set: using an embedded database (one process only, not for production)');
-  const embedded = await startEmbeddedPostgres({ dataDir, extensions: options.extensions });
+  const embedded = await openEmbeddedPostgres({ dataDir, extensions: options.extensions });
+  if (embedded.shared) {
+    options.logger.info({ dataDir, ownerPid: embedded.ownerPid }, 'using the embedded database served by another process');
+  } else {
+    options.logger.warn(
+      { dataDir },
+      'DATABASE_URL is not set: using an embedded database (this machine only, not for production)',
+    );
+  }
   try {
     await migrateDatabase(embedded.url, options.migrationsDir, { logger: options.logger });
   } catch (error) {

@@ -1,5 +1,11 @@
 export { connectDatabase, type ConnectOptions, type DatabaseConnection } from './connect.js';
-export { startEmbeddedPostgres, type EmbeddedExtension, type EmbeddedPostgres } from './embedded.js';
+export {
+  openEmbeddedPostgres,
+  startEmbeddedPostgres,
+  type EmbeddedExtension,
+  type EmbeddedPostgres,
+  type OpenedEmbeddedPostgres,
+} from './embedded.js';
 export {
   applyMigrations,
   ensureDatabase,

@@ -1,8 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { migrateDatabase, startEmbeddedPostgres, withClient } from '../src/index.js';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { migrateDatabase, openEmbeddedPostgres, startEmbeddedPostgres, withClient } from '../src/index.js';
 
 let dataDir: string;
 
@@ -54,4 +56,63 @@ describe('startEmbeddedPostgres', () => {
       await embedded.stop();
     }
   });
+});
+
+describe('openEmbeddedPostgres', () => {
+  const exists = (file: string) =>
+    access(file).then(
+      () => true,
+      () => false,
+    );
+
+  it("lets a second opener of the folder use the first one's server instead of opening the files twice", async () => {
+    const store = path.join(dataDir, 'pglite');
+    const owner = await openEmbeddedPostgres({ dataDir: store });
+    try {
+      expect(owner).toMatchObject({ shared: false, ownerPid: process.pid });
+      const guest = await openEmbeddedPostgres({ dataDir: store });
+      expect(guest).toMatchObject({ shared: true, ownerPid: process.pid, url: owner.url });
+
+      await withClient(guest.url, (client) => client.query('CREATE TABLE visits (who text)'));
+      await withClient(guest.url, (client) => client.query("INSERT INTO visits VALUES ('guest')"));
+      await guest.stop();
+      const rows = await withClient(owner.url, (client) => client.query('SELECT who FROM visits'));
+      expect(rows.rows).toEqual([{ who: 'guest' }]);
+    } finally {
+      await owner.stop();
+    }
+    expect(await exists(`${store}.owner.json`)).toBe(false);
+  });
+
+  it('takes over a folder whose recorded owner has died', async () => {
+    const store = path.join(dataDir, 'pglite');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    await writeFile(`${store}.owner.json`, JSON.stringify({ pid: dead, url: 'postgresql://postgres@127.0.0.1:1/postgres' }));
+    const opened = await openEmbeddedPostgres({ dataDir: store });
+    try {
+      expect(opened).toMatchObject({ shared: false, ownerPid: process.pid });
+      expect((await withClient(opened.url, (client) => client.query('SELECT 1 AS one'))).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await opened.stop();
+    }
+  });
+
+  it('takes over when the recorded process lives but its server no longer answers (a reused pid)', async () => {
+    const store = path.join(dataDir, 'pglite');
+    const closed = createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as { port: number };
+    closed.close();
+    // This test process is alive, and nothing listens on the recorded port.
+    await writeFile(
+      `${store}.owner.json`,
+      JSON.stringify({ pid: process.pid, url: `postgresql://postgres@127.0.0.1:${port}/postgres` }),
+    );
+    const opened = await openEmbeddedPostgres({ dataDir: store });
+    try {
+      expect(opened.shared).toBe(false);
+    } finally {
+      await opened.stop();
+    }
+  }, 20_000);
 });

@@ -7,9 +7,8 @@ import { type BootstrapInput, bootstrapTenant } from '../tenants/bootstrap.js';
 
 /**
  * `cli bootstrap`: creates a tenant and its first Org admin on the database the server uses
- * (DATABASE_URL, or the embedded one under DATA_DIR, migrated first; stop a server running on the
- * embedded database before, since it is one process's only). Returns the line to print, as the
- * contract shows it.
+ * (DATABASE_URL, or the embedded one under DATA_DIR, migrated first; served by the running service
+ * when there is one). Returns the line to print, as the contract shows it.
  */
 export async function bootstrap(config: Config, logger: Logger, input: BootstrapInput): Promise<string> {
   const connection = await connectDatabase({
