@@ -137,7 +137,7 @@ describe('GET /api/v1/tables and /api/v1/datasets/{dataset_id}/tables', () => {
     expect(all).not.toContain(b.id);
     expect((await user().get(`/api/v1/datasets/${MISSING}/tables`)).status).toBe(404);
     expect((await user().get('/api/v1/tables?skip=-1')).body.detail).toEqual([
-      { loc: ['query', 'skip'], msg: 'Input should be a valid integer', type: 'int_parsing' },
+      { loc: ['query', 'skip'], msg: 'Input should be greater than or equal to 0', type: 'greater_than_equal' },
     ]);
   });
 });
