@@ -7,7 +7,6 @@ export interface DatabaseConnection {
   url: string;
   /** Pool size the app should use. */
   poolSize: number;
-  embedded: boolean;
   /** Stops the embedded database, if one was started; call after the app's pools are closed. */
   close(): Promise<void>;
 }
@@ -31,7 +30,7 @@ export async function connectDatabase(options: ConnectOptions): Promise<Database
       await migrateDatabase(options.url, options.migrationsDir, { createDatabase: true, logger: options.logger });
     }
     options.logger.info({ database: redactUrl(options.url) }, 'using Postgres');
-    return { url: options.url, poolSize: options.poolSize, embedded: false, close: async () => {} };
+    return { url: options.url, poolSize: options.poolSize, close: async () => {} };
   }
   const dataDir = path.join(options.dataDir, 'postgres');
   const embedded = await openEmbeddedPostgres({ dataDir, extensions: options.extensions });
@@ -50,5 +49,5 @@ export async function connectDatabase(options: ConnectOptions): Promise<Database
     throw error;
   }
   // PGlite is a single session: one pooled connection keeps each transaction to itself.
-  return { url: embedded.url, poolSize: 1, embedded: true, close: () => embedded.stop() };
+  return { url: embedded.url, poolSize: 1, close: () => embedded.stop() };
 }

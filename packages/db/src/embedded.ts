@@ -14,8 +14,6 @@ export type EmbeddedExtension = keyof typeof EXTENSIONS;
 export interface EmbeddedPostgres {
   /** Connection string of the local wire-protocol server in front of the embedded database. */
   url: string;
-  /** Pool size that clients must stay within: PGlite is one session, shared by all connections. */
-  maxConnections: number;
   stop(): Promise<void>;
 }
 
@@ -38,7 +36,7 @@ interface Owner {
 const OWNER_START_TIMEOUT_MS = 60_000;
 const OWNER_STOP_GRACE_MS = 5_000;
 const POLL_MS = 100;
-const DEFAULT_MAX_CONNECTIONS = 10;
+const MAX_CONNECTIONS = 10;
 
 /**
  * The embedded database under `dataDir`, for every process of this machine that asks for it: the
@@ -68,7 +66,6 @@ export async function openEmbeddedPostgres(options: {
       if (await answers(owner.url)) {
         return {
           url: owner.url,
-          maxConnections: DEFAULT_MAX_CONNECTIONS,
           shared: true,
           ownerPid: owner.pid,
           stop: async () => {},
@@ -170,17 +167,15 @@ function answers(url: string): Promise<boolean> {
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   extensions?: EmbeddedExtension[];
-  maxConnections?: number;
 }): Promise<EmbeddedPostgres> {
   await mkdir(options.dataDir, { recursive: true });
   const extensions = Object.fromEntries((options.extensions ?? []).map((name) => [name, EXTENSIONS[name]]));
   const db = await PGlite.create(options.dataDir, { extensions });
-  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
+  // Connections of every process that shares the database (see openEmbeddedPostgres); PGlite runs their statements one at a time.
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: MAX_CONNECTIONS });
   await server.start();
   return {
     url: `postgresql://postgres@${server.getServerConn()}/postgres`,
-    maxConnections,
     async stop() {
       await server.stop();
       await db.close();
