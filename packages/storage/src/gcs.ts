@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { ApiError, type Bucket, type File, Storage } from '@google-cloud/storage';
 import { GoogleAuth } from 'google-auth-library';
 import { NotFoundError, UpstreamError } from '@repo/errors';
 import { attachmentDisposition } from './content-disposition.js';
 import { checkKey, checkPrefix } from './keys.js';
-import type { DownloadUrlOptions, ObjectStorage, StoredObject } from './object-storage.js';
+import { describeStored, type DownloadUrlOptions, type ObjectStorage, type StoredObject } from './object-storage.js';
 
 /** A service-account key file's fields that matter here. */
 export interface ServiceAccountCredentials {
@@ -58,7 +57,7 @@ export class GcsObjectStorage implements ObjectStorage {
     // One multipart request for the bytes and their metadata; the library checks the MD5 the
     // bucket reports against the bytes sent and fails on a mismatch.
     await this.call(() => file.save(body, { resumable: false, validation: 'md5', contentType: options.contentType }));
-    return { size: body.length, sha256: createHash('sha256').update(body).digest('hex') };
+    return describeStored(body);
   }
 
   async get(key: string): Promise<Buffer> {

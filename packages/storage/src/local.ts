@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { lstat, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { NotFoundError } from '@repo/errors';
 import { checkPrefix, keySegments } from './keys.js';
-import type { DownloadUrlOptions, ObjectStorage, StoredObject } from './object-storage.js';
+import { describeStored, type DownloadUrlOptions, type ObjectStorage, type StoredObject } from './object-storage.js';
 
 // Under the root, but unreachable by any key (no key segment starts with a dot).
 const TEMP_DIR = '.tmp';
@@ -36,7 +36,7 @@ export class LocalObjectStorage implements ObjectStorage {
       await rm(temp, { force: true });
       throw error;
     }
-    return { size: body.length, sha256: createHash('sha256').update(body).digest('hex') };
+    return describeStored(body);
   }
 
   async get(key: string): Promise<Buffer> {

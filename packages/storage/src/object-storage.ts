@@ -1,8 +1,14 @@
+import { createHash } from 'node:crypto';
+
 /** What `put` learned about the bytes it stored. */
 export interface StoredObject {
   size: number;
   /** SHA-256 of the content, lower-case hex. */
   sha256: string;
+}
+
+export function describeStored(body: Buffer): StoredObject {
+  return { size: body.length, sha256: createHash('sha256').update(body).digest('hex') };
 }
 
 export interface DownloadUrlOptions {
