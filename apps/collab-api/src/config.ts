@@ -12,7 +12,7 @@ export const configSchema = z
     ...warehouseSettings(),
   })
   .superRefine((config, ctx) => {
-    checkAuthSettings(generatesLocalSecret(config) ? { ...config, COLLAB_JWT_SECRET: GENERATED_SECRET } : config, ctx);
+    checkAuthSettings(config, ctx, { secretGenerated: generatesLocalSecret(config) });
     checkWarehouseSettings(config, ctx);
   });
 
@@ -27,6 +27,3 @@ export type Config = z.output<typeof configSchema>;
 export function generatesLocalSecret(config: Pick<Config, 'DATABASE_URL'> & AuthSettings): boolean {
   return !config.DATABASE_URL && !config.COLLAB_JWT_SECRET && !config.COLLAB_JWKS_URL;
 }
-
-// Stands in for the secret generated at start, so that the remaining auth checks still apply.
-const GENERATED_SECRET = 'generated under DATA_DIR at start-up';

@@ -2,8 +2,8 @@ import { setting } from '@repo/config';
 import type { z } from 'zod';
 
 /** The algorithms each verification mode may accept, and those it accepts unless configured. */
-export const SECRET_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
-export const JWKS_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'] as const;
+const SECRET_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
+const JWKS_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'] as const;
 export const DEFAULT_SECRET_ALGORITHMS = ['HS256'] as const;
 export const DEFAULT_JWKS_ALGORITHMS = ['RS256', 'ES256'] as const;
 
@@ -52,10 +52,18 @@ export function authSettings() {
 
 export type AuthSettings = z.output<z.ZodObject<ReturnType<typeof authSettings>>>;
 
-/** Checks that involve more than one variable; each issue names the variables concerned. */
-export function checkAuthSettings(settings: AuthSettings, ctx: z.RefinementCtx): void {
+/**
+ * Checks that involve more than one variable; each issue names the variables concerned.
+ * `secretGenerated`: the service makes its own secret at start (local development), so neither
+ * COLLAB_JWT_SECRET nor COLLAB_JWKS_URL is required.
+ */
+export function checkAuthSettings(
+  settings: AuthSettings,
+  ctx: z.RefinementCtx,
+  { secretGenerated = false }: { secretGenerated?: boolean } = {},
+): void {
   const { COLLAB_JWT_SECRET: secret, COLLAB_JWKS_URL: jwksUrl, COLLAB_JWT_ALGORITHMS: algorithms } = settings;
-  if (secret === undefined && jwksUrl === undefined) {
+  if (!secretGenerated && secret === undefined && jwksUrl === undefined) {
     ctx.addIssue({
       code: 'custom',
       path: ['COLLAB_JWT_SECRET'],
