@@ -5,14 +5,14 @@ import type { Database, Transaction } from '../database.js';
 import type { Dataset } from '../generated/prisma/client.js';
 import { findProject } from '../projects/service.js';
 import { conflictOnDuplicate } from '../shared/conflicts.js';
-import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
 import { lockLive, type ParentLock, withWarehouse } from '../shared/transaction.js';
 import { archiveTables } from '../tables/archive.js';
 import type { CreateDatasetInput, DatasetResponse, UpdateDatasetInput } from './schemas.js';
 
 type DatasetDeps = { db: Database; warehouse: Warehouse };
 
-export function toDatasetResponse(dataset: Dataset): DatasetResponse {
+function toDatasetResponse(dataset: Dataset): DatasetResponse {
   return {
     id: dataset.id,
     tenant_id: dataset.tenantId,
@@ -49,7 +49,7 @@ export function createDataset(deps: DatasetDeps, actor: Actor, input: CreateData
 }
 
 export async function listDatasets(db: Database, actor: Actor, page: ListOptions): Promise<{ datasets: DatasetResponse[] }> {
-  return { datasets: (await pageOfDatasets(db, liveIn(actor), page)).map(toDatasetResponse) };
+  return { datasets: (await db.dataset.findMany({ where: liveIn(actor), ...oldestFirst(page) })).map(toDatasetResponse) };
 }
 
 export async function listProjectDatasets(
@@ -59,7 +59,11 @@ export async function listProjectDatasets(
   page: ListOptions,
 ): Promise<{ datasets: DatasetResponse[] }> {
   const project = await findProject(db, actor, projectId);
-  return { datasets: (await pageOfDatasets(db, { projectId: project.id, ...liveIn(actor) }, page)).map(toDatasetResponse) };
+  return {
+    datasets: (await db.dataset.findMany({ where: { projectId: project.id, ...liveIn(actor) }, ...oldestFirst(page) })).map(
+      toDatasetResponse,
+    ),
+  };
 }
 
 export async function getDataset(db: Database, actor: Actor, datasetId: string): Promise<DatasetResponse> {
@@ -118,10 +122,6 @@ export async function findDataset(
   const dataset = await db.dataset.findFirst({ where: { id: datasetId, ...liveIn(actor) } });
   if (!dataset) throw new NotFoundError('Dataset not found');
   return dataset;
-}
-
-function pageOfDatasets(db: Database, where: { tenantId: string; archivedAt: null; projectId?: string }, page: ListOptions) {
-  return db.dataset.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip: page.skip, take: page.limit });
 }
 
 /** What the warehouse keeps of a dataset that changed: its name and description. */

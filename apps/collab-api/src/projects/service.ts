@@ -2,11 +2,11 @@ import { ConflictError, NotFoundError } from '@repo/errors';
 import { type Actor, liveIn } from '../access/index.js';
 import type { Database, Transaction } from '../database.js';
 import type { Project } from '../generated/prisma/client.js';
-import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
 import { lockLive, type ParentLock } from '../shared/transaction.js';
 import type { ProjectResponse, UpdateProjectInput } from './schemas.js';
 
-export function toProjectResponse(project: Project): ProjectResponse {
+function toProjectResponse(project: Project): ProjectResponse {
   return {
     id: project.id,
     tenant_id: project.tenantId,
@@ -29,12 +29,7 @@ export async function createProject(
 }
 
 export async function listProjects(db: Database, actor: Actor, page: ListOptions): Promise<{ projects: ProjectResponse[] }> {
-  const projects = await db.project.findMany({
-    where: liveIn(actor),
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    skip: page.skip,
-    take: page.limit,
-  });
+  const projects = await db.project.findMany({ where: liveIn(actor), ...oldestFirst(page) });
   return { projects: projects.map(toProjectResponse) };
 }
 

@@ -4,9 +4,11 @@ import { paginationQuery } from '@repo/http';
 /** `skip` and `limit` of every list (default 0 and 100, `limit` at most 1000). */
 export const listQuery = z.object(paginationQuery({ defaultLimit: 100, maxLimit: 1000, offsetName: 'skip' }));
 
-export interface ListOptions {
-  skip: number;
-  limit: number;
+export type ListOptions = z.output<typeof listQuery>;
+
+/** The order of every list and of any choice among several records: oldest first, ties by id; with `page`, that page. */
+export function oldestFirst(page?: ListOptions) {
+  return { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }], skip: page?.skip, take: page?.limit };
 }
 
 /** Path parameters that carry record ids: UUIDs, 422 when malformed. */

@@ -1,4 +1,5 @@
 import type { Database, Transaction } from '../database.js';
+import { quoteIdentifier } from '@repo/db';
 import { Prisma } from '../generated/prisma/client.js';
 
 // Warehouse calls run inside: BigQuery's client retries rate limits and 5xx answers for some
@@ -39,7 +40,7 @@ export async function lockLive(
   id: string,
   lock: ParentLock,
 ): Promise<void> {
-  await tx.$queryRaw`SELECT 1 FROM ${Prisma.raw(`"${table}"`)}
+  await tx.$queryRaw`SELECT 1 FROM ${Prisma.raw(quoteIdentifier(table))}
     WHERE id = ${id}::uuid AND tenant_id = ${actor.tenantId}::uuid AND archived_at IS NULL
     ${LOCK_CLAUSE[lock]}`;
 }

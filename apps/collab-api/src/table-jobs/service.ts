@@ -2,11 +2,11 @@ import { NotFoundError } from '@repo/errors';
 import { type Actor, liveIn } from '../access/index.js';
 import type { Database } from '../database.js';
 import type { TableJob, TableJobKind } from '../generated/prisma/client.js';
-import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
 import { findTable } from '../tables/service.js';
 import type { JobResponse } from './schemas.js';
 
-export function toJobResponse(job: TableJob): JobResponse {
+function toJobResponse(job: TableJob): JobResponse {
   return {
     id: job.id,
     tenant_id: job.tenantId,
@@ -33,7 +33,7 @@ export async function createJob(
 }
 
 export async function listJobs(db: Database, actor: Actor, kind: TableJobKind, page: ListOptions): Promise<JobResponse[]> {
-  return (await pageOfJobs(db, { kind, ...liveIn(actor) }, page)).map(toJobResponse);
+  return (await db.tableJob.findMany({ where: { kind, ...liveIn(actor) }, ...oldestFirst(page) })).map(toJobResponse);
 }
 
 export async function listTableJobs(
@@ -44,19 +44,13 @@ export async function listTableJobs(
   page: ListOptions,
 ): Promise<JobResponse[]> {
   const table = await findTable(db, actor, tableId);
-  return (await pageOfJobs(db, { kind, tableId: table.id, ...liveIn(actor) }, page)).map(toJobResponse);
+  return (await db.tableJob.findMany({ where: { kind, tableId: table.id, ...liveIn(actor) }, ...oldestFirst(page) })).map(
+    toJobResponse,
+  );
 }
 
 export async function getJob(db: Database, actor: Actor, kind: TableJobKind, jobId: string): Promise<JobResponse> {
   const job = await db.tableJob.findFirst({ where: { id: jobId, kind, ...liveIn(actor) } });
   if (!job) throw new NotFoundError('Job not found');
   return toJobResponse(job);
-}
-
-function pageOfJobs(
-  db: Database,
-  where: { kind: TableJobKind; tenantId: string; archivedAt: null; tableId?: string },
-  page: ListOptions,
-) {
-  return db.tableJob.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip: page.skip, take: page.limit });
 }

@@ -5,7 +5,7 @@ import type { Database, Transaction } from '../database.js';
 import { findDataset } from '../datasets/service.js';
 import type { Table } from '../generated/prisma/client.js';
 import { conflictOnDuplicate } from '../shared/conflicts.js';
-import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
 import { lockLive, type ParentLock, withWarehouse } from '../shared/transaction.js';
 import { archiveTables } from './archive.js';
 import { fieldsOf, storedFields } from './fields.js';
@@ -14,7 +14,7 @@ import type { CreateTableInput, TableResponse, UpdateTableInput } from './schema
 
 type TableDeps = { db: Database; warehouse: Warehouse };
 
-export function toTableResponse(table: Table): TableResponse {
+function toTableResponse(table: Table): TableResponse {
   return {
     id: table.id,
     tenant_id: table.tenantId,
@@ -51,7 +51,7 @@ export function createTable(deps: TableDeps, actor: Actor, input: CreateTableInp
 }
 
 export async function listTables(db: Database, actor: Actor, page: ListOptions): Promise<{ tables: TableResponse[] }> {
-  return { tables: (await pageOfTables(db, liveIn(actor), page)).map(toTableResponse) };
+  return { tables: (await db.table.findMany({ where: liveIn(actor), ...oldestFirst(page) })).map(toTableResponse) };
 }
 
 export async function listDatasetTables(
@@ -61,7 +61,11 @@ export async function listDatasetTables(
   page: ListOptions,
 ): Promise<{ tables: TableResponse[] }> {
   const dataset = await findDataset(db, actor, datasetId);
-  return { tables: (await pageOfTables(db, { datasetId: dataset.id, ...liveIn(actor) }, page)).map(toTableResponse) };
+  return {
+    tables: (await db.table.findMany({ where: { datasetId: dataset.id, ...liveIn(actor) }, ...oldestFirst(page) })).map(
+      toTableResponse,
+    ),
+  };
 }
 
 export async function getTable(db: Database, actor: Actor, tableId: string): Promise<TableResponse> {
@@ -103,8 +107,4 @@ export async function findTable(db: Database | Transaction, actor: Actor, tableI
   const table = await db.table.findFirst({ where: { id: tableId, ...liveIn(actor) } });
   if (!table) throw new NotFoundError('Table not found');
   return table;
-}
-
-function pageOfTables(db: Database, where: { tenantId: string; archivedAt: null; datasetId?: string }, page: ListOptions) {
-  return db.table.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip: page.skip, take: page.limit });
 }

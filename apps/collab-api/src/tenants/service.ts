@@ -2,10 +2,10 @@ import { NotFoundError } from '@repo/errors';
 import { type Caller, requireTenantAdmin, Role } from '../access/index.js';
 import type { Database } from '../database.js';
 import type { Tenant } from '../generated/prisma/client.js';
-import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
 import type { CreateTenantInput, TenantResponse } from './schemas.js';
 
-export function toTenantResponse(tenant: Tenant): TenantResponse {
+function toTenantResponse(tenant: Tenant): TenantResponse {
   return { id: tenant.id, name: tenant.name, created_at: iso(tenant.createdAt), archived_at: isoOrNull(tenant.archivedAt) };
 }
 
@@ -22,12 +22,7 @@ export async function createTenant(db: Database, input: CreateTenantInput): Prom
 }
 
 export async function listTenants(db: Database, page: ListOptions): Promise<{ tenants: TenantResponse[] }> {
-  const tenants = await db.tenant.findMany({
-    where: { archivedAt: null },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    skip: page.skip,
-    take: page.limit,
-  });
+  const tenants = await db.tenant.findMany({ where: { archivedAt: null }, ...oldestFirst(page) });
   return { tenants: tenants.map(toTenantResponse) };
 }
 

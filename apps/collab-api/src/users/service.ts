@@ -13,10 +13,10 @@ import {
 import type { Database } from '../database.js';
 import type { User } from '../generated/prisma/client.js';
 import { conflictOnDuplicate } from '../shared/conflicts.js';
-import { iso, type ListOptions } from '../shared/schemas.js';
+import { iso, oldestFirst, type ListOptions } from '../shared/schemas.js';
 import type { CreateUserInput, UpdateUserInput, UserResponse } from './schemas.js';
 
-export function toUserResponse(user: User): UserResponse {
+function toUserResponse(user: User): UserResponse {
   return {
     id: user.id,
     tenant_id: user.tenantId,
@@ -31,12 +31,7 @@ export function toUserResponse(user: User): UserResponse {
 const emailTaken = (email: string) => `A user with the e-mail ${email} already exists in this tenant`;
 
 export async function listUsers(db: Database, actor: Actor, page: ListOptions): Promise<{ users: UserResponse[] }> {
-  const users = await db.user.findMany({
-    where: liveIn(actor),
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    skip: page.skip,
-    take: page.limit,
-  });
+  const users = await db.user.findMany({ where: liveIn(actor), ...oldestFirst(page) });
   return { users: users.map(toUserResponse) };
 }
 

@@ -3,6 +3,7 @@ import type { Actor } from '../access/rules.js';
 import type { TokenClaims } from '../auth/index.js';
 import type { Database } from '../database.js';
 import type { Tenant, User } from '../generated/prisma/client.js';
+import { oldestFirst } from '../shared/schemas.js';
 
 /**
  * The user a token signs in (contract.md): the user whose identity_provider_id is the token's
@@ -39,7 +40,7 @@ function activeActor(user: UserWithTenant): Actor | undefined {
 async function linkByEmail(db: Database, sub: string, email: string): Promise<Actor | undefined> {
   const invited = await db.user.findFirst({
     where: { email, identityProviderId: null, archivedAt: null, tenant: { archivedAt: null } },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    ...oldestFirst(),
   });
   if (invited && (await link(db, invited.id, sub))) return { userId: invited.id, tenantId: invited.tenantId, role: invited.role };
   // Nothing (left) to link: a concurrent request with the same token may have linked a user to this `sub` meanwhile.

@@ -22,7 +22,7 @@ import { type Field, type FieldType, planSchemaChange, type SchemaChange } from 
  * NOT NULL. DATETIME is a civil date and time (no zone), TIMESTAMP an instant; NUMERIC has
  * BigQuery's precision and scale.
  */
-export const DUCKDB_TYPES: Record<FieldType, string> = {
+const DUCKDB_TYPES: Record<FieldType, string> = {
   STRING: 'VARCHAR',
   INT64: 'BIGINT',
   FLOAT64: 'DOUBLE',

@@ -1,7 +1,7 @@
 import { setting } from '@repo/config';
 import type { z } from 'zod';
 
-export const WAREHOUSE_KINDS = ['duckdb', 'bigquery'] as const;
+const WAREHOUSE_KINDS = ['duckdb', 'bigquery'] as const;
 
 /**
  * The warehouse's environment variables, to spread into the app's configuration schema, whose
