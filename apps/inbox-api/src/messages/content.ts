@@ -57,6 +57,18 @@ export function cleanContent(body: { html?: string; text?: string }): string {
   return tidy(html !== undefined ? htmlToMarkdown(html, { removeQuotes: false }) : text);
 }
 
+/** What every stored copy of a message's body carries besides the body: `content_clean` and the preview. */
+export interface MessageContent {
+  contentClean: string;
+  preview: string;
+}
+
+/** `content_clean` and the preview of a body: computed once per message, whatever the number of recipients. */
+export function messageContent(body: { html: string; text: string }): MessageContent {
+  const contentClean = cleanContent(body);
+  return { contentClean, preview: preview(contentClean) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // HTML: the parsed tree is cleaned, never the markup with regular expressions.
 

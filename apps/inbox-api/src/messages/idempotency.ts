@@ -7,7 +7,7 @@ import type { SendResult } from './schemas.js';
 /** A printable token of at most 255 characters, as clients generate them (UUIDs, hashes). */
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export type Claim = { replay: SendResult } | { claimed: { inboxId: string; key: string } };
+type Claim = { replay: SendResult } | { claimed: { inboxId: string; key: string } };
 
 /**
  * Claims an Idempotency-Key for a send before anything is sent. The same key again returns the

@@ -4,7 +4,7 @@ import type { Database } from '../database.js';
 import type { Inbox, Message } from '../generated/prisma/client.js';
 import { newMessageId, parseMessageIds, referencedMessageIds } from '../threads/threading.js';
 import { type AttachmentFile, removeStoredAttachments, storeAttachments } from './attachments.js';
-import { cleanContent, preview } from './content.js';
+import { type MessageContent, messageContent } from './content.js';
 import { recordMessage } from './records.js';
 
 /** An e-mail as it arrives, from a provider webhook or from local delivery. */
@@ -35,12 +35,14 @@ export interface ReceiveDeps {
 /**
  * Stores an inbound message in `inbox`, in the thread its In-Reply-To/References point to
  * (a new thread otherwise). A redelivery of a Message-ID already in the inbox stores nothing
- * and returns the message stored the first time.
+ * and returns the message stored the first time. `content` is the mail's `messageContent`, when
+ * the caller already has it (one mail delivered to several inboxes); it is computed otherwise.
  */
 export async function receiveMessage(
   deps: ReceiveDeps,
   inbox: Inbox,
   mail: InboundMail,
+  content?: MessageContent,
 ): Promise<{ message: Message; duplicate: boolean }> {
   const providerMessageId = parseMessageIds(mail.messageId)[0] ?? newMessageId(deps.emailDomain);
   const existing = await findByMessageId(deps.db, inbox.id, providerMessageId);
@@ -48,7 +50,7 @@ export async function receiveMessage(
 
   const threadId = await threadFor(deps.db, inbox.id, mail);
   const attachments = await storeAttachments(deps.storage, inbox.id, mail.attachments);
-  const contentClean = cleanContent({ html: mail.html, text: mail.text });
+  const { contentClean, preview } = content ?? messageContent(mail);
   try {
     const { message } = await deps.db.$transaction((tx) =>
       recordMessage(tx, {
@@ -60,12 +62,11 @@ export async function receiveMessage(
         from: mail.from,
         to: mail.to,
         cc: mail.cc,
-        bcc: [],
         replyTo: mail.replyTo,
         text: mail.text,
         html: mail.html,
         contentClean,
-        preview: preview(contentClean),
+        preview,
         size: mail.size,
         inReplyTo: parseMessageIds(mail.inReplyTo)[0] ?? null,
         references: parseMessageIds(mail.references).join(' ') || null,

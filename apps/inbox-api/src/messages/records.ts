@@ -1,7 +1,8 @@
+import type { OutboundMail } from '../adapters/mail/index.js';
 import type { Database } from '../database.js';
 import type { Attachment, Message, Prisma } from '../generated/prisma/client.js';
 import { participantsOf } from '../threads/threading.js';
-import type { MessageResponse, SearchItem } from './schemas.js';
+import type { MessageResponse } from './schemas.js';
 import { searchTextOf } from './search.js';
 
 /** An attachment whose bytes are already in object storage. */
@@ -15,7 +16,7 @@ export interface StoredAttachment {
   contentHash: string;
 }
 
-export interface NewMessage {
+interface NewMessage {
   inboxId: string;
   /** The thread to append to; a new thread is started when omitted. */
   threadId?: string;
@@ -25,7 +26,6 @@ export interface NewMessage {
   from: string;
   to: string[];
   cc: string[];
-  bcc: string[];
   replyTo: string[];
   text: string;
   html: string;
@@ -39,6 +39,15 @@ export interface NewMessage {
 }
 
 type Transaction = Prisma.TransactionClient | Database;
+
+/** The `size` of a message sent from here: its text and HTML bodies and its attachments, in bytes. */
+export function outboundSize(mail: Pick<OutboundMail, 'text' | 'html' | 'attachments'>): number {
+  return (
+    Buffer.byteLength(mail.text) +
+    Buffer.byteLength(mail.html) +
+    mail.attachments.reduce((sum, file) => sum + file.content.length, 0)
+  );
+}
 
 /**
  * The one way a message is written, inbound or outbound: starts its thread or appends to it
@@ -77,7 +86,8 @@ export async function recordMessage(
       fromAddress: input.from,
       toAddresses: input.to,
       ccAddresses: input.cc,
-      bccAddresses: input.bcc,
+      // The API sends no blind copies, and inbound mail does not reveal them.
+      bccAddresses: [],
       replyToAddresses: input.replyTo,
       text: input.text,
       html: input.html,
@@ -139,21 +149,6 @@ export function toMessageResponse(message: Message): MessageResponse {
     in_reply_to: message.inReplyTo,
     references: message.references,
     metadata: message.metadata as Record<string, unknown>,
-    created_at: message.createdAt.toISOString(),
-  };
-}
-
-export function toSearchItem(
-  message: Pick<Message, 'id' | 'threadId' | 'inboxId' | 'subject' | 'fromAddress' | 'text' | 'contentClean' | 'createdAt'>,
-): SearchItem {
-  return {
-    id: message.id,
-    thread_id: message.threadId,
-    inbox_id: message.inboxId,
-    subject: message.subject,
-    from_address: message.fromAddress,
-    text: message.text,
-    content_clean: message.contentClean,
     created_at: message.createdAt.toISOString(),
   };
 }

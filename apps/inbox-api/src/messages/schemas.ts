@@ -20,7 +20,7 @@ const headerText = (max: number) =>
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-export const attachmentInput = z
+const attachmentInput = z
   .object({
     filename: headerText(255).trim().min(1),
     content_type: z
@@ -121,7 +121,7 @@ export const messageSchema = z
 
 export type MessageResponse = z.input<typeof messageSchema>;
 
-export const searchItemSchema = messageSchema
+const searchItemSchema = messageSchema
   .pick({
     id: true,
     thread_id: true,

@@ -9,12 +9,12 @@ import { findInbox } from '../inboxes/service.js';
 import { findThread, latestMessage } from '../threads/service.js';
 import { newMessageId, replyHeaders } from '../threads/threading.js';
 import { type AttachmentFile, removeStoredAttachments, storeAttachments } from './attachments.js';
-import { cleanContent, preview, renderMarkdown } from './content.js';
+import { messageContent, renderMarkdown } from './content.js';
 import { claimIdempotencyKey, releaseIdempotencyKey } from './idempotency.js';
-import { recordMessage } from './records.js';
+import { outboundSize, recordMessage } from './records.js';
 import type { SendMessageInput, SendResult } from './schemas.js';
 
-export interface SendDeps {
+interface SendDeps {
   db: Database;
   storage: ObjectStorage;
   mailer: MailTransport;
@@ -43,7 +43,7 @@ export async function sendMessage(deps: SendDeps, input: SendMessageInput, idemp
   try {
     await deps.sendLimit.consume(inbox.id);
     const { html, text } = renderMarkdown(input.body);
-    const contentClean = cleanContent({ html, text });
+    const { contentClean, preview } = messageContent({ html, text });
     const latest = thread ? await latestMessage(deps.db, thread.id) : null;
     const reply = latest ? replyHeaders(latest) : undefined;
     const stored = await storeAttachments(deps.storage, inbox.id, files);
@@ -76,19 +76,18 @@ export async function sendMessage(deps: SendDeps, input: SendMessageInput, idemp
         from: inbox.emailAddress,
         to: input.to,
         cc: [],
-        bcc: [],
         replyTo: [],
         text,
         html,
         contentClean,
-        preview: preview(contentClean),
-        size: Buffer.byteLength(text) + Buffer.byteLength(html) + files.reduce((sum, file) => sum + file.content.length, 0),
+        preview,
+        size: outboundSize({ text, html, attachments: files }),
         inReplyTo: reply?.inReplyTo ?? null,
         references: reply?.references.join(' ') ?? null,
         timestamp: new Date(),
         attachments: stored,
       });
-      const result = toSendResult(message, input.to, attachments);
+      const result = toSendResult(message, attachments);
       if (claimed) {
         await tx.idempotencyKey.update({ where: { inboxId_key: claimed }, data: { response: result, completedAt: new Date() } });
       }
@@ -102,7 +101,7 @@ export async function sendMessage(deps: SendDeps, input: SendMessageInput, idemp
 }
 
 /** Decodes base64 attachments, refusing more than `maxBytes` in all (413) before anything is stored or sent. */
-export function decodeAttachments(
+function decodeAttachments(
   attachments: { filename: string; content_type: string; content: string }[],
   maxBytes: number,
 ): AttachmentFile[] {
@@ -121,13 +120,13 @@ export function decodeAttachments(
   return files;
 }
 
-function toSendResult(message: Message, to: string[], attachments: Attachment[]): SendResult {
+function toSendResult(message: Message, attachments: Attachment[]): SendResult {
   return {
     id: message.id,
     thread_id: message.threadId,
     inbox_id: message.inboxId,
     direction: 'OUTBOUND',
-    to,
+    to: message.toAddresses,
     subject: message.subject,
     content_clean: message.contentClean,
     ...(attachments.length > 0 && {

@@ -5,7 +5,7 @@ import { findInbox } from '../inboxes/service.js';
 import { isUuid } from '../shared/ids.js';
 import { page, type Page } from '../shared/schemas.js';
 import { findThread } from '../threads/service.js';
-import { toMessageResponse, toSearchItem } from './records.js';
+import { toMessageResponse } from './records.js';
 import type { MessageResponse, SearchItem } from './schemas.js';
 import { containsPattern } from './search.js';
 
@@ -77,18 +77,7 @@ async function searchMessages(
     db.$queryRaw<{ total: bigint }[]>`SELECT count(*) AS total FROM message_search WHERE ${where}`,
   ]);
   return page(
-    rows.map((row) =>
-      toSearchItem({
-        id: row.id,
-        threadId: row.thread_id,
-        inboxId: row.inbox_id,
-        subject: row.subject,
-        fromAddress: row.from_address,
-        text: row.text,
-        contentClean: row.content_clean,
-        createdAt: row.created_at,
-      }),
-    ),
+    rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() })),
     Number(count?.total ?? 0),
   );
 }

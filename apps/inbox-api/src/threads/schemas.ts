@@ -3,7 +3,7 @@ import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
 
 export const threadParams = z.object({ thread_id: id });
 
-export const threadEntrySchema = z.object({
+const threadEntrySchema = z.object({
   id: z.string(),
   role: z.enum(['user', 'assistant']).meta({ description: '`user` for inbound messages, `assistant` for outbound' }),
   author: z.string(),
@@ -24,7 +24,7 @@ export const threadSchema = z
 
 export type ThreadResponse = z.input<typeof threadSchema>;
 
-export const threadSummarySchema = z
+const threadSummarySchema = z
   .object({
     id: z.string(),
     subject: z.string(),

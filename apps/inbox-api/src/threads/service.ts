@@ -39,7 +39,7 @@ export async function getThread(db: Database, threadId: string): Promise<ThreadR
   };
 }
 
-export function toThreadSummary(thread: Thread): ThreadSummary {
+function toThreadSummary(thread: Thread): ThreadSummary {
   return {
     id: thread.id,
     subject: thread.subject,

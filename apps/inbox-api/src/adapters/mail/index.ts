@@ -6,8 +6,8 @@ import { SesTransport } from './ses.js';
 import type { MailSettings } from './settings.js';
 import { SmtpTransport } from './smtp.js';
 
-export type { MailTransport, MailTransportName, OutboundMail, SentMail } from './interface.js';
-export { checkMailSettings, EMAIL_PROVIDERS, mailSettings, type MailSettings } from './settings.js';
+export type { MailTransport, OutboundMail, SentMail } from './interface.js';
+export { checkMailSettings, mailSettings, type MailSettings } from './settings.js';
 
 /** How long one provider request (or SMTP step) may take before the send fails. */
 const TIMEOUT_MS = 30_000;

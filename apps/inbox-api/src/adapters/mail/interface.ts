@@ -24,7 +24,7 @@ export interface SentMail {
   messageId: string;
 }
 
-export type MailTransportName = 'local' | 'smtp' | 'mailgun' | 'sendgrid' | 'ses';
+type MailTransportName = 'local' | 'smtp' | 'mailgun' | 'sendgrid' | 'ses';
 
 /** Sends outbound mail. A provider's refusal or failure is an UpstreamError with code `provider_error`. */
 export interface MailTransport {

@@ -2,7 +2,7 @@ import { postToProvider } from './http.js';
 import type { MailTransport, OutboundMail, SentMail } from './interface.js';
 import { buildMime, envelopeRecipients } from './mime.js';
 
-export interface MailgunOptions {
+interface MailgunOptions {
   apiKey: string;
   domain: string;
   /** https://api.mailgun.net, or https://api.eu.mailgun.net for domains in the EU region. */

@@ -2,7 +2,7 @@ import { postToProvider } from './http.js';
 import type { MailTransport, OutboundMail, SentMail } from './interface.js';
 import { type Mailbox, parseMailboxes } from './mime.js';
 
-export interface SendGridOptions {
+interface SendGridOptions {
   apiKey: string;
   /** https://api.sendgrid.com, or https://api.eu.sendgrid.com for EU subusers. */
   baseUrl: string;
@@ -35,7 +35,7 @@ export class SendGridTransport implements MailTransport {
 }
 
 /** The Mail Send request body for one message. */
-export function mailSendRequest(mail: OutboundMail) {
+function mailSendRequest(mail: OutboundMail) {
   // SendGrid refuses an address that appears twice among to, cc and bcc, and empty lists.
   const seen = new Set<string>();
   const unique = (addresses: string[] | undefined) =>

@@ -3,7 +3,7 @@ import type { MailTransport, OutboundMail, SentMail } from './interface.js';
 import { buildMime, parseMailboxes } from './mime.js';
 import { type AwsCredentials, signAwsRequest } from './sigv4.js';
 
-export interface SesOptions {
+interface SesOptions {
   region: string;
   credentials: AwsCredentials;
   /** Default: https://email.<region>.amazonaws.com */
@@ -48,6 +48,6 @@ export class SesTransport implements MailTransport {
  * SES replaces the Message-ID header with one made of the id it answers and its own domain
  * (`email.amazonses.com` in us-east-1, `<region>.amazonses.com` elsewhere); replies refer to that.
  */
-export function sesMessageId(id: string, region: string): string {
+function sesMessageId(id: string, region: string): string {
   return `<${id}@${region === 'us-east-1' ? 'email' : region}.amazonses.com>`;
 }

@@ -1,7 +1,7 @@
 import { type z } from 'zod';
 import { setting } from '@repo/config';
 
-export const EMAIL_PROVIDERS = ['local', 'smtp', 'mailgun', 'sendgrid', 'ses'] as const;
+const EMAIL_PROVIDERS = ['local', 'smtp', 'mailgun', 'sendgrid', 'ses'] as const;
 
 /** Environment variables that choose and configure the outbound mail transport. */
 export function mailSettings() {

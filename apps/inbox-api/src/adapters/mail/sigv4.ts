@@ -11,7 +11,7 @@ export interface AwsCredentials {
   secretAccessKey: string;
 }
 
-export interface SignableRequest {
+interface SignableRequest {
   method: string;
   url: string;
   /** Headers to sign and send; `host` is taken from the URL. */
