@@ -9,11 +9,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { forge, hmacSha256 } from './auth/app.js';
+import { forge, hmacSha256, nowSeconds } from './auth/app.js';
 import { as, bearer, createTestContext, TEST_SECRET, type TestContext } from './context.js';
 import { operatorToken, seedTenant, type TenantFixture } from './fixtures.js';
-
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 async function expect401(app: TestContext['app'], token: string | undefined, detail: string): Promise<void> {
   const call = request(app).get('/api/v1/users/me');

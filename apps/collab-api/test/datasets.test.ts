@@ -114,36 +114,32 @@ describe('POST /api/v1/datasets', () => {
 
 describe('GET /api/v1/datasets and /api/v1/projects/{project_id}/datasets', () => {
   it("list the tenant's and the project's live datasets, oldest first, with skip and limit", async () => {
-    const fresh = await createTestContext();
-    try {
-      const tenant = await seedTenant(fresh, 'Lists');
-      const call = (path: string) => as(fresh.app, tenant.user.token).get(path);
-      const post = (path: string, body: object) => as(fresh.app, tenant.user.token).post(path, body).expect(201);
-      const [p1, p2] = [
-        (await post('/api/v1/projects', { name: 'P1' })).body.id,
-        (await post('/api/v1/projects', { name: 'P2' })).body.id,
-      ];
-      for (const [project, name] of [
-        [p1, 'a'],
-        [p2, 'b'],
-        [p1, 'c'],
-        [p1, 'd'],
-      ])
-        await post('/api/v1/datasets', { name, project_id: project });
-      const names = (res: Response) => res.body.datasets.map((d: { name: string }) => d.name);
-      expect(names(await call('/api/v1/datasets'))).toEqual(['a', 'b', 'c', 'd']);
-      expect(names(await call('/api/v1/datasets?skip=1&limit=2'))).toEqual(['b', 'c']);
-      expect(names(await call(`/api/v1/projects/${p1}/datasets`))).toEqual(['a', 'c', 'd']);
-      expect(names(await call(`/api/v1/projects/${p1}/datasets?skip=2`))).toEqual(['d']);
-      expect((await call(`/api/v1/projects/${MISSING}/datasets`)).status).toBe(404);
-      const tooMany = await call('/api/v1/datasets?limit=1001');
-      expect(tooMany.status).toBe(422);
-      expect(tooMany.body.detail).toEqual([
-        { loc: ['query', 'limit'], msg: 'Input should be less than or equal to 1000', type: 'less_than_equal' },
-      ]);
-    } finally {
-      await fresh.close();
-    }
+    // Lists are scoped to the caller's tenant: a tenant of its own starts with none.
+    const tenant = await seedTenant(ctx, 'Lists');
+    const call = (path: string) => as(ctx.app, tenant.user.token).get(path);
+    const post = (path: string, body: object) => as(ctx.app, tenant.user.token).post(path, body).expect(201);
+    const [p1, p2] = [
+      (await post('/api/v1/projects', { name: 'P1' })).body.id,
+      (await post('/api/v1/projects', { name: 'P2' })).body.id,
+    ];
+    for (const [project, name] of [
+      [p1, 'a'],
+      [p2, 'b'],
+      [p1, 'c'],
+      [p1, 'd'],
+    ])
+      await post('/api/v1/datasets', { name, project_id: project });
+    const names = (res: Response) => res.body.datasets.map((d: { name: string }) => d.name);
+    expect(names(await call('/api/v1/datasets'))).toEqual(['a', 'b', 'c', 'd']);
+    expect(names(await call('/api/v1/datasets?skip=1&limit=2'))).toEqual(['b', 'c']);
+    expect(names(await call(`/api/v1/projects/${p1}/datasets`))).toEqual(['a', 'c', 'd']);
+    expect(names(await call(`/api/v1/projects/${p1}/datasets?skip=2`))).toEqual(['d']);
+    expect((await call(`/api/v1/projects/${MISSING}/datasets`)).status).toBe(404);
+    const tooMany = await call('/api/v1/datasets?limit=1001');
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.detail).toEqual([
+      { loc: ['query', 'limit'], msg: 'Input should be less than or equal to 1000', type: 'less_than_equal' },
+    ]);
   });
 });
 

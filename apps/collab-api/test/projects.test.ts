@@ -41,23 +41,19 @@ describe('POST /api/v1/projects', () => {
 
 describe('GET /api/v1/projects', () => {
   it('lists live projects oldest first, with skip and limit', async () => {
-    const fresh = await createTestContext();
-    try {
-      const tenant = await seedTenant(fresh, 'Lists');
-      const client = as(fresh.app, tenant.editor.token);
-      const ids: string[] = [];
-      for (const name of ['one', 'two', 'three']) ids.push((await client.post('/api/v1/projects', { name }).expect(201)).body.id);
-      await client.delete(`/api/v1/projects/${ids[1]}`).expect(204);
-      expect((await client.get('/api/v1/projects')).body).toEqual({
-        projects: [expect.objectContaining({ name: 'one' }), expect.objectContaining({ name: 'three' })],
-      });
-      expect((await client.get('/api/v1/projects?skip=1&limit=1')).body.projects.map((p: { name: string }) => p.name)).toEqual([
-        'three',
-      ]);
-      expect((await client.get('/api/v1/projects?limit=0')).status).toBe(422);
-    } finally {
-      await fresh.close();
-    }
+    // Lists are scoped to the caller's tenant: a tenant of its own starts with none.
+    const tenant = await seedTenant(ctx, 'Lists');
+    const client = as(ctx.app, tenant.editor.token);
+    const ids: string[] = [];
+    for (const name of ['one', 'two', 'three']) ids.push((await client.post('/api/v1/projects', { name }).expect(201)).body.id);
+    await client.delete(`/api/v1/projects/${ids[1]}`).expect(204);
+    expect((await client.get('/api/v1/projects')).body).toEqual({
+      projects: [expect.objectContaining({ name: 'one' }), expect.objectContaining({ name: 'three' })],
+    });
+    expect((await client.get('/api/v1/projects?skip=1&limit=1')).body.projects.map((p: { name: string }) => p.name)).toEqual([
+      'three',
+    ]);
+    expect((await client.get('/api/v1/projects?limit=0')).status).toBe(422);
   });
 });
 

@@ -44,8 +44,12 @@ async function contextOn(url: string, dataDir: string, env: Record<string, strin
     deps,
     db,
     dataDir,
-    /** Another instance of the app on the same database, data folder and Redis, as a second replica. */
-    replica: () => contextOn(url, dataDir, env, () => Promise.resolve()),
+    /**
+     * Another instance of the app on the same database, data folder and Redis, as a second replica;
+     * `overrides` change its configuration variables. Close it before this context.
+     */
+    replica: (overrides: Record<string, string> = {}) =>
+      contextOn(url, dataDir, { ...env, ...overrides }, () => Promise.resolve()),
     async close() {
       await close();
       await db.$disconnect();

@@ -1,9 +1,17 @@
 import request from 'supertest';
-import { createTestContext } from './context.js';
+import { createTestContext, type TestContext } from './context.js';
+
+// The tests differ only in settings: each runs its own app instance (with its own in-process
+// counters) as a replica on one shared database.
+let base: TestContext;
+beforeAll(async () => {
+  base = await createTestContext();
+});
+afterAll(() => base.close());
 
 describe('API keys (INBOX_API_KEYS)', () => {
   it('require Authorization: Bearer <key> on every /v1 request, and leave probes open', async () => {
-    const ctx = await createTestContext({ INBOX_API_KEYS: 'key-one,key-two' });
+    const ctx = await base.replica({ INBOX_API_KEYS: 'key-one,key-two' });
     try {
       for (const headers of [
         {},
@@ -28,7 +36,7 @@ describe('API keys (INBOX_API_KEYS)', () => {
 
 describe('requests per minute (INBOX_RATE_LIMIT_PER_MINUTE)', () => {
   it('limit each API key on its own, with Retry-After', async () => {
-    const ctx = await createTestContext({ INBOX_API_KEYS: 'a,b', INBOX_RATE_LIMIT_PER_MINUTE: '3' });
+    const ctx = await base.replica({ INBOX_API_KEYS: 'a,b', INBOX_RATE_LIMIT_PER_MINUTE: '3' });
     try {
       for (let i = 0; i < 3; i++) await request(ctx.app).get('/v1/inboxes').set('authorization', 'Bearer a').expect(200);
       const limited = await request(ctx.app).get('/v1/inboxes').set('authorization', 'Bearer a');
@@ -43,8 +51,8 @@ describe('requests per minute (INBOX_RATE_LIMIT_PER_MINUTE)', () => {
   });
 
   it('limit by client address when the API is open, and 0 disables the limit', async () => {
-    const limited = await createTestContext({ INBOX_RATE_LIMIT_PER_MINUTE: '2' });
-    const unlimited = await createTestContext({ INBOX_RATE_LIMIT_PER_MINUTE: '0' });
+    const limited = await base.replica({ INBOX_RATE_LIMIT_PER_MINUTE: '2' });
+    const unlimited = await base.replica({ INBOX_RATE_LIMIT_PER_MINUTE: '0' });
     try {
       await request(limited.app).get('/v1/inboxes').expect(200);
       await request(limited.app).get('/v1/inboxes').expect(200);

@@ -1,7 +1,6 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createTestContext, type TestContext } from './context.js';
+import { startProvider } from './mail/helpers.js';
 
 let ctx: TestContext;
 let inbox: { id: string; email_address: string };
@@ -219,30 +218,24 @@ describe('Idempotency-Key', () => {
 });
 
 describe('a provider failure', () => {
-  let provider: http.Server;
+  let provider: Awaited<ReturnType<typeof startProvider>>;
   let failing: TestContext;
   let from: { id: string };
 
   beforeAll(async () => {
     // Mailgun's answer to a bad API key.
-    provider = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Invalid private key' }));
-      });
-    });
-    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    provider = await startProvider(() => ({ status: 401, body: { message: 'Invalid private key' } }));
     failing = await createTestContext({
       EMAIL_PROVIDER: 'mailgun',
       MAILGUN_API_KEY: 'key-wrong',
       MAILGUN_DOMAIN: 'mg.example.com',
-      MAILGUN_BASE_URL: `http://127.0.0.1:${(provider.address() as AddressInfo).port}`,
+      MAILGUN_BASE_URL: provider.url,
     });
     from = (await request(failing.app).post('/v1/inboxes').send({ name: 'F', email_username: 'f' })).body;
   });
   afterAll(async () => {
     await failing.close();
-    await new Promise((resolve) => provider.close(resolve));
+    await provider.close();
   });
 
   it('answers 502 provider_error with the provider reason, and records nothing as sent', async () => {

@@ -1,18 +1,14 @@
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { runToExit, startService } from '@repo/testing';
+import { entryCommand, runToExit, startService } from '@repo/testing';
 import { appRoot } from '../src/paths.js';
 
 const entry = 'src/main.ts';
-const tsxCli = path.join(path.dirname(createRequire(__filename).resolve('tsx/package.json')), 'dist', 'cli.mjs');
 
 describe('inbox-mcp process', () => {
   it('speaks MCP over stdio by default, keeping logs off stdout', async () => {
     const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [tsxCli, '--conditions=@repo/source', entry],
+      ...entryCommand(entry),
       cwd: appRoot,
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info' },
       stderr: 'pipe',

@@ -8,10 +8,16 @@ import { runToExit, startService } from './process.js';
  * What every API process must do, as settled in the contract's Operations section: start on an
  * embedded database when DATABASE_URL is unset, create and migrate DATABASE_URL when asked to,
  * stop cleanly on SIGTERM, and refuse a bad configuration with one line naming the variable.
+ * `env` is added to every process's environment (a variable the service needs besides those the
+ * checks set; the checks' own settings win).
  */
-export function describeApiProcess(name: string, options: { appRoot: string; entry?: string }): void {
+export function describeApiProcess(
+  name: string,
+  options: { appRoot: string; entry?: string; env?: Record<string, string | undefined> },
+): void {
   const entry = options.entry ?? 'src/server.ts';
   const cwd = options.appRoot;
+  const env = options.env ?? {};
 
   describe(`${name} process`, () => {
     // Starting a process, and the embedded database's first initialisation, take a while on a busy machine.
@@ -22,7 +28,7 @@ export function describeApiProcess(name: string, options: { appRoot: string; ent
       try {
         const service = await startService(entry, {
           cwd,
-          env: { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: undefined },
+          env: { ...env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: undefined },
           timeoutMs: 90_000,
         });
         expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: 'ok' });
@@ -40,7 +46,7 @@ export function describeApiProcess(name: string, options: { appRoot: string; ent
       try {
         const service = await startService(entry, {
           cwd,
-          env: { PORT: '0', DATABASE_URL: database.url, MIGRATE_ON_START: 'true' },
+          env: { ...env, PORT: '0', DATABASE_URL: database.url, MIGRATE_ON_START: 'true' },
         });
         expect((await fetch(`${service.url}/ready`)).status).toBe(200);
         expect(await service.stop()).toBe(0);
@@ -50,7 +56,7 @@ export function describeApiProcess(name: string, options: { appRoot: string; ent
     });
 
     it('stops with one line naming the variable when the configuration is bad', async () => {
-      const result = await runToExit(entry, { cwd, env: { PORT: 'abc' } });
+      const result = await runToExit(entry, { cwd, env: { ...env, PORT: 'abc' } });
       expect(result.code).toBe(1);
       expect(result.stderr).toBe('Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")\n');
     });

@@ -1,3 +1,4 @@
 export { describeApiProcess } from './api-process.js';
-export { runToExit, startService, type ExitedProcess, type ServiceProcess } from './process.js';
+export { closedPort } from './ports.js';
+export { entryCommand, runToExit, startService } from './process.js';
 export { readmePath, readmeSection, replaceSection } from './readme.js';

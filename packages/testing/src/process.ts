@@ -22,6 +22,11 @@ export interface ExitedProcess {
 
 const tsxCli = path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'cli.mjs');
 
+/** The command that runs a service's entry point from source, as `pnpm dev` would (tsx, workspace sources). */
+export function entryCommand(entry: string, args: string[] = []): { command: string; args: string[] } {
+  return { command: process.execPath, args: [tsxCli, '--conditions=@repo/source', entry, ...args] };
+}
+
 function spawnEntry(
   entry: string,
   options: { cwd: string; env: Record<string, string | undefined>; args?: string[] },
@@ -30,7 +35,8 @@ function spawnEntry(
   // The jest worker's options (--experimental-vm-modules) are not the service's.
   delete env.NODE_OPTIONS;
   for (const [key, value] of Object.entries(options.env)) if (value === undefined) delete env[key];
-  return spawn(process.execPath, [tsxCli, '--conditions=@repo/source', entry, ...(options.args ?? [])], {
+  const { command, args } = entryCommand(entry, options.args);
+  return spawn(command, args, {
     cwd: options.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -52,17 +58,19 @@ export async function startService(
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const lines = readline.createInterface({ input: child.stdout! });
   const exited = once(child, 'exit');
+  let started = false;
   const listening = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`no "listening" line within ${options.timeoutMs ?? 30_000} ms\n${stderr}`)),
       options.timeoutMs ?? 30_000,
     );
     lines.on('line', (line) => {
-      if (options.keepLogs === false && logs.some((entry) => entry.msg === 'listening')) return;
+      if (started && options.keepLogs === false) return;
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;
         logs.push(entry);
         if (entry.msg === 'listening' && typeof entry.url === 'string') {
+          started = true;
           clearTimeout(timer);
           resolve(entry.url);
         }

@@ -2,6 +2,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closedPort } from '@repo/testing';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { forge, hmacSha256, KNOWN_SUB, nowSeconds, protectedApp, settingsFrom } from './app.js';
@@ -147,14 +148,7 @@ describe('tokens verified with the JWKS', () => {
   });
 
   it('answers 503 with Retry-After, and logs the cause, when the JWKS endpoint is down', async () => {
-    const closed = createServer();
-    closed.listen(0, '127.0.0.1');
-    await once(closed, 'listening');
-    const { port } = closed.address() as AddressInfo;
-    closed.close();
-    await once(closed, 'close');
-
-    const built = protectedApp(settingsFrom({ COLLAB_JWKS_URL: `http://127.0.0.1:${port}/jwks.json` }));
+    const built = protectedApp(settingsFrom({ COLLAB_JWKS_URL: `http://127.0.0.1:${await closedPort()}/jwks.json` }));
     const response = await request(built.app)
       .get('/me')
       .set('Authorization', `Bearer ${tokenOf(rsa)}`);

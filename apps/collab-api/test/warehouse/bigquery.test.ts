@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { loadConfig } from '@repo/config';
 import { ConflictError, UpstreamError } from '@repo/errors';
+import { closedPort } from '@repo/testing';
 import { z } from 'zod';
 import { createBigQueryWarehouse } from '../../src/adapters/warehouse/bigquery.js';
 import {
@@ -285,15 +285,10 @@ describe('BigQuery warehouse', () => {
   });
 
   it('reports an API it cannot reach without naming the address', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as { port: number };
-    await new Promise((resolve) => closed.close(resolve));
-
     const unreachable = createBigQueryWarehouse({
       projectId: PROJECT,
       location: 'EU',
-      apiEndpoint: `http://127.0.0.1:${port}`,
+      apiEndpoint: `http://127.0.0.1:${await closedPort()}`,
       credentials: 'none',
       autoRetry: false,
     });

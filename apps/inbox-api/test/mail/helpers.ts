@@ -2,6 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { OutboundMail } from '../../src/adapters/mail/index.js';
 
+/** A port on 127.0.0.1 that nothing listens on. */
+export { closedPort } from '@repo/testing';
+
 /** Every byte value once: what a binary attachment must survive. */
 export const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 
@@ -59,15 +62,6 @@ export async function startProvider(
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/** A port on 127.0.0.1 that nothing listens on. */
-export async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A server on 127.0.0.1 that accepts requests and never answers them. */
