@@ -1,13 +1,37 @@
 #!/usr/bin/env bash
-# Prepares a fresh clone: checks Node, installs the pinned pnpm if it is missing, installs
-# the workspace (which also generates the Prisma clients). Safe to run again.
+# Prepares a fresh clone: brings Node.js to the major in .node-version (from the npm registry,
+# under .tools/, when the machine's node is older), installs the pinned pnpm if it is missing,
+# and installs the workspace (which also generates the Prisma clients). Safe to run again.
+#
+# Every pnpm script then runs on that Node: pnpm puts the workspace's node_modules/.bin on the
+# PATH of its scripts, and the `node` linked there (tools/node) runs the one under .tools/ when
+# it exists, else the machine's own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-required_node="20.19.0"
-if ! node -e "const [a,b]=process.versions.node.split('.').map(Number); const [x,y]=process.argv[1].split('.').map(Number); process.exit(a>x||(a===x&&b>=y)?0:1)" "$required_node"; then
-  echo "Node.js >= $required_node is required (found $(node --version 2>/dev/null || echo none))." >&2
+wanted_major=$(cut -d. -f1 .node-version)
+major_of() { "$1" --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/'; }
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "Node.js and npm are needed to set up (any version from 18 on; Node.js $wanted_major is installed from them)." >&2
   exit 1
+fi
+
+installed=.tools/node/node_modules/node/bin/node
+if [ "$(major_of node)" -ge "$wanted_major" ]; then
+  if [ -e .tools/node ]; then
+    echo "The machine's Node.js $(node --version) is recent enough; removing the one under .tools/"
+    rm -rf .tools/node
+  fi
+else
+  if [ "$(major_of "$installed" || echo 0)" != "$wanted_major" ]; then
+    echo "The machine's Node.js is $(node --version); installing Node.js $wanted_major from the npm registry under .tools/node"
+    rm -rf .tools/node
+    npm install --prefix .tools/node --no-audit --no-fund --loglevel=error "node@$wanted_major"
+  fi
+  # For the rest of this script: pnpm and the install scripts it runs use that Node too.
+  PATH="$PWD/$(dirname "$installed"):$PATH"
+  export PATH
 fi
 
 pnpm_version=$(node -p "require('./package.json').packageManager.split('@')[1]")
@@ -21,3 +45,5 @@ if [ "${CI:-}" = "true" ]; then
 else
   pnpm install
 fi
+
+echo "Workspace scripts run on Node.js $(pnpm exec node --version)"

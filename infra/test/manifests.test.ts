@@ -22,7 +22,7 @@ import {
   podTemplateOf,
 } from './kubernetes.js';
 import { kustomizeBuild } from './kustomize.js';
-import { repoRoot, services, type ServiceUnderTest } from './services.js';
+import { nodeMajor, repoRoot, services, type ServiceUnderTest } from './services.js';
 
 // Credentials: they may come from a Secret only, never from a ConfigMap or a literal value.
 const SECRET_NAME = /SECRET|TOKEN|PASSWORD|KEY|CREDENTIAL/;
@@ -276,8 +276,8 @@ describe.each(services)('$name', (service) => {
       expect(new Set(dockerfile.filters)).toEqual(new Set([service.name]));
     });
 
-    it('runs on Node 24 as the non-root user the pods run as, listening on all interfaces in production mode', () => {
-      expect(dockerfile.runtime.from).toBe('node:24-slim');
+    it("runs on the project's Node as the non-root user the pods run as, listening on all interfaces in production mode", () => {
+      expect(dockerfile.runtime.from).toBe(`node:${nodeMajor}-slim`);
       const deployment = only<Deployment>(kustomizeBuild(k8sDir(service.name, 'base')), 'Deployment');
       const uid = Number(dockerfile.runtime.user?.split(':')[0]);
       expect(uid).toBeGreaterThan(0);

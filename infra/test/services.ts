@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
 import path from 'node:path';
 import type { z } from 'zod';
@@ -11,6 +12,9 @@ import { buildHttpApp } from '../../apps/inbox-mcp/src/http-app.js';
 import { createMcpServer } from '../../apps/inbox-mcp/src/mcp-server.js';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+
+/** The one Node.js major of the project (`.node-version`): development, tests, CI and the images. */
+export const nodeMajor = readFileSync(path.join(repoRoot, '.node-version'), 'utf8').trim().split('.')[0]!;
 
 /** A deployed service, as the checks need to know it: its app's own code, not a copy of its facts. */
 export interface ServiceUnderTest {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { repoRoot, services } from './services.js';
+import { nodeMajor, repoRoot, services } from './services.js';
 
 interface Step {
   uses?: string;
@@ -23,6 +23,20 @@ const workflow = parse(readFileSync(path.join(repoRoot, '.github', 'workflows', 
 };
 const runs = (job: WorkflowJob) => job.steps.flatMap((step) => (step.run ? [step.run] : []));
 
+describe('the Node.js runtime', () => {
+  it('is Node 24 LTS, and these tests run on it (tools/node, scripts/setup.sh)', () => {
+    expect(nodeMajor).toBe('24');
+    expect(process.versions.node.split('.')[0]).toBe(nodeMajor);
+  });
+
+  it('is what every setup-node step of the workflow installs', () => {
+    const steps = Object.values(workflow.jobs).flatMap((job) => job.steps);
+    const setups = steps.filter((step) => step.uses?.startsWith('actions/setup-node@'));
+    expect(setups.length).toBeGreaterThan(0);
+    for (const step of setups) expect(step.with?.['node-version-file']).toBe('.node-version');
+  });
+});
+
 describe('CI workflow', () => {
   it('runs on pull requests and on pushes to main', () => {
     expect(workflow.on).toHaveProperty('pull_request');
@@ -43,11 +57,11 @@ describe('CI workflow', () => {
       expect(job?.if).toBe(`contains(fromJSON(needs.changes.outputs.packages), '${pkg}')`);
     });
 
-    it('tests on Postgres 16 with the pinned pnpm on Node 24', () => {
+    it("tests on Postgres 16 with the pinned pnpm on the project's Node", () => {
       expect(job?.services?.postgres?.image).toBe('postgres:16');
       expect(job?.env?.TEST_DATABASE_URL).toBe('postgresql://postgres:postgres@localhost:5432/postgres');
       const setupNode = job?.steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
-      expect(setupNode?.with?.['node-version']).toBe(24);
+      expect(setupNode?.with).toEqual({ 'node-version-file': '.node-version', cache: 'pnpm' });
       // Without a version input, pnpm/action-setup installs the one package.json's packageManager pins.
       const setupPnpm = job?.steps.find((step) => step.uses?.startsWith('pnpm/action-setup@'));
       expect(setupPnpm?.with).toBeUndefined();

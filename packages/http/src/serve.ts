@@ -57,8 +57,11 @@ export async function serve(app: Express, options: ServeOptions): Promise<Runnin
   };
 
   if (options.handleSignals) {
+    // Every signal, not only the first: Ctrl-C reaches the whole process group, and pnpm and
+    // turbo forward it once more; a second SIGINT left to Node's default would kill the process
+    // mid-shutdown. Shutdown is bounded by its timeout instead.
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      process.once(signal, () => {
+      process.on(signal, () => {
         shutdown(signal).then(
           () => process.exit(0),
           () => process.exit(1),
