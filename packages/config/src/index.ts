@@ -2,3 +2,4 @@ export { ConfigError, configProblems, loadConfig, loadConfigOrExit } from './loa
 export * as setting from './settings.js';
 export { httpSettings, LOG_LEVELS, storageSettings } from './service.js';
 export { documentSettings, renderSettingsTable, type SettingDoc } from './document.js';
+export { redactUrl } from './redact.js';

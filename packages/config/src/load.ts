@@ -1,4 +1,5 @@
 import { type z } from 'zod';
+import { redactUrl } from './redact.js';
 
 /** A configuration that cannot be used; each problem names its variable. */
 export class ConfigError extends Error {
@@ -32,13 +33,8 @@ function describe(issue: z.core.$ZodIssue, env: Env): string {
       ? ''
       : SECRET_NAME.test(variable)
         ? ' (value hidden)'
-        : ` (got ${JSON.stringify(truncate(withoutPassword(raw)))})`;
+        : ` (got ${JSON.stringify(truncate(redactUrl(raw)))})`;
   return `${variable} ${issue.message}${got}`;
-}
-
-/** A URL's password (`smtp://user:secret@host`) is masked, wherever the URL sits in the value. */
-function withoutPassword(value: string): string {
-  return value.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]*@/gi, '$1***@');
 }
 
 function truncate(value: string): string {

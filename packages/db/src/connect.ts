@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type EmbeddedExtension, openEmbeddedPostgres } from './embedded.js';
-import { migrateDatabase, type MigrationLogger, redactUrl } from './migrations.js';
+import { redactUrl } from '@repo/config';
+import { migrateDatabase, type MigrationLogger } from './migrations.js';
 
 export interface DatabaseConnection {
   /** Connection string for the app's pool. */

@@ -14,7 +14,6 @@ export {
   pendingMigrations,
   quoteIdentifier,
   readMigrations,
-  redactUrl,
   withClient,
   type Migration,
   type MigrationLogger,

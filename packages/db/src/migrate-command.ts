@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { loadConfigOrExit, setting } from '@repo/config';
-import { migrateDatabase, type MigrationLogger, redactUrl } from './migrations.js';
+import { redactUrl } from '@repo/config';
+import { migrateDatabase, type MigrationLogger } from './migrations.js';
 
 /**
  * Body of an app's `db:migrate` command and Kubernetes migration Job: migrates DATABASE_URL,

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import { redactUrl } from '@repo/config';
 
 /**
  * Applies migrations kept in Prisma's folder layout (`<dir>/<timestamp>_<name>/migration.sql`)
@@ -171,15 +172,4 @@ export async function ensureDatabase(url: string): Promise<void> {
 
 export function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
-}
-
-/** A connection string safe to log. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '<unparseable url>';
-  }
 }

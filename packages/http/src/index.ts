@@ -1,4 +1,4 @@
-export { createLogger, redactUrl, requestLogger, routeOf, type Logger } from './logger.js';
+export { createLogger, requestLogger, routeOf, type Logger } from './logger.js';
 export { createMetrics, metricsMiddleware, type Metrics } from './metrics.js';
 export { docsRouter, openApiDocument, OpenAPIRegistry, type OpenApiDocument } from './openapi.js';
 export { serve, type RunningServer, type ServeOptions } from './serve.js';

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { Request, RequestHandler } from 'express';
+import { redactUrl } from '@repo/config';
 import { requestIdOf } from '@repo/errors';
 
 export type { Logger } from 'pino';
@@ -20,18 +21,6 @@ export function createLogger(options: { service: string; level: string; stream?:
   );
 }
 
-// Query parameters that carry credentials: signed-URL tokens, internal tokens, webhook secrets.
-const SECRET_PARAMS = /^(token|internal_token|signature|sig|key|api_key|access_token)$/i;
-
-/** The request URL with credential-bearing query values masked, fit for logs. */
-export function redactUrl(url: string): string {
-  const queryStart = url.indexOf('?');
-  if (queryStart === -1) return url;
-  const params = new URLSearchParams(url.slice(queryStart + 1));
-  for (const key of [...params.keys()]) if (SECRET_PARAMS.test(key)) params.set(key, '[redacted]');
-  return `${url.slice(0, queryStart)}?${params.toString()}`;
-}
-
 /** The route pattern a request matched (`/v1/inboxes/:inbox_id`), keeping ids out of labels. */
 export function routeOf(req: Request): string {
   const route = req.route as { path: string } | undefined;
@@ -44,7 +33,10 @@ export function requestLogger(logger: Logger): RequestHandler {
     logger,
     genReqId: (_req, res) => requestIdOf(res as never) ?? 'unknown',
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-    customProps: (req) => ({ route: routeOf(req as Request) }),
+    // Added to the finished request's line only: pino-http calls customProps when the request
+    // starts too (no route matched yet), and would write the key twice.
+    customSuccessObject: (req, _res, line: object) => ({ ...line, route: routeOf(req as Request) }),
+    customErrorObject: (req, _res, _error, line: object) => ({ ...line, route: routeOf(req as Request) }),
     serializers: {
       req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
         id: req.id,

@@ -8,17 +8,20 @@ import { createMetrics, createServiceApp, OpenAPIRegistry, type ServiceAppOption
 
 function captureLogs() {
   const lines: Record<string, unknown>[] = [];
+  // As written: JSON.parse would hide a key written twice (the last one wins).
+  const rawLines: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
+      rawLines.push(chunk.toString());
       lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
       done();
     },
   });
-  return { logger: pino({ level: 'info' }, stream), lines };
+  return { logger: pino({ level: 'info' }, stream), lines, rawLines };
 }
 
 function buildTestApp(overrides: Partial<ServiceAppOptions> = {}) {
-  const { logger, lines } = captureLogs();
+  const { logger, lines, rawLines } = captureLogs();
   const openapi = new OpenAPIRegistry();
   const routes = express.Router();
   const thing = z.object({ id: z.string() });
@@ -48,7 +51,7 @@ function buildTestApp(overrides: Partial<ServiceAppOptions> = {}) {
     jsonLimitBytes: 1024,
     ...overrides,
   });
-  return { app, lines };
+  return { app, lines, rawLines };
 }
 
 describe('probes', () => {
@@ -153,5 +156,16 @@ describe('request handling', () => {
       responseTime: expect.any(Number),
     });
     expect(JSON.stringify(lines)).not.toMatch(/s3cret|Bearer abc/);
+  });
+
+  it('names the route once per log line, as matched when the request finished', async () => {
+    const { app, rawLines } = buildTestApp();
+    await request(app).get('/health').set('x-request-id', 'probe-1');
+    await request(app).get('/nowhere').set('x-request-id', 'lost-1');
+    const lineOf = (id: string) => rawLines.find((line) => line.includes(`"id":"${id}"`))!;
+    expect(lineOf('probe-1').match(/"route":/g)).toEqual(['"route":']);
+    expect(lineOf('probe-1')).toContain('"route":"/health"');
+    expect(lineOf('lost-1').match(/"route":/g)).toEqual(['"route":']);
+    expect(lineOf('lost-1')).toContain('"route":"unmatched"');
   });
 });
