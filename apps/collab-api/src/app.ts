@@ -1,30 +1,15 @@
 import express, { type Express } from 'express';
-import { collabErrorBody, collabErrorFormat } from '@repo/errors';
-import { createApi, createServiceApp, type Logger, type Metrics, OpenAPIRegistry } from '@repo/http';
-import { authenticateCaller } from './access/index.js';
-import type { Warehouse } from './adapters/warehouse/index.js';
-import type { TokenVerifier } from './auth/index.js';
-import type { Config } from './config.js';
-import type { Database } from './database.js';
+import { collabErrorFormat } from '@repo/errors';
+import { createServiceApp, OpenAPIRegistry } from '@repo/http';
+import { authenticateCaller } from './auth/index.js';
 import { datasetRoutes } from './datasets/routes.js';
+import type { Deps } from './deps.js';
 import { projectRoutes } from './projects/routes.js';
-import { authenticatedApi } from './shared/api.js';
+import { collabApis } from './shared/api.js';
 import { tableJobRoutes } from './table-jobs/routes.js';
 import { tableRoutes } from './tables/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { userRoutes } from './users/routes.js';
-
-/** Everything the app talks to, built by deps.ts (for server.ts and tests) and passed in. */
-export interface Deps {
-  config: Config;
-  db: Database;
-  logger: Logger;
-  metrics: Metrics;
-  /** Verifies the bearer tokens of /api/v1 requests. */
-  tokens: TokenVerifier;
-  /** Mirrors datasets and tables. */
-  warehouse: Warehouse;
-}
 
 export function buildApp(deps: Deps): Express {
   const openapi = new OpenAPIRegistry();
@@ -36,17 +21,13 @@ export function buildApp(deps: Deps): Express {
       "A JWT whose `sub` is a user's identity_provider_id (or, for tenant operations, with the platform-operator claim).",
   });
   const router = express.Router();
-  const api = authenticatedApi(
-    createApi({ router, openapi, errorBody: collabErrorBody, validationStatus: 422, security: [{ bearerAuth: [] }] }),
-    authenticateCaller(deps.tokens, deps.db),
-  );
-  tenantRoutes(api, deps);
-  userRoutes(api, deps);
-  projectRoutes(api, deps);
-  datasetRoutes(api, deps);
-  tableRoutes(api, deps);
-  tableJobRoutes(api, deps, 'import');
-  tableJobRoutes(api, deps, 'export');
+  const apis = collabApis({ router, openapi, authenticate: authenticateCaller(deps.tokens, deps.db) });
+  tenantRoutes(apis.callers, deps);
+  userRoutes(apis.users, deps);
+  projectRoutes(apis.users, deps);
+  datasetRoutes(apis.users, deps);
+  tableRoutes(apis.users, deps);
+  tableJobRoutes(apis.users, deps);
 
   return createServiceApp({
     service: 'collab-api',

@@ -1,11 +1,22 @@
 import type { Logger, Metrics } from '@repo/http';
-import { createWarehouse } from './adapters/warehouse/index.js';
-import type { Deps } from './app.js';
-import { createTokenVerifier } from './auth/index.js';
+import { createWarehouse, type Warehouse } from './adapters/warehouse/index.js';
+import { createTokenVerifier, type TokenVerifier } from './auth/index.js';
 import type { Config } from './config.js';
 import type { Database } from './database.js';
 import { resolveAuthSettings } from './local-secret.js';
 import { defaultDataDir } from './paths.js';
+
+/** Everything the app talks to, built by createDeps (for server.ts and tests) and passed to buildApp. */
+export interface Deps {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  metrics: Metrics;
+  /** Verifies the bearer tokens of /api/v1 requests. */
+  tokens: TokenVerifier;
+  /** Mirrors datasets and tables. */
+  warehouse: Warehouse;
+}
 
 /**
  * Builds the app's adapters from its configuration: the token verifier (with the development

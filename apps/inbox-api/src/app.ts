@@ -1,31 +1,12 @@
 import express, { type Express } from 'express';
 import { inboxErrorBody, inboxErrorFormat } from '@repo/errors';
-import { createApi, createServiceApp, type Logger, type Metrics, OpenAPIRegistry } from '@repo/http';
-import { limitRequests, type RateLimit } from '@repo/rate-limit';
-import type { ObjectStorage } from '@repo/storage';
-import type { MailTransport } from './adapters/mail/index.js';
+import { createApi, createServiceApp, OpenAPIRegistry } from '@repo/http';
+import { limitRequests } from '@repo/rate-limit';
 import { callerOf, requireApiKey } from './auth.js';
-import type { Config } from './config.js';
-import type { Database } from './database.js';
+import type { Deps } from './deps.js';
 import { inboxRoutes } from './inboxes/routes.js';
 import { messageRoutes } from './messages/routes.js';
 import { threadRoutes } from './threads/routes.js';
-
-/** Everything the app talks to, built by server.ts (or by a test) and passed in. */
-export interface Deps {
-  config: Config;
-  db: Database;
-  logger: Logger;
-  metrics: Metrics;
-  storage: ObjectStorage;
-  mailer: MailTransport;
-  limits: {
-    /** Requests per minute per API key (per client address when the API is open). */
-    requests: RateLimit;
-    /** Sends per inbox per hour. */
-    sends: RateLimit;
-  };
-}
 
 export function buildApp(deps: Deps): Express {
   const openapi = new OpenAPIRegistry();

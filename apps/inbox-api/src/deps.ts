@@ -1,13 +1,28 @@
 import path from 'node:path';
 import type { Logger, Metrics } from '@repo/http';
-import { connectRedis, createRateLimit } from '@repo/rate-limit';
-import { createObjectStorage } from '@repo/storage';
-import { createMailTransport } from './adapters/mail/index.js';
-import type { Deps } from './app.js';
+import { connectRedis, createRateLimit, type RateLimit } from '@repo/rate-limit';
+import { createObjectStorage, type ObjectStorage } from '@repo/storage';
+import { createMailTransport, type MailTransport } from './adapters/mail/index.js';
 import type { Config } from './config.js';
 import type { Database } from './database.js';
 import { deliverLocally } from './messages/local-delivery.js';
 import { defaultDataDir } from './paths.js';
+
+/** Everything the app talks to, built by createDeps (for server.ts and tests) and passed to buildApp. */
+export interface Deps {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  metrics: Metrics;
+  storage: ObjectStorage;
+  mailer: MailTransport;
+  limits: {
+    /** Requests per minute per API key (per client address when the API is open). */
+    requests: RateLimit;
+    /** Sends per inbox per hour. */
+    sends: RateLimit;
+  };
+}
 
 /**
  * Builds the app's adapters from its configuration: object storage, the mail transport, and the

@@ -7,15 +7,34 @@ import { type InputLocation, parseInput, UnsupportedMediaTypeError, ValidationEr
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type RouteParameter = z.ZodObject;
 
-export interface RouteInput<P extends RouteParameter, Q extends RouteParameter, B extends z.ZodType> {
+/**
+ * What a handler receives: the validated path, query, headers and body, the API's context (who
+ * is calling, see ApiOptions.context), and the raw request and response for the rare handler
+ * that needs them (a file download).
+ */
+export type RouteInput<
+  P extends RouteParameter,
+  Q extends RouteParameter,
+  H extends RouteParameter,
+  B extends z.ZodType,
+  Context extends object = object,
+> = Context & {
   params: z.output<P>;
   query: z.output<Q>;
+  headers: z.output<H>;
   body: z.output<B>;
   req: Request;
   res: Response;
-}
+};
 
-export interface RouteDefinition<P extends RouteParameter, Q extends RouteParameter, B extends z.ZodType, R extends z.ZodType> {
+export interface RouteDefinition<
+  P extends RouteParameter,
+  Q extends RouteParameter,
+  H extends RouteParameter,
+  B extends z.ZodType,
+  R extends z.ZodType,
+  Context extends object = object,
+> {
   method: Method;
   /** OpenAPI-style path, e.g. `/v1/inboxes/{inbox_id}`; Express sees `/v1/inboxes/:inbox_id`. */
   path: string;
@@ -24,6 +43,8 @@ export interface RouteDefinition<P extends RouteParameter, Q extends RouteParame
   tags?: string[];
   params?: P;
   query?: Q;
+  /** Request headers the route reads (names in lower case); other headers are left alone. */
+  headers?: H;
   body?: B;
   /** Status of a successful answer (default 200). With 204 the handler returns nothing. */
   status?: 200 | 201 | 202 | 204;
@@ -31,23 +52,30 @@ export interface RouteDefinition<P extends RouteParameter, Q extends RouteParame
   response?: R;
   /** Error statuses this route can answer with, documented with the service's error body. */
   errors?: number[];
-  /** Runs before input is validated, e.g. a role check. */
-  middleware?: RequestHandler[];
+  /**
+   * Checks the caller may use the route (throws 403 otherwise). Runs after the context is
+   * resolved and before the input is read, so a caller without the right learns nothing from
+   * validation errors.
+   */
+  authorize?: (context: Context) => void;
   /**
    * Returns the response body. A handler that writes the response itself (a file download)
    * returns `undefined` after sending it.
    */
-  handler: (input: RouteInput<P, Q, B>) => Promise<z.input<R> | undefined> | z.input<R> | undefined;
+  handler: (input: RouteInput<P, Q, H, B, Context>) => Promise<z.input<R> | undefined> | z.input<R> | undefined;
 }
 
-export interface Api {
+type NoInput = z.ZodObject<Record<never, never>>;
+
+export interface Api<Context extends object = object> {
   route<
-    P extends RouteParameter = z.ZodObject<Record<never, never>>,
-    Q extends RouteParameter = z.ZodObject<Record<never, never>>,
+    P extends RouteParameter = NoInput,
+    Q extends RouteParameter = NoInput,
+    H extends RouteParameter = NoInput,
     B extends z.ZodType = z.ZodUndefined,
     R extends z.ZodType = z.ZodUnknown,
   >(
-    definition: RouteDefinition<P, Q, B, R>,
+    definition: RouteDefinition<P, Q, H, B, R, Context>,
   ): void;
 }
 
@@ -67,7 +95,7 @@ const STATUS_TEXT: Record<number, string> = {
  * Declares routes once: each becomes an Express handler that validates its path, query and body
  * with zod (errors point at the field) and an OpenAPI operation documenting the same schemas.
  */
-export interface ApiOptions {
+export interface ApiOptions<Context extends object = object> {
   router: Router;
   openapi: OpenAPIRegistry;
   /** The service's error body, documented for every error status. */
@@ -77,13 +105,21 @@ export interface ApiOptions {
   security?: Record<string, string[]>[];
   /** The status of invalid input in the service's error format (default 400; FastAPI's 422 for collab). */
   validationStatus?: 400 | 422;
+  /**
+   * Who is calling, resolved before anything else of every route (an authentication that answers
+   * 401, say) and handed to its handler among the input: `handler: ({ body, actor }) => ...`.
+   */
+  context?: (req: Request, res: Response) => Promise<Context> | Context;
+  /** Error statuses the context can answer with (401), documented on every route. */
+  contextErrors?: number[];
 }
 
 // Built once: zod compiles a schema's parser on its first use, which per request would cost more than the parse.
 const NO_INPUT = z.object({});
 
-export function createApi(options: ApiOptions): Api {
+export function createApi<Context extends object = object>(options: ApiOptions<Context>): Api<Context> {
   const { router, openapi, errorBody } = options;
+  const resolveContext = options.context ?? (() => ({}) as Context);
   return {
     route(definition) {
       const status = definition.status ?? 200;
@@ -92,10 +128,13 @@ export function createApi(options: ApiOptions): Api {
           errorBody,
           validationStatus: options.validationStatus ?? 400,
           tags: options.tags,
+          contextErrors: options.contextErrors ?? [],
         }),
         security: options.security,
       });
       const handle: RequestHandler = async (req, res) => {
+        const context = await resolveContext(req, res);
+        definition.authorize?.(context);
         if (definition.body) requireJsonBody(req);
         // Every invalid input at once, whichever part of the request it is in.
         const issues: ValidationIssue[] = [];
@@ -109,8 +148,10 @@ export function createApi(options: ApiOptions): Api {
           }
         };
         const input = {
+          ...context,
           params: parse(definition.params ?? NO_INPUT, 'path', req.params),
           query: parse(definition.query ?? NO_INPUT, 'query', req.query),
+          headers: definition.headers ? parse(definition.headers, 'header', req.headers) : {},
           body: definition.body ? parse(definition.body, 'body', req.body) : undefined,
           req,
           res,
@@ -121,7 +162,7 @@ export function createApi(options: ApiOptions): Api {
         if (status === 204) res.status(204).end();
         else res.status(status).json(result);
       };
-      router[definition.method](expressPath(definition.path), ...(definition.middleware ?? []), handle);
+      router[definition.method](expressPath(definition.path), handle);
     },
   };
 }
@@ -142,16 +183,16 @@ export function expressPath(openApiPath: string): string {
   return openApiPath.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 }
 
-function documentRoute(
-  definition: RouteDefinition<RouteParameter, RouteParameter, z.ZodType, z.ZodType>,
+function documentRoute<Context extends object>(
+  definition: RouteDefinition<RouteParameter, RouteParameter, RouteParameter, z.ZodType, z.ZodType, Context>,
   status: number,
-  options: { errorBody: z.ZodType; validationStatus: number; tags: string[] | undefined },
+  options: { errorBody: z.ZodType; validationStatus: number; tags: string[] | undefined; contextErrors: number[] },
 ): RouteConfig {
   const { errorBody, validationStatus } = options;
-  const takesInput = Boolean(definition.params || definition.query || definition.body);
-  const errorStatuses = [...new Set([...(takesInput ? [validationStatus] : []), ...(definition.errors ?? [])])].sort(
-    (a, b) => a - b,
-  );
+  const takesInput = Boolean(definition.params || definition.query || definition.headers || definition.body);
+  const errorStatuses = [
+    ...new Set([...options.contextErrors, ...(takesInput ? [validationStatus] : []), ...(definition.errors ?? [])]),
+  ].sort((a, b) => a - b);
   return {
     method: definition.method,
     path: definition.path,
@@ -161,6 +202,7 @@ function documentRoute(
     request: {
       params: definition.params,
       query: definition.query,
+      headers: definition.headers,
       body: definition.body ? { required: true, content: { 'application/json': { schema: definition.body } } } : undefined,
     },
     responses: {

@@ -1,7 +1,7 @@
 import express from 'express';
 import request from 'supertest';
 import { z } from 'zod';
-import { errorHandler, ForbiddenError, inboxErrorBody, inboxErrorFormat } from '@repo/errors';
+import { errorHandler, ForbiddenError, inboxErrorBody, inboxErrorFormat, UnauthorizedError } from '@repo/errors';
 import { createApi, expressPath, openApiDocument, OpenAPIRegistry, paginationQuery } from '../src/index.js';
 
 const thing = z.object({ id: z.string(), name: z.string() });
@@ -53,16 +53,46 @@ function buildTestApp() {
     },
   });
   api.route({
+    method: 'put',
+    path: '/v1/things/{thing_id}',
+    summary: 'Replace a thing, at most once per key',
+    params: z.object({ thing_id: z.string() }),
+    headers: z.object({ 'idempotency-key': z.string().max(10).optional() }),
+    handler: ({ params, headers }) => ({ id: params.thing_id, key: headers['idempotency-key'] ?? null }),
+  });
+
+  // An API whose handlers get the caller from the request, as the collab API gets its actor.
+  const accounts: Record<string, { name: string; admin: boolean }> = {
+    'key-ada': { name: 'ada', admin: true },
+    'key-bob': { name: 'bob', admin: false },
+  };
+  const userApi = createApi({
+    router,
+    openapi,
+    errorBody: inboxErrorBody,
+    contextErrors: [401],
+    context: (req) => {
+      const account = accounts[req.get('authorization') ?? ''];
+      if (!account) throw new UnauthorizedError('Unknown key');
+      return { account };
+    },
+  });
+  userApi.route({
+    method: 'get',
+    path: '/v1/me',
+    summary: 'Who am I',
+    handler: ({ account }) => ({ name: account.name }),
+  });
+  userApi.route({
     method: 'post',
     path: '/v1/admin-only',
     summary: 'Guarded',
     body: z.object({ name: z.string() }),
-    middleware: [
-      () => {
-        throw new ForbiddenError('Org admins only');
-      },
-    ],
-    handler: () => ({}),
+    errors: [403],
+    authorize: ({ account }) => {
+      if (!account.admin) throw new ForbiddenError('Admins only');
+    },
+    handler: ({ account, body }) => ({ by: account.name, name: body.name }),
   });
 
   const app = express();
@@ -158,9 +188,31 @@ describe('createApi routes', () => {
     expect(res.text).toBe('raw bytes');
   });
 
-  it('runs route middleware before validating input, so a forbidden caller learns nothing about the schema', async () => {
-    const res = await request(buildTestApp().app).post('/v1/admin-only').send({});
-    expect(res.status).toBe(403);
+  it('validates the headers a route declares, ignoring the others', async () => {
+    const { app } = buildTestApp();
+    const res = await request(app).put('/v1/things/t1').set('idempotency-key', 'k1').set('x-other', 'y');
+    expect(res.body).toEqual({ id: 't1', key: 'k1' });
+    expect((await request(app).put('/v1/things/t1')).body).toEqual({ id: 't1', key: null });
+    const tooLong = await request(app).put('/v1/things/t1').set('idempotency-key', 'k'.repeat(11));
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.details.issues[0]).toMatchObject({ loc: ['header', 'idempotency-key'], type: 'string_too_long' });
+  });
+
+  it("hands the API's context to the handler, resolved before anything else", async () => {
+    const { app } = buildTestApp();
+    expect((await request(app).get('/v1/me').set('authorization', 'key-bob')).body).toEqual({ name: 'bob' });
+    const anonymous = await request(app).post('/v1/admin-only').send({});
+    expect({ status: anonymous.status, code: anonymous.body.error.code }).toEqual({ status: 401, code: 'unauthorized' });
+  });
+
+  it('authorizes before validating input, so a forbidden caller learns nothing about the schema', async () => {
+    const { app } = buildTestApp();
+    const forbidden = await request(app).post('/v1/admin-only').set('authorization', 'key-bob').send({});
+    expect({ status: forbidden.status, message: forbidden.body.error.message }).toEqual({ status: 403, message: 'Admins only' });
+    const invalid = await request(app).post('/v1/admin-only').set('authorization', 'key-ada').send({});
+    expect(invalid.status).toBe(400);
+    const allowed = await request(app).post('/v1/admin-only').set('authorization', 'key-ada').send({ name: 'x' });
+    expect(allowed.body).toEqual({ by: 'ada', name: 'x' });
   });
 });
 
@@ -211,6 +263,15 @@ describe('documentation', () => {
       ]),
     );
     expect(doc.components?.schemas?.Error).toBeDefined();
+  });
+
+  it("documents declared headers, and the context's errors on every route of its API", () => {
+    const doc = openApiDocument(buildTestApp().openapi, { title: 't', version: '1' });
+    expect(doc.paths?.['/v1/things/{thing_id}']?.put?.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'idempotency-key', in: 'header', required: false })]),
+    );
+    expect(Object.keys(doc.paths?.['/v1/me']?.get?.responses ?? {})).toEqual(['200', '401']);
+    expect(Object.keys(doc.paths?.['/v1/admin-only']?.post?.responses ?? {})).toEqual(['200', '400', '401', '403']);
   });
 
   it('converts OpenAPI paths to Express paths', () => {

@@ -1,4 +1,3 @@
-export { actorOf, authenticateCaller, callerOf, orgAdminOnly, platformOperatorOnly } from './caller.js';
 export { outranks, Role, ROLE_NAMES, roleName, roleOf, type RoleName } from './roles.js';
 export {
   type Actor,

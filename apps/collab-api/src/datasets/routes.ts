@@ -1,6 +1,5 @@
-import type { Api } from '@repo/http';
-import { actorOf } from '../access/index.js';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
+import type { UserApi } from '../shared/api.js';
 import { projectParams } from '../projects/schemas.js';
 import { listQuery } from '../shared/schemas.js';
 import { createDatasetBody, datasetList, datasetParams, datasetSchema, updateDatasetBody } from './schemas.js';
@@ -9,7 +8,7 @@ import { archiveDataset, createDataset, getDataset, listDatasets, listProjectDat
 const MIRRORED =
   'Applied to the warehouse in the same step: if the warehouse fails, nothing changes and the answer is 502 with its reason.';
 
-export function datasetRoutes(api: Api, deps: Deps): void {
+export function datasetRoutes(api: UserApi, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/api/v1/datasets',
@@ -20,7 +19,7 @@ export function datasetRoutes(api: Api, deps: Deps): void {
     status: 201,
     response: datasetSchema,
     errors: [404, 409, 502],
-    handler: ({ body, res }) => createDataset(deps, actorOf(res), body),
+    handler: ({ body, actor }) => createDataset(deps, actor, body),
   });
   api.route({
     method: 'get',
@@ -29,7 +28,7 @@ export function datasetRoutes(api: Api, deps: Deps): void {
     tags: ['datasets'],
     query: listQuery,
     response: datasetList,
-    handler: ({ query, res }) => listDatasets(deps.db, actorOf(res), query),
+    handler: ({ query, actor }) => listDatasets(deps.db, actor, query),
   });
   api.route({
     method: 'get',
@@ -40,7 +39,7 @@ export function datasetRoutes(api: Api, deps: Deps): void {
     query: listQuery,
     response: datasetList,
     errors: [404],
-    handler: ({ params, query, res }) => listProjectDatasets(deps.db, actorOf(res), params.project_id, query),
+    handler: ({ params, query, actor }) => listProjectDatasets(deps.db, actor, params.project_id, query),
   });
   api.route({
     method: 'get',
@@ -50,7 +49,7 @@ export function datasetRoutes(api: Api, deps: Deps): void {
     params: datasetParams,
     response: datasetSchema,
     errors: [404],
-    handler: ({ params, res }) => getDataset(deps.db, actorOf(res), params.dataset_id),
+    handler: ({ params, actor }) => getDataset(deps.db, actor, params.dataset_id),
   });
   api.route({
     method: 'patch',
@@ -62,7 +61,7 @@ export function datasetRoutes(api: Api, deps: Deps): void {
     body: updateDatasetBody,
     response: datasetSchema,
     errors: [404, 409, 502],
-    handler: ({ params, body, res }) => updateDataset(deps, actorOf(res), params.dataset_id, body),
+    handler: ({ params, body, actor }) => updateDataset(deps, actor, params.dataset_id, body),
   });
   api.route({
     method: 'delete',
@@ -73,6 +72,6 @@ export function datasetRoutes(api: Api, deps: Deps): void {
     params: datasetParams,
     status: 204,
     errors: [404, 502],
-    handler: ({ params, res }) => archiveDataset(deps, actorOf(res), params.dataset_id),
+    handler: ({ params, actor }) => archiveDataset(deps, actor, params.dataset_id),
   });
 }

@@ -1,11 +1,10 @@
-import type { Api } from '@repo/http';
-import { actorOf } from '../access/index.js';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
+import type { UserApi } from '../shared/api.js';
 import { listQuery } from '../shared/schemas.js';
 import { createProjectBody, projectList, projectParams, projectSchema, updateProjectBody } from './schemas.js';
 import { archiveProject, createProject, getProject, listProjects, updateProject } from './service.js';
 
-export function projectRoutes(api: Api, deps: Deps): void {
+export function projectRoutes(api: UserApi, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/api/v1/projects',
@@ -14,7 +13,7 @@ export function projectRoutes(api: Api, deps: Deps): void {
     body: createProjectBody,
     status: 201,
     response: projectSchema,
-    handler: ({ body, res }) => createProject(deps.db, actorOf(res), body),
+    handler: ({ body, actor }) => createProject(deps.db, actor, body),
   });
   api.route({
     method: 'get',
@@ -23,7 +22,7 @@ export function projectRoutes(api: Api, deps: Deps): void {
     tags: ['projects'],
     query: listQuery,
     response: projectList,
-    handler: ({ query, res }) => listProjects(deps.db, actorOf(res), query),
+    handler: ({ query, actor }) => listProjects(deps.db, actor, query),
   });
   api.route({
     method: 'get',
@@ -33,7 +32,7 @@ export function projectRoutes(api: Api, deps: Deps): void {
     params: projectParams,
     response: projectSchema,
     errors: [404],
-    handler: ({ params, res }) => getProject(deps.db, actorOf(res), params.project_id),
+    handler: ({ params, actor }) => getProject(deps.db, actor, params.project_id),
   });
   api.route({
     method: 'patch',
@@ -44,7 +43,7 @@ export function projectRoutes(api: Api, deps: Deps): void {
     body: updateProjectBody,
     response: projectSchema,
     errors: [404],
-    handler: ({ params, body, res }) => updateProject(deps.db, actorOf(res), params.project_id, body),
+    handler: ({ params, body, actor }) => updateProject(deps.db, actor, params.project_id, body),
   });
   api.route({
     method: 'delete',
@@ -55,6 +54,6 @@ export function projectRoutes(api: Api, deps: Deps): void {
     params: projectParams,
     status: 204,
     errors: [404, 409],
-    handler: ({ params, res }) => archiveProject(deps.db, actorOf(res), params.project_id),
+    handler: ({ params, actor }) => archiveProject(deps.db, actor, params.project_id),
   });
 }

@@ -1,19 +1,34 @@
-import type { RequestHandler } from 'express';
-import type { Api } from '@repo/http';
+import type { Router } from 'express';
+import { collabErrorBody } from '@repo/errors';
+import { type Api, createApi, type OpenAPIRegistry } from '@repo/http';
+import { type Actor, type Caller, requireActor } from '../access/index.js';
+import type { Authenticate } from '../auth/index.js';
+
+/** Routes for the users of a tenant: handlers get the signed-in `actor` (a platform operator who is no user: 401). */
+export type UserApi = Api<{ actor: Actor }>;
+
+/** Routes open to platform operators too (tenants): handlers get the `caller`. */
+export type CallerApi = Api<{ caller: Caller }>;
 
 /**
- * The same API with `authenticate` run first by every route declared through it: how every
- * /api/v1 route gets authentication, so that none can be declared without it. Each route also
- * documents 401.
+ * The two ways /api/v1 routes are declared. Both authenticate first, so that no route can be
+ * declared without it, and document 401 on every route; invalid input is FastAPI's 422.
  */
-export function authenticatedApi(api: Api, authenticate: RequestHandler): Api {
+export function collabApis(options: { router: Router; openapi: OpenAPIRegistry; authenticate: Authenticate }): {
+  users: UserApi;
+  callers: CallerApi;
+} {
+  const { router, openapi, authenticate } = options;
+  const base = {
+    router,
+    openapi,
+    errorBody: collabErrorBody,
+    validationStatus: 422 as const,
+    security: [{ bearerAuth: [] }],
+    contextErrors: [401],
+  };
   return {
-    route(definition) {
-      api.route({
-        ...definition,
-        middleware: [authenticate, ...(definition.middleware ?? [])],
-        errors: [401, ...(definition.errors ?? [])],
-      });
-    },
+    users: createApi({ ...base, context: async (req, res) => ({ actor: requireActor(await authenticate(req, res)) }) }),
+    callers: createApi({ ...base, context: async (req, res) => ({ caller: await authenticate(req, res) }) }),
   };
 }

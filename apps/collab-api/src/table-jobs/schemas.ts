@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { TableJobKind } from '../generated/prisma/enums.js';
 import { archivedAt, displayName, idParams, timestamp } from '../shared/schemas.js';
 
-/** How the API names each kind of table job: paths, list keys, documentation. */
+/** How the API names each kind of table job: list keys, documentation. */
 export const JOB_KINDS = {
-  import: { path: 'import-jobs', listKey: 'import_jobs', noun: 'import job', schemaId: 'ImportJob' },
-  export: { path: 'export-jobs', listKey: 'export_jobs', noun: 'export job', schemaId: 'ExportJob' },
-} as const satisfies Record<TableJobKind, { path: string; listKey: string; noun: string; schemaId: string }>;
+  import: { listKey: 'import_jobs', noun: 'import job', schemaId: 'ImportJob' },
+  export: { listKey: 'export_jobs', noun: 'export job', schemaId: 'ExportJob' },
+} as const satisfies Record<TableJobKind, { listKey: string; noun: string; schemaId: string }>;
 
 export type JobKind = (typeof JOB_KINDS)[TableJobKind];
 

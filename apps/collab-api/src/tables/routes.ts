@@ -1,6 +1,5 @@
-import type { Api } from '@repo/http';
-import { actorOf } from '../access/index.js';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
+import type { UserApi } from '../shared/api.js';
 import { datasetParams } from '../datasets/schemas.js';
 import { listQuery } from '../shared/schemas.js';
 import { createTableBody, tableList, tableParams, tableSchema, updateTableBody } from './schemas.js';
@@ -9,7 +8,7 @@ import { archiveTable, createTable, getTable, listDatasetTables, listTables, upd
 const MIRRORED =
   'Applied to the warehouse in the same step: if the warehouse fails, nothing changes and the answer is 502 with its reason.';
 
-export function tableRoutes(api: Api, deps: Deps): void {
+export function tableRoutes(api: UserApi, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/api/v1/tables',
@@ -20,7 +19,7 @@ export function tableRoutes(api: Api, deps: Deps): void {
     status: 201,
     response: tableSchema,
     errors: [404, 409, 502],
-    handler: ({ body, res }) => createTable(deps, actorOf(res), body),
+    handler: ({ body, actor }) => createTable(deps, actor, body),
   });
   api.route({
     method: 'get',
@@ -29,7 +28,7 @@ export function tableRoutes(api: Api, deps: Deps): void {
     tags: ['tables'],
     query: listQuery,
     response: tableList,
-    handler: ({ query, res }) => listTables(deps.db, actorOf(res), query),
+    handler: ({ query, actor }) => listTables(deps.db, actor, query),
   });
   api.route({
     method: 'get',
@@ -40,7 +39,7 @@ export function tableRoutes(api: Api, deps: Deps): void {
     query: listQuery,
     response: tableList,
     errors: [404],
-    handler: ({ params, query, res }) => listDatasetTables(deps.db, actorOf(res), params.dataset_id, query),
+    handler: ({ params, query, actor }) => listDatasetTables(deps.db, actor, params.dataset_id, query),
   });
   api.route({
     method: 'get',
@@ -50,7 +49,7 @@ export function tableRoutes(api: Api, deps: Deps): void {
     params: tableParams,
     response: tableSchema,
     errors: [404],
-    handler: ({ params, res }) => getTable(deps.db, actorOf(res), params.table_id),
+    handler: ({ params, actor }) => getTable(deps.db, actor, params.table_id),
   });
   api.route({
     method: 'patch',
@@ -62,7 +61,7 @@ export function tableRoutes(api: Api, deps: Deps): void {
     body: updateTableBody,
     response: tableSchema,
     errors: [404, 409, 502],
-    handler: ({ params, body, res }) => updateTable(deps, actorOf(res), params.table_id, body),
+    handler: ({ params, body, actor }) => updateTable(deps, actor, params.table_id, body),
   });
   api.route({
     method: 'delete',
@@ -73,6 +72,6 @@ export function tableRoutes(api: Api, deps: Deps): void {
     params: tableParams,
     status: 204,
     errors: [404, 502],
-    handler: ({ params, res }) => archiveTable(deps, actorOf(res), params.table_id),
+    handler: ({ params, actor }) => archiveTable(deps, actor, params.table_id),
   });
 }

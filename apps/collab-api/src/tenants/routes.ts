@@ -1,6 +1,6 @@
-import type { Api } from '@repo/http';
-import { callerOf, platformOperatorOnly } from '../access/index.js';
-import type { Deps } from '../app.js';
+import { requirePlatformOperator } from '../access/index.js';
+import type { Deps } from '../deps.js';
+import type { CallerApi } from '../shared/api.js';
 import { listQuery } from '../shared/schemas.js';
 import { createTenantBody, tenantList, tenantParams, tenantSchema, updateTenantBody } from './schemas.js';
 import { archiveTenant, createTenant, getTenant, listTenants, renameTenant } from './service.js';
@@ -9,14 +9,14 @@ const OPERATORS = 'Platform operators only: tokens with the COLLAB_PLATFORM_ADMI
 const OPERATORS_AND_ADMINS =
   'Platform operators, and Org admins for their own tenant (403 for other roles, 404 for another tenant).';
 
-export function tenantRoutes(api: Api, deps: Deps): void {
+export function tenantRoutes(api: CallerApi, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/api/v1/tenants',
     summary: 'Create a tenant',
     description: `${OPERATORS} With \`first_admin\`, the tenant starts with one Org admin, not yet linked: the first token carrying that verified \`email\` signs in as them. Without it the tenant has no users (\`cli bootstrap\` creates a tenant with a linked first admin).`,
     tags: ['tenants'],
-    middleware: [platformOperatorOnly],
+    authorize: ({ caller }) => requirePlatformOperator(caller),
     body: createTenantBody,
     status: 201,
     response: tenantSchema,
@@ -29,7 +29,7 @@ export function tenantRoutes(api: Api, deps: Deps): void {
     summary: 'List tenants, oldest first',
     description: OPERATORS,
     tags: ['tenants'],
-    middleware: [platformOperatorOnly],
+    authorize: ({ caller }) => requirePlatformOperator(caller),
     query: listQuery,
     response: tenantList,
     errors: [403],
@@ -44,7 +44,7 @@ export function tenantRoutes(api: Api, deps: Deps): void {
     params: tenantParams,
     response: tenantSchema,
     errors: [403, 404],
-    handler: ({ params, res }) => getTenant(deps.db, callerOf(res), params.tenant_id),
+    handler: ({ params, caller }) => getTenant(deps.db, caller, params.tenant_id),
   });
   api.route({
     method: 'patch',
@@ -56,7 +56,7 @@ export function tenantRoutes(api: Api, deps: Deps): void {
     body: updateTenantBody,
     response: tenantSchema,
     errors: [403, 404],
-    handler: ({ params, body, res }) => renameTenant(deps.db, callerOf(res), params.tenant_id, body),
+    handler: ({ params, body, caller }) => renameTenant(deps.db, caller, params.tenant_id, body),
   });
   api.route({
     method: 'delete',
@@ -64,7 +64,7 @@ export function tenantRoutes(api: Api, deps: Deps): void {
     summary: 'Delete a tenant (soft)',
     description: `${OPERATORS} The tenant is archived: it disappears from the API, and its users can no longer sign in (401).`,
     tags: ['tenants'],
-    middleware: [platformOperatorOnly],
+    authorize: ({ caller }) => requirePlatformOperator(caller),
     params: tenantParams,
     status: 204,
     errors: [403, 404],

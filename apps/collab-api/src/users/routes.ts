@@ -1,6 +1,6 @@
-import type { Api } from '@repo/http';
-import { actorOf, orgAdminOnly } from '../access/index.js';
-import type { Deps } from '../app.js';
+import { requireOrgAdmin } from '../access/index.js';
+import type { Deps } from '../deps.js';
+import type { UserApi } from '../shared/api.js';
 import { listQuery } from '../shared/schemas.js';
 import { createUserBody, roleBody, updateUserBody, userList, userParams, userSchema } from './schemas.js';
 import { archiveUser, changeRole, createUser, getUser, listUsers, updateUser } from './service.js';
@@ -8,7 +8,7 @@ import { archiveUser, changeRole, createUser, getUser, listUsers, updateUser } f
 const NOT_ABOVE_OWN = 'Nobody may give a role above their own (403).';
 const LINKING = 'The user is linked to an identity the first time a token with this verified e-mail arrives.';
 
-export function userRoutes(api: Api, deps: Deps): void {
+export function userRoutes(api: UserApi, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/api/v1/users',
@@ -16,7 +16,7 @@ export function userRoutes(api: Api, deps: Deps): void {
     tags: ['users'],
     query: listQuery,
     response: userList,
-    handler: ({ query, res }) => listUsers(deps.db, actorOf(res), query),
+    handler: ({ query, actor }) => listUsers(deps.db, actor, query),
   });
   api.route({
     method: 'post',
@@ -28,7 +28,7 @@ export function userRoutes(api: Api, deps: Deps): void {
     status: 201,
     response: userSchema,
     errors: [403, 409],
-    handler: ({ body, res }) => createUser(deps.db, actorOf(res), body),
+    handler: ({ body, actor }) => createUser(deps.db, actor, body),
   });
   // Before /users/{user_id}, which would take `me` for an id.
   api.route({
@@ -37,10 +37,7 @@ export function userRoutes(api: Api, deps: Deps): void {
     summary: 'Get the calling user',
     tags: ['users'],
     response: userSchema,
-    handler: ({ res }) => {
-      const actor = actorOf(res);
-      return getUser(deps.db, actor, actor.userId);
-    },
+    handler: ({ actor }) => getUser(deps.db, actor, actor.userId),
   });
   api.route({
     method: 'post',
@@ -48,12 +45,12 @@ export function userRoutes(api: Api, deps: Deps): void {
     summary: "Invite a user to the caller's tenant",
     description: `Org admins only (403 otherwise). ${LINKING} No invitation e-mail is sent: the invitee signs in through the identity provider.`,
     tags: ['users'],
-    middleware: [orgAdminOnly],
+    authorize: ({ actor }) => requireOrgAdmin(actor),
     body: createUserBody,
     status: 201,
     response: userSchema,
     errors: [403, 409],
-    handler: ({ body, res }) => createUser(deps.db, actorOf(res), body),
+    handler: ({ body, actor }) => createUser(deps.db, actor, body),
   });
   api.route({
     method: 'get',
@@ -63,7 +60,7 @@ export function userRoutes(api: Api, deps: Deps): void {
     params: userParams,
     response: userSchema,
     errors: [404],
-    handler: ({ params, res }) => getUser(deps.db, actorOf(res), params.user_id),
+    handler: ({ params, actor }) => getUser(deps.db, actor, params.user_id),
   });
   api.route({
     method: 'put',
@@ -77,7 +74,7 @@ export function userRoutes(api: Api, deps: Deps): void {
     body: updateUserBody,
     response: userSchema,
     errors: [403, 404, 409],
-    handler: ({ params, body, res }) => updateUser(deps.db, actorOf(res), params.user_id, body),
+    handler: ({ params, body, actor }) => updateUser(deps.db, actor, params.user_id, body),
   });
   api.route({
     method: 'delete',
@@ -85,11 +82,11 @@ export function userRoutes(api: Api, deps: Deps): void {
     summary: 'Delete a user (soft)',
     description: 'Org admins only (403 otherwise). Users cannot delete themselves (409). A deleted user can no longer sign in.',
     tags: ['users'],
-    middleware: [orgAdminOnly],
+    authorize: ({ actor }) => requireOrgAdmin(actor),
     params: userParams,
     status: 204,
     errors: [403, 404, 409],
-    handler: ({ params, res }) => archiveUser(deps.db, actorOf(res), params.user_id),
+    handler: ({ params, actor }) => archiveUser(deps.db, actor, params.user_id),
   });
   api.route({
     method: 'put',
@@ -97,11 +94,11 @@ export function userRoutes(api: Api, deps: Deps): void {
     summary: "Change a user's role",
     description: `Org admins only (403 otherwise). Org admins cannot change their own role (409).`,
     tags: ['users'],
-    middleware: [orgAdminOnly],
+    authorize: ({ actor }) => requireOrgAdmin(actor),
     params: userParams,
     body: roleBody,
     response: userSchema,
     errors: [403, 404, 409],
-    handler: ({ params, body, res }) => changeRole(deps.db, actorOf(res), params.user_id, body.role),
+    handler: ({ params, body, actor }) => changeRole(deps.db, actor, params.user_id, body.role),
   });
 }

@@ -1,23 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { loadConfig } from '@repo/config';
-import { collabErrorFormat, errorHandler } from '@repo/errors';
+import { collabErrorFormat, errorHandler, UnauthorizedError } from '@repo/errors';
 import express, { type Express } from 'express';
 import { z } from 'zod';
-import {
-  authenticate,
-  authenticated,
-  type AuthSettings,
-  authSettings,
-  checkAuthSettings,
-  createTokenVerifier,
-} from '../../src/auth/index.js';
+import { type AuthSettings, authSettings, checkAuthSettings, createTokenVerifier } from '../../src/auth/index.js';
 import type { TokenVerifierOptions } from '../../src/auth/tokens.js';
 
 export const KNOWN_SUB = 'idp|user-1';
-
-interface User {
-  id: string;
-}
 
 /** Settings as the app would load them from these environment variables. */
 export function settingsFrom(env: Record<string, string>): AuthSettings {
@@ -25,18 +14,18 @@ export function settingsFrom(env: Record<string, string>): AuthSettings {
 }
 
 /**
- * A tiny app behind `authenticate`, whose user directory knows one subject. Errors go through
- * the collab error middleware, as in the real app; `serverErrors` collects what it logs as 5xx.
+ * A tiny app whose one route verifies the request's token, and whose user directory knows one
+ * subject. Errors go through the collab error middleware, as in the real app; `serverErrors`
+ * collects what it logs as 5xx.
  */
 export function protectedApp(settings: AuthSettings, options: TokenVerifierOptions = {}) {
   const serverErrors: unknown[] = [];
   const app: Express = express();
-  const resolveUser = (claims: { sub: string }) =>
-    Promise.resolve<User | undefined>(claims.sub === KNOWN_SUB ? { id: 'u1' } : undefined);
-  app.get('/me', authenticate(createTokenVerifier(settings, options), resolveUser), (_req, res) => {
-    const { user, claims } = authenticated<User>(res);
-    const { sub, email, emailVerified, platformAdmin } = claims;
-    res.json({ user, sub, email, emailVerified, platformAdmin });
+  const verifier = createTokenVerifier(settings, options);
+  app.get('/me', async (req, res) => {
+    const { sub, email, emailVerified, platformAdmin } = await verifier.verifyRequest(req, res);
+    if (sub !== KNOWN_SUB) throw new UnauthorizedError('Unknown user');
+    res.json({ user: { id: 'u1' }, sub, email, emailVerified, platformAdmin });
   });
   app.use(errorHandler({ format: collabErrorFormat, logger: { error: (fields) => serverErrors.push(fields) } }));
   return { app, serverErrors };

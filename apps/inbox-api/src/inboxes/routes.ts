@@ -1,5 +1,5 @@
 import type { Api } from '@repo/http';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
 import { createInboxBody, inboxPage, inboxParams, inboxSchema, listInboxesQuery } from './schemas.js';
 import { createInbox, deleteInbox, findInbox, listInboxes, toInboxResponse } from './service.js';
 

@@ -1,6 +1,14 @@
 import type { Api } from '@repo/http';
-import type { Deps } from '../app.js';
-import { listMessagesQuery, messagePage, messageParams, messageSchema, sendMessageBody, sendResultSchema } from './schemas.js';
+import type { Deps } from '../deps.js';
+import {
+  listMessagesQuery,
+  messagePage,
+  messageParams,
+  messageSchema,
+  sendMessageBody,
+  sendMessageHeaders,
+  sendResultSchema,
+} from './schemas.js';
 import { sendMessage } from './send.js';
 import { getMessage, listMessages } from './service.js';
 
@@ -21,11 +29,12 @@ export function messageRoutes(api: Api, deps: Deps): void {
     description:
       'The Markdown body is sent as HTML with a plain-text part. With `reply_to_thread_id` the message joins that thread ' +
       'with In-Reply-To and References set. An `Idempotency-Key` header makes a retry return the first result and send nothing twice.',
+    headers: sendMessageHeaders,
     body: sendMessageBody,
     status: 201,
     response: sendResultSchema,
     errors: [404, 409, 413, 429, 502],
-    handler: ({ body, req }) => sendMessage(sendDeps, body, req.get('idempotency-key')),
+    handler: ({ body, headers }) => sendMessage(sendDeps, body, headers['idempotency-key']),
   });
   api.route({
     method: 'get',

@@ -51,6 +51,17 @@ export const sendMessageBody = z
 
 export type SendMessageInput = z.output<typeof sendMessageBody>;
 
+export const sendMessageHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'A retry with the same key (and the same body) returns the first result and sends nothing again; ' +
+        '1 to 255 printable ASCII characters, such as a UUID.',
+    }),
+});
+
 export const sendResultSchema = z
   .object({
     id: z.string(),

@@ -1,5 +1,5 @@
 import type { Api } from '@repo/http';
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
 import { listThreadsQuery, threadPage, threadParams, threadSchema } from './schemas.js';
 import { getThread, listThreads } from './service.js';
 

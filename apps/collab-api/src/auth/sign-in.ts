@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '@repo/db';
-import type { Actor } from '../access/rules.js';
-import type { TokenClaims } from '../auth/index.js';
+import type { Actor } from '../access/index.js';
+import type { TokenClaims } from './tokens.js';
 import type { Database } from '../database.js';
 import type { Tenant, User } from '../generated/prisma/client.js';
 import { oldestFirst } from '../shared/schemas.js';
