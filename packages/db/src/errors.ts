@@ -1,6 +1,24 @@
-/** Prisma's error for a unique constraint violation, optionally on one of the given fields. */
-export function isUniqueViolation(error: unknown, field?: string): boolean {
+/** What Prisma reports of a unique constraint violation, through a driver adapter or its own engine. */
+interface UniqueViolationMeta {
+  /** Prisma's own engine: the constraint's columns (or, on some databases, its name). */
+  target?: unknown;
+  /** A driver adapter (adapter-pg): the table and the index that refused the row. */
+  driverAdapterError?: { cause?: { table?: unknown; constraint?: { index?: unknown; fields?: unknown } } };
+}
+
+/**
+ * Prisma's error for a unique constraint violation. With `columns`, only a violation of the
+ * constraint over exactly those columns, in its order: `['project_id', 'live_name']` is neither
+ * `['live_name']` nor `['name']`. Postgres names the index, which Prisma names
+ * `<table>_<columns>_key` by default (schema.prisma names no unique index otherwise).
+ */
+export function isUniqueViolation(error: unknown, columns?: string[]): boolean {
   if (typeof error !== 'object' || error === null || (error as { code?: unknown }).code !== 'P2002') return false;
-  if (!field) return true;
-  return JSON.stringify((error as { meta?: unknown }).meta ?? {}).includes(field);
+  if (!columns) return true;
+  const meta = ((error as { meta?: unknown }).meta ?? {}) as UniqueViolationMeta;
+  const cause = meta.driverAdapterError?.cause;
+  const fields = Array.isArray(meta.target) ? meta.target : cause?.constraint?.fields;
+  if (Array.isArray(fields)) return fields.join('\0') === columns.join('\0');
+  const index = cause?.constraint?.index ?? meta.target;
+  return typeof cause?.table === 'string' && index === `${cause.table}_${columns.join('_')}_key`;
 }

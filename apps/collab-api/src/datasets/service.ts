@@ -40,7 +40,7 @@ export function createDataset(deps: DatasetDeps, actor: Actor, input: CreateData
           description: input.description ?? null,
         },
       }),
-      'live_name',
+      ['project_id', 'live_name'],
       nameTaken(input.name),
     );
     await deps.warehouse.createDataset(dataset.id, { friendlyName: dataset.name, description: dataset.description ?? undefined });
@@ -91,7 +91,7 @@ export function updateDataset(
         where: { id: dataset.id },
         data: { name, liveName: name.toLowerCase(), description: input.description, projectId },
       }),
-      'live_name',
+      ['project_id', 'live_name'],
       nameTaken(name),
     );
     const metadata = changedMetadata(dataset, updated);

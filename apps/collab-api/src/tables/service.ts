@@ -42,7 +42,7 @@ export function createTable(deps: TableDeps, actor: Actor, input: CreateTableInp
           schema: storedFields(input.schema),
         },
       }),
-      'live_name',
+      ['dataset_id', 'live_name'],
       nameTaken(input.name),
     );
     await deps.warehouse.createTable(tableRef(table), input.schema, { friendlyName: table.name });
@@ -84,7 +84,7 @@ export function updateTable(deps: TableDeps, actor: Actor, tableId: string, inpu
         where: { id: table.id },
         data: { name, liveName: name.toLowerCase(), datasetId, schema: input.schema ? storedFields(input.schema) : undefined },
       }),
-      'live_name',
+      ['dataset_id', 'live_name'],
       nameTaken(name),
     );
     await mirrorTableUpdate(deps.warehouse, table, updated);

@@ -28,7 +28,7 @@ export async function bootstrapTenant(db: Database, input: BootstrapInput): Prom
           identityProviderId: input.adminSub,
         },
       }),
-      'identity_provider_id',
+      ['identity_provider_id'],
       `The identity ${input.adminSub} is already linked to a user`,
     );
     return { tenantId: tenant.id, userId: admin.id };

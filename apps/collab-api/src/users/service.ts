@@ -48,7 +48,7 @@ export async function createUser(db: Database, actor: Actor, input: CreateUserIn
   requireRoleWithinOwn(actor, role);
   const user = await conflictOnDuplicate(
     db.user.create({ data: { tenantId: actor.tenantId, email: input.email, liveEmail: input.email, name: input.name, role } }),
-    'live_email',
+    ['tenant_id', 'live_email'],
     emailTaken(input.email),
   );
   return toUserResponse(user);
@@ -60,7 +60,7 @@ export async function updateUser(db: Database, actor: Actor, userId: string, inp
   requireUserUpdate(actor, target, role);
   const user = await conflictOnDuplicate(
     db.user.update({ where: { id: target.id }, data: { email: input.email, liveEmail: input.email, name: input.name, role } }),
-    'live_email',
+    ['tenant_id', 'live_email'],
     emailTaken(input.email),
   );
   return toUserResponse(user);

@@ -16,7 +16,7 @@ export async function createInbox(db: Database, emailDomain: string, input: Crea
   try {
     return toInboxResponse(await db.inbox.create({ data: { name: input.name, emailAddress } }));
   } catch (error) {
-    if (isUniqueViolation(error))
+    if (isUniqueViolation(error, ['email_address']))
       throw new ConflictError(`The address ${emailAddress} is taken`, { email_address: emailAddress });
     throw error;
   }

@@ -78,7 +78,9 @@ export async function receiveMessage(
   } catch (error) {
     await removeStoredAttachments(deps.storage, attachments);
     // The same message delivered twice at the same moment: the other delivery stored it.
-    const raced = isUniqueViolation(error) ? await findByMessageId(deps.db, inbox.id, providerMessageId) : null;
+    const raced = isUniqueViolation(error, ['inbox_id', 'provider_message_id'])
+      ? await findByMessageId(deps.db, inbox.id, providerMessageId)
+      : null;
     if (raced) return { message: raced, duplicate: true };
     throw error;
   }

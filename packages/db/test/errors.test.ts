@@ -1,0 +1,42 @@
+import { isUniqueViolation } from '../src/index.js';
+
+// As adapter-pg 7.10 reports them (seen on Postgres 15), and as Prisma's own engine does.
+const adapterError = (table: string, index: string) => ({
+  code: 'P2002',
+  meta: {
+    modelName: 'X',
+    driverAdapterError: {
+      name: 'DriverAdapterError',
+      cause: { originalCode: '23505', kind: 'UniqueConstraintViolation', constraint: { index }, table },
+    },
+  },
+});
+
+describe('isUniqueViolation', () => {
+  const liveName = adapterError('tables', 'tables_dataset_id_live_name_key');
+
+  it('knows any unique violation without columns, and nothing else', () => {
+    expect(isUniqueViolation(liveName)).toBe(true);
+    expect(isUniqueViolation({ code: 'P2025' })).toBe(false);
+    expect(isUniqueViolation(new Error('duplicate key'))).toBe(false);
+    expect(isUniqueViolation(null)).toBe(false);
+  });
+
+  it("matches the constraint's columns exactly, never a part of them", () => {
+    expect(isUniqueViolation(liveName, ['dataset_id', 'live_name'])).toBe(true);
+    expect(isUniqueViolation(liveName, ['live_name'])).toBe(false);
+    expect(isUniqueViolation(liveName, ['name'])).toBe(false);
+    expect(isUniqueViolation(liveName, ['live_name', 'dataset_id'])).toBe(false);
+    expect(isUniqueViolation(adapterError('users', 'users_identity_provider_id_key'), ['identity_provider_id'])).toBe(true);
+    expect(isUniqueViolation(adapterError('users', 'users_pkey'), ['id'])).toBe(false);
+  });
+
+  it('reads the columns when the driver or the engine lists them', () => {
+    const listed = { code: 'P2002', meta: { driverAdapterError: { cause: { constraint: { fields: ['a', 'b'] } } } } };
+    expect(isUniqueViolation(listed, ['a', 'b'])).toBe(true);
+    expect(isUniqueViolation(listed, ['b'])).toBe(false);
+    const engine = { code: 'P2002', meta: { target: ['tenant_id', 'live_email'] } };
+    expect(isUniqueViolation(engine, ['tenant_id', 'live_email'])).toBe(true);
+    expect(isUniqueViolation(engine, ['live_email'])).toBe(false);
+  });
+});
