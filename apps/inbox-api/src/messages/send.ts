@@ -32,9 +32,13 @@ interface SendDeps {
  */
 export async function sendMessage(deps: SendDeps, input: SendMessageInput, idempotencyKey?: string): Promise<SendResult> {
   const inbox = await findInbox(deps.db, input.inbox_id);
-  const thread = input.reply_to_thread_id ? await findThread(deps.db, input.reply_to_thread_id, inbox.id) : undefined;
+  const thread = input.reply_to_thread_id
+    ? await findThread(deps.db, { threadId: input.reply_to_thread_id, inboxId: inbox.id })
+    : undefined;
   const files = decodeAttachments(input.attachments ?? [], deps.maxAttachmentBytes);
-  const claim = idempotencyKey ? await claimIdempotencyKey(deps.db, inbox.id, idempotencyKey, input) : undefined;
+  const claim = idempotencyKey
+    ? await claimIdempotencyKey(deps.db, { inboxId: inbox.id, key: idempotencyKey, request: input })
+    : undefined;
   if (claim && 'replay' in claim) return claim.replay;
   const claimed = claim?.claimed;
 

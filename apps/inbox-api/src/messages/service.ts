@@ -32,7 +32,8 @@ export async function listMessages(db: Database, query: ListQuery): Promise<Page
 /** Checks the filters name existing records (404 otherwise) that belong together. */
 async function resolveScope(db: Database, query: ListQuery): Promise<{ inboxId?: string; threadId?: string }> {
   const inbox = query.inbox_id !== undefined ? await findInbox(db, query.inbox_id) : undefined;
-  const thread = query.thread_id !== undefined ? await findThread(db, query.thread_id, inbox?.id) : undefined;
+  const thread =
+    query.thread_id !== undefined ? await findThread(db, { threadId: query.thread_id, inboxId: inbox?.id }) : undefined;
   return { inboxId: inbox?.id, threadId: thread?.id };
 }
 

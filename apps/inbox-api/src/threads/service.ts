@@ -7,7 +7,7 @@ import { page, type Page } from '../shared/schemas.js';
 import type { ThreadResponse, ThreadSummary } from './schemas.js';
 
 /** The thread, or 404; with `inboxId`, only a thread of that inbox is found. */
-export async function findThread(db: Database, threadId: string, inboxId?: string): Promise<Thread> {
+export async function findThread(db: Database, { threadId, inboxId }: { threadId: string; inboxId?: string }): Promise<Thread> {
   const thread = isUuid(threadId) ? await db.thread.findUnique({ where: { id: threadId } }) : null;
   if (!thread || (inboxId !== undefined && thread.inboxId !== inboxId)) {
     throw new NotFoundError('Thread not found', { thread_id: threadId, ...(inboxId !== undefined && { inbox_id: inboxId }) });
@@ -17,7 +17,7 @@ export async function findThread(db: Database, threadId: string, inboxId?: strin
 
 /** The conversation view: messages oldest first, inbound as `user`, outbound as `assistant`. */
 export async function getThread(db: Database, threadId: string): Promise<ThreadResponse> {
-  const thread = await findThread(db, threadId);
+  const thread = await findThread(db, { threadId });
   const messages = await db.message.findMany({
     where: { threadId: thread.id },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
