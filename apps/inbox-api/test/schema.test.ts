@@ -1,30 +1,76 @@
-import path from 'node:path';
-import { checkDrift, describeDrift } from '@repo/db/dev';
+import { describeSchemaDrift } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
 import { createTestContext, type TestContext } from './context.js';
 
-describe('database schema', () => {
-  it('is exactly what the migrations produce (no drift between schema.prisma and prisma/migrations)', async () => {
-    const report = await checkDrift({ schemaPath: path.join(appRoot, 'prisma', 'schema.prisma'), migrationsDir });
-    expect(describeDrift(report)).toBe('schema.prisma and the migrations agree.');
+describeSchemaDrift({ appRoot, migrationsDir });
+
+describe('database constraints', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(() => ctx.close());
+
+  async function messageIn(inboxId: string, providerMessageId: string) {
+    const thread = await ctx.db.thread.create({
+      data: { inboxId, subject: 's', lastMessageAt: new Date(), messageCount: 1, participants: [] },
+    });
+    return ctx.db.message.create({
+      data: {
+        threadId: thread.id,
+        inboxId,
+        direction: 'inbound',
+        providerMessageId,
+        subject: 's',
+        fromAddress: 'a@example.com',
+        toAddresses: [],
+        ccAddresses: [],
+        bccAddresses: [],
+        replyToAddresses: [],
+        text: '',
+        html: '',
+        contentClean: '',
+        preview: '',
+        size: 0,
+        timestamp: new Date(),
+        search: { create: { inboxId, threadId: thread.id, createdAt: new Date(), searchText: 's' } },
+        attachments: {
+          create: {
+            inboxId,
+            threadId: thread.id,
+            filename: 'f',
+            contentType: 'text/plain',
+            size: 0,
+            storageBackend: 'local',
+            storageKey: 'k',
+            contentHash: 'sha256:x',
+          },
+        },
+      },
+    });
+  }
+
+  it('stores a Message-ID once per inbox: a redelivery cannot add a second copy', async () => {
+    const [a, b] = await Promise.all(
+      ['a', 'b'].map((name) => ctx.db.inbox.create({ data: { name, emailAddress: `${name}@schema.test` } })),
+    );
+    await messageIn(a!.id, '<m1@example.com>');
+    await expect(messageIn(a!.id, '<m1@example.com>')).rejects.toMatchObject({ code: 'P2002' });
+    await messageIn(b!.id, '<m1@example.com>');
   });
 
-  describe('through the generated client', () => {
-    let ctx: TestContext;
-    beforeAll(async () => {
-      ctx = await createTestContext();
-    });
-    afterAll(() => ctx.close());
-
-    it('stores inboxes with time-ordered ids and unique addresses', async () => {
-      const first = await ctx.db.inbox.create({ data: { name: 'Support', emailAddress: 'support@inbox.localhost' } });
-      expect(first.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
-      expect(first.createdAt).toBeInstanceOf(Date);
-      await expect(
-        ctx.db.inbox.create({ data: { name: 'Other', emailAddress: 'support@inbox.localhost' } }),
-      ).rejects.toMatchObject({
-        code: 'P2002',
-      });
-    });
+  it("deletes an inbox's threads, messages, search rows, attachment rows and idempotency keys with it", async () => {
+    const inbox = await ctx.db.inbox.create({ data: { name: 'gone', emailAddress: 'gone@schema.test' } });
+    const message = await messageIn(inbox.id, '<m2@example.com>');
+    await ctx.db.idempotencyKey.create({ data: { inboxId: inbox.id, key: 'k', requestHash: 'h' } });
+    await ctx.db.inbox.delete({ where: { id: inbox.id } });
+    const left = await Promise.all([
+      ctx.db.thread.count({ where: { inboxId: inbox.id } }),
+      ctx.db.message.count({ where: { id: message.id } }),
+      ctx.db.messageSearch.count({ where: { messageId: message.id } }),
+      ctx.db.attachment.count({ where: { messageId: message.id } }),
+      ctx.db.idempotencyKey.count({ where: { inboxId: inbox.id } }),
+    ]);
+    expect(left).toEqual([0, 0, 0, 0, 0]);
   });
 });
