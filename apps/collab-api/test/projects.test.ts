@@ -32,7 +32,7 @@ describe('POST /api/v1/projects', () => {
     const res = await user().post('/api/v1/projects', { name: 'a\u0000b', description: ['x'], tenant_id: acme.id });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
-      expect.objectContaining({ loc: ['body', 'name'], msg: 'Must not contain control characters' }),
+      expect.objectContaining({ loc: ['body', 'name'], msg: 'Must not contain NUL (U+0000) characters' }),
       expect.objectContaining({ loc: ['body', 'description'], type: 'string_type' }),
       { loc: ['body', 'tenant_id'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
     ]);

@@ -14,6 +14,9 @@ import type { ErrorFormat } from './formats.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
+/** The `type` of the error a body parser's verify step raises for a body that is not UTF-8. */
+export const INVALID_UTF8 = 'encoding.invalid_utf8';
+
 // Accept a caller's id only if it is short and harmless to echo and to log.
 const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -71,8 +74,10 @@ export function errorHandler(options: { format: ErrorFormat; logger: ErrorLogger
 export function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   if (typeof err !== 'object' || err === null) return undefined;
-  const { type, status, statusCode, expose, message, limit } = err as Record<string, unknown>;
+  const { type, status, statusCode, expose, message, limit, name } = err as Record<string, unknown>;
   switch (type) {
+    case INVALID_UTF8:
+      return new ValidationError([{ loc: ['body'], msg: 'Request body is not valid UTF-8', type: 'value_error' }]);
     case 'entity.too.large':
       return new PayloadTooLargeError(
         typeof limit === 'number' ? `Request body is larger than the limit of ${limit} bytes` : 'Request body is too large',
@@ -87,6 +92,12 @@ export function toAppError(err: unknown): AppError | undefined {
       return new BadRequestError('Request was aborted by the client');
   }
   const httpStatus = typeof status === 'number' ? status : statusCode;
+  // The router's decoding of a path parameter with a malformed percent-escape (`/users/%ff`).
+  if (name === 'URIError' && httpStatus === 400) {
+    return new ValidationError([
+      { loc: ['path'], msg: 'Must be percent-encoded UTF-8: an escape such as %ff decodes to no character', type: 'value_error' },
+    ]);
+  }
   if (typeof httpStatus === 'number' && httpStatus >= 400 && httpStatus < 500 && expose !== false) {
     return new AppError(codeForStatus(httpStatus), typeof message === 'string' ? message : 'Bad request');
   }

@@ -3,6 +3,7 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { type InputLocation, parseInput, UnsupportedMediaTypeError, ValidationError, type ValidationIssue } from '@repo/errors';
+import { illFormedStrings, undecodableQuery } from './well-formed.js';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type RouteParameter = z.ZodObject;
@@ -136,6 +137,13 @@ export function createApi<Context extends object = object>(options: ApiOptions<C
         const context = await resolveContext(req, res);
         definition.authorize?.(context);
         if (definition.body) requireJsonBody(req);
+        // Text no database stores as sent (NUL, lone surrogates, bad percent-escapes), in any field.
+        const textIssues = [
+          ...illFormedStrings(req.params, 'path'),
+          ...undecodableQuery(req.originalUrl),
+          ...illFormedStrings(req.query, 'query'),
+          ...(definition.body ? illFormedStrings(req.body, 'body') : []),
+        ];
         // Every invalid input at once, whichever part of the request it is in.
         const issues: ValidationIssue[] = [];
         const parse = (schema: z.ZodType, location: InputLocation, value: unknown): unknown => {
@@ -156,7 +164,10 @@ export function createApi<Context extends object = object>(options: ApiOptions<C
           req,
           res,
         };
-        if (issues.length > 0) throw new ValidationError(issues);
+        // A value with unstorable text is reported for that alone, not also for the rules it then breaks.
+        const textLocs = new Set(textIssues.map((issue) => issue.loc.join('\0')));
+        const allIssues = [...textIssues, ...issues.filter((issue) => !textLocs.has(issue.loc.join('\0')))];
+        if (allIssues.length > 0) throw new ValidationError(allIssues);
         const result = await definition.handler(input as Parameters<typeof definition.handler>[0]);
         if (res.headersSent) return;
         if (status === 204) res.status(204).end();

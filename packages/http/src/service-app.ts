@@ -5,6 +5,7 @@ import { errorHandler, type ErrorFormat, notFoundHandler, requestId, ServiceUnav
 import { requestLogger, type Logger } from './logger.js';
 import { type Metrics, metricsMiddleware } from './metrics.js';
 import { docsRouter, openApiDocument, type OpenAPIRegistry } from './openapi.js';
+import { requireUtf8 } from './well-formed.js';
 
 export interface ServiceAppOptions {
   service: string;
@@ -104,7 +105,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     );
   }
 
-  app.use(express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024 }));
+  app.use(express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024, verify: requireUtf8 }));
   app.use(options.routes);
   app.use(notFoundHandler());
   app.use(errorHandler({ format: options.errorFormat, logger: options.logger }));

@@ -188,6 +188,36 @@ describe('createApi routes', () => {
     expect(res.text).toBe('raw bytes');
   });
 
+  it.each([
+    ['a NUL in a body string', '{"name": "wid\\u0000get"}', ['body', 'name']],
+    ['a lone surrogate in a body string', '{"name": "wid\\ud800get"}', ['body', 'name']],
+    ['a NUL in a key', '{"name": "x", "na\\u0000me": "y"}', ['body', 'na\u0000me']],
+  ])('refuses %s with 400 naming the field, before validation', async (_case, json, loc) => {
+    const res = await request(buildTestApp().app)
+      .post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things')
+      .set('content-type', 'application/json')
+      .send(json);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.issues.map((issue: { loc: string[] }) => issue.loc)).toEqual([loc]);
+  });
+
+  it('refuses a NUL or a malformed percent-escape in the path or the query with 400', async () => {
+    const { app } = buildTestApp();
+    for (const [path, loc] of [
+      ['/v1/things/a%00b/content', 'path.thing_id'],
+      ['/v1/things/a%ffb/content', 'path'],
+      ['/v1/things?limit=%ff', 'query.limit'],
+      ['/v1/things?limit=1%00', 'query.limit'],
+    ]) {
+      const res = await request(app).get(path!);
+      expect({ path, status: res.status, loc: res.body.error.details.issues[0].loc.join('.') }).toEqual({
+        path,
+        status: 400,
+        loc,
+      });
+    }
+  });
+
   it('validates the headers a route declares, ignoring the others', async () => {
     const { app } = buildTestApp();
     const res = await request(app).put('/v1/things/t1').set('idempotency-key', 'k1').set('x-other', 'y');

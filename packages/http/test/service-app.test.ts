@@ -137,6 +137,28 @@ describe('request handling', () => {
     expect(res.headers['content-security-policy']).toContain("script-src 'self'");
   });
 
+  it('refuses a JSON body that is not valid UTF-8 instead of storing U+FFFD', async () => {
+    const body = Buffer.concat([Buffer.from('{"name": "caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const res = await request(buildTestApp().app)
+      .post('/v1/things')
+      .set('content-type', 'application/json')
+      // As bytes: superagent would serialise a Buffer as JSON.
+      .serialize(() => body as unknown as string)
+      .send(body);
+    expect({ status: res.status, body: res.body as unknown }).toEqual({
+      status: 400,
+      body: {
+        error: {
+          code: 'validation_error',
+          message: 'Invalid request: body: Request body is not valid UTF-8',
+          details: { issues: [{ loc: ['body'], msg: 'Request body is not valid UTF-8', type: 'value_error' }] },
+        },
+      },
+    });
+    const good = await request(buildTestApp().app).post('/v1/things').send({ name: 'café' });
+    expect(good.body).toEqual({ name: 'café' });
+  });
+
   it('rejects a JSON body over the limit with 413', async () => {
     const res = await request(buildTestApp().app)
       .post('/v1/things')
