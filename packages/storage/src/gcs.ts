@@ -96,6 +96,11 @@ export class GcsObjectStorage implements ObjectStorage {
     return url;
   }
 
+  // A Cloud Storage upload either creates the object or does not: no partial write to remove.
+  sweepPartialWrites(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
   private file(key: string): File {
     return this.bucket.file(checkKey(key));
   }

@@ -78,6 +78,28 @@ export class LocalObjectStorage implements ObjectStorage {
     return Promise.resolve(undefined);
   }
 
+  /** Temporary files of writes (and folders of prefix deletions) that a crash cut short. */
+  async sweepPartialWrites(olderThan: Date): Promise<number> {
+    const dir = path.join(this.root, TEMP_DIR);
+    let entries: string[];
+    try {
+      entries = await readdir(dir);
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return 0;
+      throw error;
+    }
+    let removed = 0;
+    for (const entry of entries) {
+      const file = path.join(dir, entry);
+      const stats = await lstat(file).catch(() => undefined);
+      // A write still under way is younger than `olderThan`; one gone meanwhile needs nothing.
+      if (!stats || stats.mtime >= olderThan) continue;
+      await rm(file, { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
+  }
+
   private pathOf(key: string): string {
     return path.join(this.root, ...keySegments(key));
   }

@@ -42,4 +42,9 @@ export interface ObjectStorage {
    * Undefined for local storage, whose downloads the app serves and signs itself (`signed-url.ts`).
    */
   presignedDownloadUrl(key: string, options: DownloadUrlOptions): Promise<string | undefined>;
+  /**
+   * Removes what writes interrupted by a crash left behind (local storage's temporary files) when
+   * older than `olderThan`, and answers how many. Writes to Cloud Storage are atomic: nothing to do.
+   */
+  sweepPartialWrites(olderThan: Date): Promise<number>;
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BadRequestError, NotFoundError } from '@repo/errors';
@@ -81,6 +81,20 @@ describe('LocalObjectStorage', () => {
     expect((await storage.get('inboxes/abc/1')).toString()).toBe('inboxes/abc/1');
     expect((await storage.get('inboxes/a')).toString()).toBe('inboxes/a');
     await expect(storage.get('inboxes/ab/x/3')).rejects.toThrow(NotFoundError);
+  });
+
+  it('sweeps what interrupted writes left in its temporary folder, once they are old enough', async () => {
+    const temp = path.join(root, '.tmp');
+    await mkdir(path.join(temp, 'detached-folder', 'a'), { recursive: true });
+    await writeFile(path.join(temp, 'detached-folder', 'a', 'object'), 'x');
+    await writeFile(path.join(temp, 'partial-write'), 'half of an obj');
+    const cutoff = new Date(Date.now() + 1000);
+    await writeFile(path.join(temp, 'write-under-way'), 'still writing');
+    await utimes(path.join(temp, 'write-under-way'), cutoff, new Date(cutoff.getTime() + 5000));
+
+    expect(await storage.sweepPartialWrites(cutoff)).toBe(2);
+    expect(await readdir(temp)).toEqual(['write-under-way']);
+    expect(await new LocalObjectStorage(path.join(parent, 'never-written')).sweepPartialWrites(cutoff)).toBe(0);
   });
 
   it('has no presigned URLs: the app signs its own', async () => {
