@@ -6,6 +6,8 @@ import { RateLimitedError } from '@repo/errors';
 export interface RateLimit {
   /** Takes one unit for `key`; throws RateLimitedError, carrying Retry-After, when none is left. */
   consume(key: string): Promise<void>;
+  /** Throws the same error when `key` has already asked for more than the limit, without taking a unit. */
+  check(key: string): Promise<void>;
 }
 
 export interface RateLimitOptions {
@@ -25,7 +27,7 @@ export interface RateLimitOptions {
  * back to this process rather than refusing every request or letting all through unchecked.
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
-  if (options.points === 0) return { consume: () => Promise.resolve() };
+  if (options.points === 0) return { consume: () => Promise.resolve(), check: () => Promise.resolve() };
   const memory = new RateLimiterMemory({ keyPrefix: options.keyPrefix, points: options.points, duration: options.windowSeconds });
   const limiter: RateLimiterAbstract = options.redis
     ? new RateLimiterRedis({
@@ -37,16 +39,19 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
         insuranceLimiter: memory,
       })
     : memory;
+  const exceeded = (state: RateLimiterRes) => new RateLimitedError(`Too many ${options.describe}`, state.msBeforeNext / 1000);
   return {
     async consume(key) {
       try {
         await limiter.consume(key);
       } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) {
-          throw new RateLimitedError(`Too many ${options.describe}`, rejection.msBeforeNext / 1000);
-        }
+        if (rejection instanceof RateLimiterRes) throw exceeded(rejection);
         throw rejection;
       }
+    },
+    async check(key) {
+      const state = await limiter.get(key).catch(() => memory.get(key));
+      if (state && state.consumedPoints > options.points) throw exceeded(state);
     },
   };
 }
