@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import readline from 'node:readline';
 
 export interface ServiceProcess {
@@ -20,11 +21,15 @@ export interface ExitedProcess {
   stderr: string;
 }
 
-const tsxCli = path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'cli.mjs');
+// tsx's loader, imported into the service's own process: the tsx command would run the service in a
+// child process of its own, and a signal (a crash test's SIGKILL) would reach tsx, not the service.
+const tsxLoader = pathToFileURL(
+  path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'loader.mjs'),
+).href;
 
-/** The command that runs a service's entry point from source, as `pnpm dev` would (tsx, workspace sources). */
+/** The command that runs a service's entry point from source, as `pnpm dev` would (tsx, workspace sources), as one process. */
 export function entryCommand(entry: string, args: string[] = []): { command: string; args: string[] } {
-  return { command: process.execPath, args: [tsxCli, '--conditions=@repo/source', entry, ...args] };
+  return { command: process.execPath, args: ['--import', tsxLoader, '--conditions=@repo/source', entry, ...args] };
 }
 
 function spawnEntry(
