@@ -17,6 +17,15 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   exit 1
 fi
 
+# pnpm goes where the machine's npm puts global commands (so that the shell which ran this script
+# finds it next): installed before PATH points at the Node under .tools/, whose npm prefix is
+# inside the clone and on nobody's PATH.
+pnpm_version=$(node -p "require('./package.json').packageManager.split('@')[1]")
+if [ "$(pnpm --version 2>/dev/null || true)" != "$pnpm_version" ]; then
+  echo "Installing pnpm $pnpm_version"
+  npm install --global --no-audit --no-fund "pnpm@$pnpm_version"
+fi
+
 installed=.tools/node/node_modules/node/bin/node
 if [ "$(major_of node)" -ge "$wanted_major" ]; then
   if [ -e .tools/node ]; then
@@ -32,12 +41,6 @@ else
   # For the rest of this script: pnpm and the install scripts it runs use that Node too.
   PATH="$PWD/$(dirname "$installed"):$PATH"
   export PATH
-fi
-
-pnpm_version=$(node -p "require('./package.json').packageManager.split('@')[1]")
-if [ "$(pnpm --version 2>/dev/null || true)" != "$pnpm_version" ]; then
-  echo "Installing pnpm $pnpm_version"
-  npm install --global --no-audit --no-fund "pnpm@$pnpm_version"
 fi
 
 if [ "${CI:-}" = "true" ]; then
