@@ -1,9 +1,19 @@
 import { ApiError, type Bucket, type File, Storage } from '@google-cloud/storage';
 import { GoogleAuth } from 'google-auth-library';
-import { NotFoundError, UpstreamError } from '@repo/errors';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AppError, NotFoundError, UpstreamError } from '@repo/errors';
 import { attachmentDisposition } from './content-disposition.js';
 import { checkKey, checkPrefix } from './keys.js';
-import { describeStored, type DownloadUrlOptions, type ObjectStorage, type StoredObject } from './object-storage.js';
+import {
+  ByteMeter,
+  describeStored,
+  type DownloadUrlOptions,
+  type ObjectStorage,
+  type OpenedObject,
+  type StoredObject,
+  type UploadUrlOptions,
+} from './object-storage.js';
 
 /** A service-account key file's fields that matter here. */
 export interface ServiceAccountCredentials {
@@ -60,10 +70,37 @@ export class GcsObjectStorage implements ObjectStorage {
     return describeStored(body);
   }
 
+  async putStream(key: string, body: Readable, options: { contentType: string; maxBytes?: number }): Promise<StoredObject> {
+    const file = this.file(key);
+    const meter = new ByteMeter(options.maxBytes);
+    try {
+      // One request; an upload cut short (too large, or the source failed) creates no object.
+      await pipeline(
+        body,
+        meter,
+        file.createWriteStream({ resumable: false, validation: 'md5', contentType: options.contentType }),
+      );
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw new UpstreamError(`Cloud Storage failed: ${reasonOf(error)}`, { cause: error });
+    }
+    return meter.stored();
+  }
+
   async get(key: string): Promise<Buffer> {
     const file = this.file(key);
     const [content] = await this.call(() => file.download(), key);
     return content;
+  }
+
+  async open(key: string): Promise<OpenedObject> {
+    const file = this.file(key);
+    const [metadata] = await this.call(() => file.getMetadata(), key);
+    // The download names the generation whose size was read: a replacement written meanwhile is a
+    // new generation, and is not what this stream yields. The library checks the bytes against
+    // the object's hash as they arrive, and fails the stream on a mismatch.
+    const version = this.bucket.file(file.name, { generation: metadata.generation });
+    return { stream: version.createReadStream(), size: Number(metadata.size) };
   }
 
   async delete(key: string): Promise<void> {
@@ -91,6 +128,19 @@ export class GcsObjectStorage implements ObjectStorage {
         expires: Date.now() + options.expiresInSeconds * 1000,
         responseDisposition: attachmentDisposition(options.filename),
         responseType: options.contentType,
+      }),
+    );
+    return url;
+  }
+
+  async presignedUploadUrl(key: string, options: UploadUrlOptions): Promise<string> {
+    const file = this.file(key);
+    const [url] = await this.call(() =>
+      file.getSignedUrl({
+        version: 'v4',
+        action: 'write',
+        expires: Date.now() + options.expiresInSeconds * 1000,
+        contentType: options.contentType,
       }),
     );
     return url;

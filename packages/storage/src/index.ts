@@ -1,6 +1,15 @@
-export type { DownloadUrlOptions, ObjectStorage, StoredObject } from './object-storage.js';
+export {
+  STORAGE_BACKENDS,
+  type DownloadUrlOptions,
+  type ObjectStorage,
+  type OpenedObject,
+  type StorageBackend,
+  type StoredObject,
+  type UploadUrlOptions,
+} from './object-storage.js';
 export { checkKey } from './keys.js';
 export { LocalObjectStorage } from './local.js';
+export { DatabaseObjectStorage, type SqlClient } from './database.js';
 export { GcsObjectStorage, type GcsOptions, type ServiceAccountCredentials } from './gcs.js';
 export { signUrlPath, verifyUrlToken, type UrlTokenCheck } from './signed-url.js';
 export { attachmentDisposition } from './content-disposition.js';

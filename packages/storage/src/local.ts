@@ -1,9 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { lstat, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { NotFoundError } from '@repo/errors';
 import { checkPrefix, keySegments } from './keys.js';
-import { describeStored, type DownloadUrlOptions, type ObjectStorage, type StoredObject } from './object-storage.js';
+import {
+  ByteMeter,
+  describeStored,
+  type DownloadUrlOptions,
+  type ObjectStorage,
+  type OpenedObject,
+  type StoredObject,
+  type UploadUrlOptions,
+} from './object-storage.js';
 
 // Under the root, but unreachable by any key (no key segment starts with a dot).
 const TEMP_DIR = '.tmp';
@@ -30,13 +41,27 @@ export class LocalObjectStorage implements ObjectStorage {
       } finally {
         await handle.close();
       }
-      await mkdir(path.dirname(target), { recursive: true });
-      await rename(temp, target);
+      await moveIntoPlace(temp, target);
     } catch (error) {
       await rm(temp, { force: true });
       throw error;
     }
     return describeStored(body);
+  }
+
+  async putStream(key: string, body: Readable, options: { contentType: string; maxBytes?: number }): Promise<StoredObject> {
+    const target = this.pathOf(key);
+    const temp = await this.tempPath();
+    const meter = new ByteMeter(options.maxBytes);
+    try {
+      // flush: the bytes are on disk before the rename makes them the object.
+      await pipeline(body, meter, createWriteStream(temp, { flags: 'wx', flush: true }));
+      await moveIntoPlace(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    return meter.stored();
   }
 
   async get(key: string): Promise<Buffer> {
@@ -45,6 +70,26 @@ export class LocalObjectStorage implements ObjectStorage {
     } catch (error) {
       // EISDIR/ENOTDIR: the key names a folder, or passes through a file; either way no object.
       if (isErrno(error, 'ENOENT', 'EISDIR', 'ENOTDIR')) throw new NotFoundError('Object not found', { key });
+      throw error;
+    }
+  }
+
+  async open(key: string): Promise<OpenedObject> {
+    let handle;
+    try {
+      handle = await open(this.pathOf(key), 'r');
+    } catch (error) {
+      if (isErrno(error, 'ENOENT', 'ENOTDIR')) throw new NotFoundError('Object not found', { key });
+      throw error;
+    }
+    try {
+      const stats = await handle.stat();
+      // A folder opens as well; it is no object.
+      if (!stats.isFile()) throw new NotFoundError('Object not found', { key });
+      // Read through this descriptor: a put renames a new file into place and leaves this one whole.
+      return { stream: handle.createReadStream(), size: stats.size };
+    } catch (error) {
+      await handle.close();
       throw error;
     }
   }
@@ -78,6 +123,10 @@ export class LocalObjectStorage implements ObjectStorage {
     return Promise.resolve(undefined);
   }
 
+  presignedUploadUrl(_key: string, _options: UploadUrlOptions): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+
   /** Temporary files of writes (and folders of prefix deletions) that a crash cut short. */
   async sweepPartialWrites(olderThan: Date): Promise<number> {
     const dir = path.join(this.root, TEMP_DIR);
@@ -98,6 +147,14 @@ export class LocalObjectStorage implements ObjectStorage {
       removed++;
     }
     return removed;
+  }
+
+  /**
+   * Where the object's file is, for a reader that must have a file (a database engine loading it):
+   * read it, never write it. Whether it exists is not checked.
+   */
+  filePath(key: string): string {
+    return this.pathOf(key);
   }
 
   private pathOf(key: string): string {
@@ -124,4 +181,20 @@ async function isDirectory(file: string): Promise<boolean> {
 function isErrno(error: unknown, ...codes: string[]): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   return typeof code === 'string' && codes.includes(code);
+}
+
+/**
+ * Renames a written file to its key's path. deletePrefix may remove the folder between the mkdir
+ * and the rename, or during the mkdir (a write racing the removal of its prefix): the folder is made again, a few times.
+ * A recursive mkdir that finds a folder, then loses it before it can check it, reports ENOTDIR.
+ */
+async function moveIntoPlace(temp: string, target: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await mkdir(path.dirname(target), { recursive: true });
+      return await rename(temp, target);
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT', 'ENOTDIR') || attempt === 5) throw error;
+    }
+  }
 }

@@ -1,4 +1,10 @@
 import { createHash } from 'node:crypto';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import { PayloadTooLargeError } from '@repo/errors';
+
+/** The backends, as `STORAGE_BACKEND` names them and attachment records remember them. */
+export const STORAGE_BACKENDS = ['local', 'gcs', 'database'] as const;
+export type StorageBackend = (typeof STORAGE_BACKENDS)[number];
 
 /** What `put` learned about the bytes it stored. */
 export interface StoredObject {
@@ -11,10 +17,52 @@ export function describeStored(body: Buffer): StoredObject {
   return { size: body.length, sha256: createHash('sha256').update(body).digest('hex') };
 }
 
+/**
+ * Passes bytes through while hashing and counting them (for `putStream`); more than `maxBytes`
+ * fails the stream with PayloadTooLargeError.
+ */
+export class ByteMeter extends Transform {
+  private size = 0;
+  private readonly hash = createHash('sha256');
+
+  constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) {
+      callback(new PayloadTooLargeError(`The upload is larger than ${this.maxBytes} bytes`, { max_bytes: this.maxBytes }));
+      return;
+    }
+    this.hash.update(chunk);
+    callback(null, chunk);
+  }
+
+  /** What passed through, once the stream has ended. */
+  stored(): StoredObject {
+    return { size: this.size, sha256: this.hash.digest('hex') };
+  }
+}
+
+/** An object opened for reading. */
+export interface OpenedObject {
+  /** The bytes; destroy it to stop reading early. */
+  stream: Readable;
+  /** How many bytes the stream yields. */
+  size: number;
+}
+
 export interface DownloadUrlOptions {
   expiresInSeconds: number;
   /** Offered to the browser as the download's name (Content-Disposition). */
   filename: string;
+  contentType: string;
+}
+
+export interface UploadUrlOptions {
+  expiresInSeconds: number;
+  /** The Content-Type the uploader must send (it is part of what is signed). */
   contentType: string;
 }
 
@@ -25,11 +73,25 @@ export interface DownloadUrlOptions {
  */
 export interface ObjectStorage {
   /** Stored in attachment records (`storage_backend`). */
-  readonly backend: 'local' | 'gcs';
+  readonly backend: StorageBackend;
   /** Stores the whole body under the key, replacing any object there. Readers never see half an object. */
   put(key: string, body: Buffer, options: { contentType: string }): Promise<StoredObject>;
+  /**
+   * Stores the bytes of `body` as they arrive, never holding them all in memory (except the
+   * database backend, whose row takes the whole value). More than `maxBytes`: PayloadTooLargeError,
+   * and nothing is stored. Readers never see half an object.
+   */
+  putStream(key: string, body: Readable, options: { contentType: string; maxBytes?: number }): Promise<StoredObject>;
   /** The object's bytes; NotFoundError when there is none. */
   get(key: string): Promise<Buffer>;
+  /**
+   * The object's bytes as a stream, for sending them on without holding them in memory (local
+   * files and Cloud Storage are read as the stream is consumed; the database backend reads the row
+   * first). The stream yields the version that was opened, never a mix: a `put` meanwhile leaves
+   * it whole (Cloud Storage, whose replaced version is gone, fails the stream instead).
+   * NotFoundError when there is none.
+   */
+  open(key: string): Promise<OpenedObject>;
   /** Removes the object; removing a missing one is not an error. */
   delete(key: string): Promise<void>;
   /**
@@ -39,9 +101,16 @@ export interface ObjectStorage {
   deletePrefix(prefix: string): Promise<number>;
   /**
    * A URL that downloads the object straight from the store, for backends that can sign one (gcs).
-   * Undefined for local storage, whose downloads the app serves and signs itself (`signed-url.ts`).
+   * Undefined for local and database storage, whose downloads the app serves and signs itself
+   * (`signed-url.ts`).
    */
   presignedDownloadUrl(key: string, options: DownloadUrlOptions): Promise<string | undefined>;
+  /**
+   * A URL that stores a PUT's body under the key straight in the store, for backends that can
+   * sign one (gcs). Undefined for local and database storage: the app takes such uploads itself,
+   * through a link it signs (`signed-url.ts`) and `putStream`.
+   */
+  presignedUploadUrl(key: string, options: UploadUrlOptions): Promise<string | undefined>;
   /**
    * Removes what writes interrupted by a crash left behind (local storage's temporary files) when
    * older than `olderThan`, and answers how many. Writes to Cloud Storage are atomic: nothing to do.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { setting } from '@repo/config';
 import type { ServiceAccountCredentials } from './gcs.js';
+import { STORAGE_BACKENDS } from './object-storage.js';
 
 const CREDENTIALS_EXPECTED = 'a service-account key as JSON, with client_email and private_key';
 
@@ -8,9 +9,11 @@ const CREDENTIALS_EXPECTED = 'a service-account key as JSON, with client_email a
 export function storageBackendSettings() {
   return {
     STORAGE_BACKEND: setting
-      .oneOf(['local', 'gcs'])
+      .oneOf(STORAGE_BACKENDS)
       .default('local')
-      .describe('Where attachments and other files are stored: `local` (files under DATA_DIR) or `gcs` (Google Cloud Storage).'),
+      .describe(
+        'Where attachments and other files are stored: `local` (files under DATA_DIR), `gcs` (Google Cloud Storage) or `database` (rows in the service’s own database).',
+      ),
     GCS_BUCKET: setting.string().optional().describe('Bucket of the `gcs` backend. Required with STORAGE_BACKEND=gcs.'),
     GCS_API_ENDPOINT: setting
       .url()

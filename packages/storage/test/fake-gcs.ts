@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * The part of the Cloud Storage JSON API that `@google-cloud/storage` calls for our adapter
- * (multipart upload, media download, delete, list by prefix), on 127.0.0.1. Every request
+ * (multipart upload, metadata, media download of the live generation, delete, list by prefix), on
+ * 127.0.0.1. Every request
  * must carry the service account's self-signed JWT, verified with its public key; requests
  * are recorded so that tests can check method, path and query.
  */
@@ -22,6 +23,9 @@ const PAGE_SIZE = 2; // small, so that listing a folder needs the pageToken roun
 export async function startFakeGcs(options: { bucket: string; clientEmail: string; publicKey: KeyObject }): Promise<FakeGcs> {
   const objects = new Map<string, { data: Buffer; contentType: string }>();
   const requests: FakeGcs['requests'] = [];
+  // Each upload makes a new generation of its object, as in a bucket without object versioning.
+  const generations = new Map<string, number>();
+  let lastGeneration = 0;
   let failure: { status: number; message: string } | undefined;
 
   const server = http.createServer((req, res) => {
@@ -58,6 +62,7 @@ export async function startFakeGcs(options: { bucket: string; clientEmail: strin
         const { contentType } = JSON.parse(metadata!.body.toString()) as { contentType: string };
         if (media!.headers['content-type'] !== contentType) return error(400, 'Content-Type of the media part differs');
         objects.set(name, { data: media!.body, contentType });
+        generations.set(name, ++lastGeneration);
         return reply(200, resource(name, objects.get(name)!));
       }
       if (req.method === 'GET' && url.pathname === bucketPath) {
@@ -75,12 +80,16 @@ export async function startFakeGcs(options: { bucket: string; clientEmail: strin
       if (url.pathname.startsWith(`${bucketPath}/`)) {
         const name = decodeURIComponent(url.pathname.slice(bucketPath.length + 1));
         const object = objects.get(name);
-        if (!object) return error(404, `No such object: ${options.bucket}/${name}`);
+        const generation = url.searchParams.get('generation');
+        if (!object || (generation !== null && generation !== String(generationOf(name)))) {
+          return error(404, `No such object: ${options.bucket}/${name}`);
+        }
         if (req.method === 'GET' && url.searchParams.get('alt') === 'media') {
           res.setHeader('content-type', object.contentType);
           res.setHeader('x-goog-hash', `md5=${md5(object.data)}`);
           return res.end(object.data);
         }
+        if (req.method === 'GET' && !url.searchParams.has('alt')) return reply(200, resource(name, object));
         if (req.method === 'DELETE') {
           objects.delete(name);
           return reply(204);
@@ -100,12 +109,18 @@ export async function startFakeGcs(options: { bucket: string; clientEmail: strin
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 
+  // Objects a test put into `objects` directly are at their first generation.
+  function generationOf(name: string): number {
+    return generations.get(name) ?? 1;
+  }
+
   function resource(name: string, object: { data: Buffer; contentType: string }) {
     const size = String(object.data.length);
     return {
       kind: 'storage#object',
       bucket: options.bucket,
       name,
+      generation: String(generationOf(name)),
       size,
       contentType: object.contentType,
       md5Hash: md5(object.data),

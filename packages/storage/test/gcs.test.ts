@@ -49,6 +49,33 @@ describe('GcsObjectStorage', () => {
     ]);
   });
 
+  it('streams the generation whose size it read', async () => {
+    const body = Buffer.alloc(3 << 20, 'x');
+    await storage.put('k/big', body, { contentType: 'application/octet-stream' });
+    gcs.requests.length = 0;
+
+    const opened = await storage.open('k/big');
+    expect(opened.size).toBe(body.length);
+    expect(Buffer.concat(await opened.stream.toArray()).equals(body)).toBe(true);
+    expect(gcs.requests).toEqual([
+      { method: 'GET', path: `/storage/v1/b/${BUCKET}/o/k%2Fbig`, query: {} },
+      {
+        method: 'GET',
+        path: `/storage/v1/b/${BUCKET}/o/k%2Fbig`,
+        query: { alt: 'media', generation: expect.stringMatching(/^\d+$/) },
+      },
+    ]);
+    await expect(storage.open('k/missing')).rejects.toThrow(NotFoundError);
+  });
+
+  it('fails the stream, rather than sending other bytes, when the object is replaced before it is read', async () => {
+    await storage.put('k/one', Buffer.from('first'), { contentType: 'text/plain' });
+    const opened = await storage.open('k/one');
+    await storage.put('k/one', Buffer.from('second, longer'), { contentType: 'text/plain' });
+
+    await expect(opened.stream.toArray()).rejects.toThrow('No such object');
+  });
+
   it('deletes an object, and a missing one without error', async () => {
     await storage.put('k/one', Buffer.from('x'), { contentType: 'text/plain' });
     gcs.requests.length = 0;

@@ -7,6 +7,7 @@ import { configProblems, documentSettings, loadConfig } from '@repo/config';
 import {
   checkStorageBackendSettings,
   createObjectStorage,
+  DatabaseObjectStorage,
   GcsObjectStorage,
   LocalObjectStorage,
   storageBackendSettings,
@@ -43,7 +44,7 @@ describe('storage backend settings', () => {
   });
 
   it.each([
-    [{ STORAGE_BACKEND: 's3' }, 'STORAGE_BACKEND must be one of local, gcs (got "s3")'],
+    [{ STORAGE_BACKEND: 's3' }, 'STORAGE_BACKEND must be one of local, gcs, database (got "s3")'],
     [{ STORAGE_BACKEND: 'gcs' }, 'GCS_BUCKET is required when STORAGE_BACKEND is gcs'],
     [{ GCS_API_ENDPOINT: 'storage.example.com' }, 'GCS_API_ENDPOINT must be a http or https URL (got "storage.example.com")'],
     [
@@ -90,5 +91,10 @@ describe('createObjectStorage', () => {
     );
     expect(gcs).toBeInstanceOf(GcsObjectStorage);
     expect(gcs.backend).toBe('gcs');
+
+    const settings = loadConfig(schema, { STORAGE_BACKEND: 'database' });
+    const database = createObjectStorage(settings, { localRoot: root, database: { query: () => Promise.resolve({ rows: [] }) } });
+    expect(database).toBeInstanceOf(DatabaseObjectStorage);
+    expect(() => createObjectStorage(settings, { localRoot: root })).toThrow('STORAGE_BACKEND=database needs a database client');
   });
 });
