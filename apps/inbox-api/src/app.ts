@@ -2,11 +2,14 @@ import express, { type Express } from 'express';
 import { inboxErrorBody, inboxErrorFormat } from '@repo/errors';
 import { createApi, createServiceApp, OpenAPIRegistry } from '@repo/http';
 import { limitRequests } from '@repo/rate-limit';
+import { carriesDownloadToken } from './attachments/download.js';
+import { attachmentRoutes } from './attachments/routes.js';
 import { callerOf, requireApiKey } from './auth.js';
 import type { Deps } from './deps.js';
 import { inboxRoutes } from './inboxes/routes.js';
 import { messageRoutes } from './messages/routes.js';
 import { threadRoutes } from './threads/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
 
 export function buildApp(deps: Deps): Express {
   const openapi = new OpenAPIRegistry();
@@ -16,11 +19,18 @@ export function buildApp(deps: Deps): Express {
     description: 'One of INBOX_API_KEYS; not required when the service runs without keys.',
   });
   const router = express.Router();
-  router.use('/v1', requireApiKey(deps.config.INBOX_API_KEYS), limitRequests(deps.limits.requests, callerOf));
+  router.use(
+    '/v1',
+    requireApiKey(deps.config.INBOX_API_KEYS, deps.limits.authFailures, { exempt: carriesDownloadToken }),
+    limitRequests(deps.limits.requests, callerOf),
+  );
   const api = createApi({ router, openapi, errorBody: inboxErrorBody, security: [{ apiKey: [] }] });
   inboxRoutes(api, deps);
   threadRoutes(api, deps);
   messageRoutes(api, deps);
+  attachmentRoutes(api, deps);
+  // Providers authenticate their own way (webhooks/verify.ts), not with the API keys.
+  webhookRoutes(createApi({ router, openapi, errorBody: inboxErrorBody }), deps);
 
   return createServiceApp({
     service: 'inbox-api',

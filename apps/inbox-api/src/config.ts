@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { httpSettings, setting, storageSettings } from '@repo/config';
+import { crashTestSettings, httpSettings, setting, storageSettings } from '@repo/config';
 import { checkStorageBackendSettings, storageBackendSettings } from '@repo/storage';
+import { checkLlmSettings, llmSettings } from './adapters/llm/index.js';
 import { checkMailSettings, mailSettings } from './adapters/mail/index.js';
+import { webhookSettings } from './webhooks/settings.js';
 
 /** Every environment variable inbox-api reads. The README's configuration table mirrors this. */
 export const configSchema = z
@@ -26,20 +28,66 @@ export const configSchema = z
       .integer({ min: 0 })
       .default(100)
       .describe('Messages each inbox may send per hour; 0 disables the limit.'),
+    INBOX_AUTH_FAILURES_PER_MINUTE: setting
+      .integer({ min: 0 })
+      .default(10)
+      .describe(
+        'Requests with a wrong API key allowed per client address per minute; past it, that address gets 429 until the minute ends. 0 disables the limit.',
+      ),
+    INBOX_SEND_LEASE_SECONDS: setting
+      .integer({ min: 1, max: 86_400 })
+      .default(120)
+      .describe(
+        'How long a send may stay `sending` before it is taken for interrupted (its process stopped) and resolved by the reconciler. Keep it well above the provider timeout (30 s).',
+      ),
+    INBOX_RECONCILE_INTERVAL_SECONDS: setting
+      .integer({ min: 0, max: 86_400 })
+      .default(60)
+      .describe(
+        'How often the reconciler resolves interrupted sends and removes what a crash left behind (it also runs at start-up); 0: at start-up only.',
+      ),
     INBOX_MAX_ATTACHMENT_BYTES: setting
       .integer({ min: 1 })
       .default(25 * 1024 * 1024)
       .describe('Largest total size of the attachments of one message, in bytes (decoded); larger sends answer 413.'),
+    INBOX_DOWNLOAD_URL_TTL_SECONDS: setting
+      .integer({ min: 60, max: 604_800 })
+      .default(3600)
+      .describe(
+        'How long the `download_url` of an attachment works, in seconds (at most 7 days, the limit of Cloud Storage signed URLs).',
+      ),
+    INBOX_DOWNLOAD_URL_SECRET: setting
+      .string()
+      .optional()
+      .describe(
+        'Key that signs the download links of attachments in `local` or `database` storage (HMAC-SHA256), e.g. `openssl rand -base64 32`; replicas need the same one. Unset: a key generated in DATA_DIR.',
+      ),
+    INBOX_CONTENT_THREADS: setting
+      .integer({ min: 1, max: 64 })
+      .default(2)
+      .describe(
+        'Worker threads that render and clean large message bodies off the event loop (bodies under 4 KB are done inline).',
+      ),
+    INBOX_CONTENT_TIMEOUT_MS: setting
+      .integer({ min: 100, max: 600_000 })
+      .default(30_000)
+      .describe(
+        'Longest time rendering or cleaning one message body may take; a body that takes longer is refused with 400 (`content_too_complex`).',
+      ),
     REDIS_URL: setting
       .url({ protocols: ['redis:', 'rediss:'] })
       .optional()
       .describe('Redis for rate-limit counters, so that replicas share them. Unset: counted in each process.'),
     ...storageBackendSettings(),
     ...mailSettings(),
+    ...webhookSettings(),
+    ...llmSettings(),
+    ...crashTestSettings(),
   })
   .superRefine((config, ctx) => {
     checkStorageBackendSettings(config, ctx);
     checkMailSettings(config, ctx);
+    checkLlmSettings(config, ctx);
   });
 
 export type Config = z.output<typeof configSchema>;

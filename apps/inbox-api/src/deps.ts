@@ -1,12 +1,17 @@
 import path from 'node:path';
+import { type CrashPoint, crashPoints, generatedSecret } from '@repo/config';
 import type { Logger, Metrics } from '@repo/http';
 import { connectRedis, createRateLimit, type RateLimit } from '@repo/rate-limit';
 import { createObjectStorage, type ObjectStorage } from '@repo/storage';
 import { createMailTransport, type MailTransport } from './adapters/mail/index.js';
 import type { Config } from './config.js';
-import type { Database } from './database.js';
-import { deliverLocally } from './messages/local-delivery.js';
+import { type Database, sqlClientOf } from './database.js';
+import { type ContentPool, createContentPool } from './messages/content/index.js';
+import { deliverLocally, type LocalDeliveryDeps, resumeLocalDelivery } from './messages/local-delivery.js';
 import { defaultDataDir } from './paths.js';
+
+/** Bodies smaller than this are rendered and cleaned inline: a few milliseconds at most (see bench/content.ts). */
+const CONTENT_INLINE_BELOW_BYTES = 4 * 1024;
 
 /** Everything the app talks to, built by createDeps (for server.ts and tests) and passed to buildApp. */
 export interface Deps {
@@ -16,27 +21,51 @@ export interface Deps {
   metrics: Metrics;
   storage: ObjectStorage;
   mailer: MailTransport;
+  /** Renders and cleans message bodies off the event loop. */
+  content: ContentPool;
+  /** Where crash tests stop the process (TEST_CRASH_POINT); does nothing otherwise. */
+  crashPoint: CrashPoint;
+  /** Signs the download links of attachments the app serves itself (local and database storage). */
+  downloadSecret: string;
   limits: {
     /** Requests per minute per API key (per client address when the API is open). */
     requests: RateLimit;
     /** Sends per inbox per hour. */
     sends: RateLimit;
+    /** Requests with a wrong API key per client address per minute. */
+    authFailures: RateLimit;
   };
 }
 
 /**
- * Builds the app's adapters from its configuration: object storage, the mail transport, and the
- * rate limits (in Redis when REDIS_URL is set). `close` releases what they hold.
+ * Builds the app's adapters from its configuration: object storage, the mail transport, the
+ * content workers, the rate limits (in Redis when REDIS_URL is set) and the key of download
+ * links. `close` releases what they hold.
  */
 export async function createDeps(
   config: Config,
   base: { db: Database; logger: Logger; metrics: Metrics },
 ): Promise<{ deps: Deps; close: () => Promise<void> }> {
+  const dataDir = config.DATA_DIR ?? defaultDataDir;
+  const downloadSecret = config.INBOX_DOWNLOAD_URL_SECRET ?? (await generatedDownloadSecret(dataDir, base.logger));
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL) : undefined;
-  const storage = createObjectStorage(config, { localRoot: path.join(config.DATA_DIR ?? defaultDataDir, 'objects') });
-  const emailDomain = config.INBOX_EMAIL_DOMAIN;
+  const storage = createObjectStorage(config, { localRoot: path.join(dataDir, 'objects'), database: sqlClientOf(base.db) });
+  const content = createContentPool({
+    threads: config.INBOX_CONTENT_THREADS,
+    timeoutMs: config.INBOX_CONTENT_TIMEOUT_MS,
+    inlineBelowBytes: CONTENT_INLINE_BELOW_BYTES,
+  });
+  const crashPoint = crashPoints(config.TEST_CRASH_POINT);
+  const delivery: LocalDeliveryDeps = {
+    db: base.db,
+    crashPoint,
+    storage,
+    content,
+    emailDomain: config.INBOX_EMAIL_DOMAIN,
+    leaseSeconds: config.INBOX_SEND_LEASE_SECONDS,
+  };
   const mailer = createMailTransport(config, {
-    deliverLocally: (mail) => deliverLocally({ db: base.db, storage, emailDomain }, mail),
+    localDelivery: { deliver: (mail) => deliverLocally(delivery, mail), resume: (mail) => resumeLocalDelivery(delivery, mail) },
   });
   const limits = {
     requests: createRateLimit({
@@ -53,12 +82,30 @@ export async function createDeps(
       describe: `sends from this inbox: at most ${config.INBOX_SEND_LIMIT_PER_HOUR} per hour`,
       redis,
     }),
+    authFailures: createRateLimit({
+      keyPrefix: 'inbox:auth-failures',
+      points: config.INBOX_AUTH_FAILURES_PER_MINUTE,
+      windowSeconds: 60,
+      describe: `requests with a wrong API key from this address: at most ${config.INBOX_AUTH_FAILURES_PER_MINUTE} per minute`,
+      redis,
+    }),
   };
   return {
-    deps: { ...base, config, storage, mailer, limits },
+    deps: { ...base, config, storage, mailer, content, crashPoint, downloadSecret, limits },
     close: async () => {
       await mailer.close();
+      await content.close();
       await redis?.quit();
     },
   };
+}
+
+/** For development: a key kept in the data folder, so that links outlive restarts. */
+async function generatedDownloadSecret(dataDir: string, logger: Logger): Promise<string> {
+  const file = path.join(dataDir, 'download-url-secret');
+  logger.warn(
+    { secretFile: file },
+    'INBOX_DOWNLOAD_URL_SECRET is not set: download links are signed with a key generated in DATA_DIR; replicas on other data folders need INBOX_DOWNLOAD_URL_SECRET',
+  );
+  return generatedSecret(file);
 }

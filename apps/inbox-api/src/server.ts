@@ -6,6 +6,7 @@ import { configSchema } from './config.js';
 import { createDatabaseClient } from './database.js';
 import { createDeps } from './deps.js';
 import { defaultDataDir, migrationsDir } from './paths.js';
+import { startReconciler } from './reconciler.js';
 
 const config = loadConfigOrExit(configSchema);
 const logger = createLogger({ service: 'inbox-api', level: config.LOG_LEVEL });
@@ -23,11 +24,16 @@ const connection = await connectDatabase({
 const db = createDatabaseClient(connection.url, connection.poolSize);
 const { deps, close } = await createDeps(config, { db, logger, metrics: createMetrics({ service: 'inbox-api' }) });
 
+// What a crash interrupted is put right at start-up (in the background), then every interval.
+const reconciler = startReconciler(
+  { ...deps, leaseSeconds: config.INBOX_SEND_LEASE_SECONDS },
+  { intervalSeconds: config.INBOX_RECONCILE_INTERVAL_SECONDS },
+);
 await serve(buildApp(deps), {
   port: config.PORT,
   host: config.HOST,
   logger,
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
-  onClose: [close, () => db.$disconnect(), () => connection.close()],
+  onClose: [() => reconciler.stop(), close, () => db.$disconnect(), () => connection.close()],
 });

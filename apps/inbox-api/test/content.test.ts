@@ -1,4 +1,22 @@
-import { cleanContent, preview, renderMarkdown } from '../src/messages/content.js';
+import { cleanContent, preview, renderMarkdown } from '../src/messages/content/index.js';
+import {
+  headerKind,
+  introducesQuote,
+  isAttribution,
+  isDisclaimer,
+  isEmptyQuoteLine,
+  isForwardIntro,
+  isHeaderBlock,
+  isMobileFooter,
+  isOriginalMessageLine,
+  isQuoteLine,
+  isRule,
+  isSignatureDelimiter,
+  isWrapped,
+  opensAttribution,
+  plainLine,
+  startsWithAttribution,
+} from '../src/messages/content/reply-lines.js';
 
 // Bodies as the mail programs write them (trimmed to what the rules look at).
 const GMAIL_REPLY =
@@ -68,7 +86,7 @@ describe('cleanContent', () => {
     [
       'Outlook desktop: the From/Sent/To/Subject header block and what follows',
       { html: OUTLOOK_DESKTOP },
-      'Hi Ada,\n\nThe invoice is attached.\n\nRegards,  \nBob',
+      'Hi Ada,\nThe invoice is attached.\n\nRegards,\nBob',
     ],
     ['Outlook on the web: #appendonsend, the rule and #divRplyFwdMsg', { html: OUTLOOK_WEB }, 'Sounds good, see you then.'],
     ['Apple Mail: blockquote type=cite', { html: APPLE_MAIL }, 'Yes, I’ll bring the slides.'],
@@ -102,9 +120,14 @@ describe('cleanContent', () => {
       'Approved.',
     ],
     [
-      'plain text: interleaved replies keep only the new lines',
+      'plain text: interleaved replies keep the new lines and the quotes they answer',
       { text: '> Can you make Thursday?\nYes.\n> And bring the slides?\nSure.' },
-      'Yes.\nSure.',
+      '> Can you make Thursday?\n\nYes.\n\n> And bring the slides?\n\nSure.',
+    ],
+    [
+      'plain text: a reply below the quote it answers is the reply alone',
+      { text: 'On Tue, Bob wrote:\n> Can you make Thursday?\n\nYes.' },
+      'Yes.',
     ],
     ['plain text: nested quotes', { text: 'Reply\n\nOn Mon, Bob wrote:\n> Second\n>\n>> On Sun, Ada wrote:\n>> First' }, 'Reply'],
     [
@@ -152,6 +175,11 @@ describe('cleanContent', () => {
     expect(cleanContent(body)).toBe('');
   });
 
+  it('keeps a message that is only a footer or a signature rather than emptying it', () => {
+    expect(cleanContent({ text: 'Sent from my iPhone' })).toBe('Sent from my iPhone');
+    expect(cleanContent({ html: '<div>--&nbsp;</div><div>Ada</div>' })).toBe('\\--\nAda');
+  });
+
   it('keeps a message that is only a quote (a forward without comment) rather than emptying it', () => {
     expect(cleanContent({ text: 'On Tue, Bob wrote:\n> The numbers are in.' })).toBe('On Tue, Bob wrote:\n> The numbers are in.');
     expect(cleanContent({ html: '<blockquote type="cite"><p>The numbers are in.</p></blockquote>' })).toBe(
@@ -189,7 +217,8 @@ describe('cleanContent', () => {
 
   it('keeps written text that looks like markup as text, and our renderer escapes it', () => {
     const clean = cleanContent({ html: '<p>Use &lt;script&gt; tags carefully</p>' });
-    expect(clean).toBe('Use <script> tags carefully');
+    // Escaped, so that it stays text for any Markdown reader, also one that passes HTML through.
+    expect(clean).toBe('Use \\<script> tags carefully');
     expect(renderMarkdown(clean).html).toBe('<p>Use &lt;script&gt; tags carefully</p>\n');
   });
 
@@ -220,6 +249,184 @@ describe('cleanContent', () => {
   it('keeps a 1 MB line that starts like an attribution', () => {
     expect(cleanContent({ text: `On ${'x'.repeat(1_000_000)}` })).toHaveLength(1_000_003);
   });
+});
+
+describe('reply line rules', () => {
+  it('read lines without emphasis, escapes and invisible marks', () => {
+    expect(plainLine('  **From:** Bob ')).toBe('From: Bob');
+    expect(plainLine('\\-- ')).toBe('--');
+    expect(plainLine('\u200e26\u200e June')).toBe('26 June');
+  });
+
+  it.each([
+    ['> quoted', true],
+    ['   > indented', true],
+    ['\\> shown by the HTML', true],
+    ['    > code', false],
+    ['a > b', false],
+  ])('isQuoteLine(%j) is %s', (line, expected) => expect(isQuoteLine(line)).toBe(expected));
+
+  it.each([
+    ['>', true],
+    ['> >', true],
+    ['\\>', true],
+    ['> a', false],
+  ])('isEmptyQuoteLine(%j) is %s', (line, expected) => expect(isEmptyQuoteLine(line)).toBe(expected));
+
+  it.each([
+    ['-- ', true],
+    ['--', true],
+    ['\\-- ', true],
+    ['---', false],
+    ['-- Ada', false],
+    ['\\-\\*\\*\\*-', false],
+  ])('isSignatureDelimiter(%j) is %s', (line, expected) => expect(isSignatureDelimiter(line)).toBe(expected));
+
+  it.each([
+    ['________________________________', true],
+    ['\\_\\_\\_', true],
+    ['---', true],
+    ['* * *', true],
+    ['--', false],
+    ['-_-', false],
+  ])('isRule(%j) is %s', (line, expected) => expect(isRule(line)).toBe(expected));
+
+  it.each([
+    'Sent from my iPhone',
+    'Sent from my Galaxy',
+    'Sent with Spark',
+    'Sent from [Yahoo Mail on Android](https://go.onelink.me/107872968)',
+    'Get Outlook for iOS<https://aka.ms/o0ukef>',
+    'Get [Outlook for Android](https://aka.ms/AAb9ysg)',
+    'Outlook für iOS beziehen',
+    'Envoyé de mon iPhone',
+    'Von meinem iPhone gesendet',
+    'Enviado desde mi iPhone',
+    'Enviado do meu iPhone',
+    'Verstuurd vanaf mijn iPhone',
+    'Inviato da iPhone',
+    'Skickat från min iPhone',
+    'Sendt fra min iPhone',
+    'Wysłane z iPhone’a',
+    'Отправлено с iPhone',
+    'iPhoneから送信',
+    '发自我的iPhone',
+    '從我的 iPhone 傳送',
+  ])('isMobileFooter(%j)', (line) => expect(isMobileFooter(line)).toBe(true));
+
+  it.each([
+    'Sent: Tuesday, March 5, 2024 10:02 AM',
+    'Sent from my iPhone, so please forgive the typos in this long message about the quarterly numbers and the plan',
+    'We moved the app to Outlook and iOS last year, and the migration of all the mailboxes went well.',
+    'Thanks',
+  ])('not isMobileFooter(%j)', (line) => expect(isMobileFooter(line)).toBe(false));
+
+  it.each([
+    ['-----Original Message-----', undefined, true],
+    ['----- Original Message -----', undefined, true],
+    ['---------- Forwarded message ---------', undefined, true],
+    ['-------- Weitergeleitete Nachricht --------', undefined, true],
+    ["-----Message d'origine-----", undefined, true],
+    ['-----Исходное сообщение-----', undefined, true],
+    ['------------------ 原始邮件 ------------------', undefined, true],
+    ['---- Bob wrote ----', undefined, true],
+    ['------ Mensaxe orixinal ------', 'De: Bob <bob@example.com>', true],
+    ['--- Details ---', 'Price: 12 EUR', false],
+    ['-- Ada', undefined, false],
+  ])('isOriginalMessageLine(%j, %j) is %s', (line, next, expected) => expect(isOriginalMessageLine(line, next)).toBe(expected));
+
+  it.each([
+    ['Begin forwarded message:', true],
+    ['Début du message réexpédié :', true],
+    ['Anfang der weitergeleiteten Nachricht:', true],
+    ['Inicio del mensaje reenviado:', true],
+    ['Begin forwarded message', false],
+    ['Begin with the forwarded message:', false],
+  ])('isForwardIntro(%j) is %s', (line, expected) => expect(isForwardIntro(line)).toBe(expected));
+
+  it.each([
+    ['From: Bob', 'from'],
+    ['De : Bob', 'from'],
+    ['Von: Bob', 'from'],
+    ['От: Боб', 'from'],
+    ['发件人：Bob', 'from'],
+    ['Envoyé : mardi', 'sent'],
+    ['Enviada em: terça-feira', 'sent'],
+    ['送信日時: 2024年3月5日', 'sent'],
+    ['Datum: 5.3.2024', 'date'],
+    ['À : Ada', 'to'],
+    ['Cc:', 'cc'],
+    ['Betreff: Termin', 'subject'],
+    ['Tема: x', undefined],
+    ['Note: from Bob', undefined],
+    ['From:Bob', undefined],
+  ])('headerKind(%j) is %s', (line, expected) => expect(headerKind(line)).toBe(expected));
+
+  it.each([
+    [['From: Bob <bob@example.com>', 'Sent: Tuesday', 'To: Ada', 'Subject: Lunch'], true],
+    [['Date: Thu, 26 Jun 2014', 'Subject: Test', 'From: abc@example.com', 'To: alex@example.com'], true],
+    [['От: Боб', 'Отправлено: четверг', 'Кому: Ада'], true],
+    [['From: Bob [mailto:', 'bob@example.com]', 'Date: Wednesday', 'To: Ada', 'Subject: Hello'], true],
+    [['From: Berlin', 'To: Paris', 'Date: Monday'], false],
+    [['From: Bob', 'Sent: Tuesday'], false],
+    [['Subject: Lunch', 'To: Ada', 'Sent: Tuesday'], false],
+  ])('isHeaderBlock(%j) is %s', (lines, expected) => expect(isHeaderBlock(lines, 0)).toBe(expected));
+
+  it.each([
+    ['On Tue, Mar 5, 2024 at 10:02 AM Bob Smith <bob@example.com> wrote:', true],
+    ['Am 05.03.2024 um 10:02 schrieb Bob Müller <bob@example.de>:', true],
+    ['Le 5 mars 2024 à 10:02, Bob <bob@example.fr> a écrit :', true],
+    ['El 5 mar 2024, a las 10:02, Bob escribió:', true],
+    ['Il giorno mar 5 mar 2024 alle ore 10:02 Bob ha scritto:', true],
+    ['W dniu 5.03.2024 o 10:02, Bob pisze:', true],
+    ['5 марта 2024 г., в 10:02, Боб написал(а):', true],
+    ['在 2024年3月5日，10:02，Bob 写道：', true],
+    ['On Tue, Bob wrote:', false],
+    ['On Monday I wrote:', false],
+    ['On 5 March I wrote the report.', false],
+  ])('isAttribution(%j) is %s', (line, expected) => expect(isAttribution(line)).toBe(expected));
+
+  it.each([
+    ['On Tue, Mar 5, 2024 at 10:02, Bob Smith<bob@example.com> wrote:   Lunch?', true],
+    ['Le 5 mars 2024 à 10:02, Bob <bob@example.fr> a écrit : Jeudi ?', true],
+    ['On Tue, Mar 5, 2024 at 10:02, Bob Smith <bob@example.com> wrote:', false],
+    ['On Monday Bob wrote: we ship.', false],
+  ])('startsWithAttribution(%j) is %s', (line, expected) => expect(startsWithAttribution(line)).toBe(expected));
+
+  it.each([
+    ['On Tue, Bob wrote:', true],
+    ['2024年3月5日(火) 10:02 Bob Tanaka <bob@example.jp>:', true],
+    ['вт, 5 мар. 2024 г. в 10:02, Боб <bob@example.ru>:', true],
+    ['26.06.2014, 14:41, "Alexander L" <abc@example.com>:', true],
+    ['2013/4/15 Roman Tkachenko <romant@example.com>', true],
+    ['Here are the 2024 numbers:', false],
+    ['As discussed:', false],
+    ['Write to <bob@example.com>', false],
+  ])('introducesQuote(%j) is %s', (line, expected) => expect(introducesQuote(line)).toBe(expected));
+
+  it.each([
+    ['On Tue, Mar 5, 2024 at 10:02 AM', true, false],
+    ['02.04.2012 14:20 пользователь "bob@example.com" <', true, true],
+    ['On Tue, Mar 5, 2024 at 10:02 AM Bob Smith <bob@example.com>', true, true],
+    ['Hello', false, false],
+    ['This is a whole sentence that ends where sentences end.', false, false],
+  ])('opensAttribution(%j) is %s, isWrapped is %s', (line, opens, wrapped) => {
+    expect(opensAttribution(line)).toBe(opens);
+    expect(isWrapped(line)).toBe(wrapped);
+  });
+
+  it.each([
+    [
+      'CONFIDENTIALITY NOTICE: This e-mail message, including any attachments, is for the sole use of the intended recipient(s).',
+      true,
+    ],
+    [
+      'Diese E-Mail enthält vertrauliche Informationen und ist nur für den bestimmten Empfänger gedacht. Bitte löschen Sie sie.',
+      true,
+    ],
+    ['Yes, it is confidential.', false],
+    ['Sure, I will send the slides and the numbers tomorrow morning, once the team has looked at them.', false],
+  ])('isDisclaimer(%j) is %s', (text, expected) => expect(isDisclaimer(text)).toBe(expected));
 });
 
 describe('renderMarkdown', () => {

@@ -48,11 +48,39 @@ describe('POST /v1/inboxes', () => {
     ['65 characters', { name: 'X', email_username: 'a'.repeat(65) }, ['body', 'email_username'], 'string_too_long'],
     ['a number for the name', { name: 42, email_username: 'x3' }, ['body', 'name'], 'string_type'],
     ['an unknown field', { name: 'X', email_username: 'x4', domain: 'evil.com' }, ['body', 'domain'], 'extra_forbidden'],
+    [
+      'a line break in the name',
+      { name: 'Support\r\nBcc: x@evil.com', email_username: 'x5' },
+      ['body', 'name'],
+      'string_pattern_mismatch',
+    ],
+    ['a NUL in the name', { name: 'Sup\u0000port', email_username: 'x6' }, ['body', 'name'], 'string_pattern_mismatch'],
+    [
+      'a lone surrogate in the name',
+      { name: 'Sup\udc00port', email_username: 'x7' },
+      ['body', 'name'],
+      'string_pattern_mismatch',
+    ],
+    ['a NUL in the username', { name: 'X', email_username: 'x\u00008' }, ['body', 'email_username'], 'string_pattern_mismatch'],
   ])('refuses %s with 400 validation_error pointing at the field', async (_case, body, loc, type) => {
     const res = await request(ctx.app).post('/v1/inboxes').send(body);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_error');
     expect(res.body.error.details.issues).toEqual([expect.objectContaining({ loc, type })]);
+  });
+
+  it('refuses a body that is not UTF-8 rather than store U+FFFD', async () => {
+    const body = Buffer.concat([Buffer.from('{"name": "Caf'), Buffer.from([0xe9]), Buffer.from('", "email_username": "cafe"}')]);
+    const res = await request(ctx.app)
+      .post('/v1/inboxes')
+      .set('content-type', 'application/json')
+      .serialize(() => body as unknown as string)
+      .send(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.issues).toEqual([
+      { loc: ['body'], msg: 'Request body is not valid UTF-8', type: 'value_error' },
+    ]);
+    expect(await ctx.db.inbox.count({ where: { emailAddress: { startsWith: 'cafe@' } } })).toBe(0);
   });
 
   it('refuses a body that is not JSON', async () => {

@@ -32,6 +32,28 @@ describe('API keys (INBOX_API_KEYS)', () => {
       await ctx.close();
     }
   });
+
+  it('answer 429 with Retry-After to an address that keeps sending wrong keys, right keys included', async () => {
+    const ctx = await base.replica({ INBOX_API_KEYS: 'key-one', INBOX_AUTH_FAILURES_PER_MINUTE: '3', TRUST_PROXY_HOPS: '1' });
+    try {
+      const from = (address: string, key: string) =>
+        request(ctx.app)
+          .get('/v1/inboxes')
+          .set({ 'x-forwarded-for': address, authorization: `Bearer ${key}` });
+      const statuses = [];
+      for (let i = 0; i < 5; i++) statuses.push((await from('203.0.113.7', `guess-${i}`)).status);
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+      const blocked = await from('203.0.113.7', 'key-one');
+      expect(blocked.status).toBe(429);
+      expect(blocked.body.error.code).toBe('rate_limited');
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+      // Another address, and the right key from it, are not affected.
+      expect((await from('198.51.100.2', 'key-one')).status).toBe(200);
+      expect((await from('198.51.100.2', 'wrong')).status).toBe(401);
+    } finally {
+      await ctx.close();
+    }
+  });
 });
 
 describe('requests per minute (INBOX_RATE_LIMIT_PER_MINUTE)', () => {

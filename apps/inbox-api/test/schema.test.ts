@@ -13,13 +13,14 @@ describe('database constraints', () => {
 
   async function messageIn(inboxId: string, providerMessageId: string) {
     const thread = await ctx.db.thread.create({
-      data: { inboxId, subject: 's', lastMessageAt: new Date(), messageCount: 1, participants: [] },
+      data: { inboxId, subject: 's', subjectKey: 's', lastMessageAt: new Date(), messageCount: 1, participants: [] },
     });
     return ctx.db.message.create({
       data: {
         threadId: thread.id,
         inboxId,
         direction: 'inbound',
+        status: 'received',
         providerMessageId,
         subject: 's',
         fromAddress: 'a@example.com',

@@ -20,12 +20,15 @@ function mail(fields: Partial<InboundMail>): InboundMail {
   };
 }
 
+const receiveDeps = () => ({ ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 });
+
 async function receive(fields: Partial<InboundMail>) {
   const record = await ctx.db.inbox.findUniqueOrThrow({ where: { id: inbox.id } });
   const { message } = await receiveMessage(
-    { db: ctx.db, storage: ctx.deps.storage, emailDomain: 'inbox.test' },
+    receiveDeps(),
     record,
     mail(fields),
+    await ctx.deps.content.cleanMessage(mail(fields)),
   );
   return message;
 }
@@ -53,9 +56,10 @@ beforeAll(async () => {
   // Another inbox's match must never show up.
   const elsewhere = (await request(ctx.app).post('/v1/inboxes').send({ name: 'Else', email_username: 'else' })).body;
   await receiveMessage(
-    { db: ctx.db, storage: ctx.deps.storage, emailDomain: 'inbox.test' },
+    receiveDeps(),
     await ctx.db.inbox.findUniqueOrThrow({ where: { id: elsewhere.id } }),
     mail({ subject: 'Invoice elsewhere' }),
+    { contentClean: 'Nothing special', preview: 'Nothing special' },
   );
 });
 afterAll(() => ctx.close());
@@ -141,7 +145,10 @@ describe('redelivery', () => {
       inReplyTo: '<q-1@example.com>',
       references: '<q-1@example.com>',
     });
+    // Same subject, no known reference, and nobody in common: another conversation.
     const unrelated = await receive({
+      from: 'stranger@example.org',
+      to: ['other@inbox.test'],
       subject: 'Re: Question',
       messageId: '<q-3@example.com>',
       references: '<unknown@example.com>',

@@ -44,7 +44,7 @@ describe('POST /v1/messages', () => {
       in_reply_to: null,
       references: null,
       labels: [],
-      metadata: {},
+      metadata: { delivery: { status: 'sent', provider: 'local', updated_at: expect.any(String) } },
     });
     expect(message.provider_message_id).toMatch(/^<[0-9a-f-]{36}@inbox\.test>$/);
     expect(message.html).toContain('<h1>Title</h1>');
@@ -116,10 +116,46 @@ describe('POST /v1/messages', () => {
       ['body', 'attachments', 0, 'filename'],
     ],
     ['a body that is not a string', { body: { markdown: 'x' } }, ['body', 'body']],
-  ])('refuses %s with 400', async (_case, body, loc) => {
+    ['a NUL in a recipient', { to: ['some\u0000one@example.com'] }, ['body', 'to', 0]],
+    ['a control character in a recipient', { to: ['some\u0001one@example.com'] }, ['body', 'to', 0]],
+    ['a NUL in the subject', { subject: 'Hel\u0000lo' }, ['body', 'subject']],
+    ['a NUL in the body', { body: 'Hi\u0000there' }, ['body', 'body']],
+    ['a lone surrogate in the body', { body: 'Hi \ud83d there' }, ['body', 'body']],
+    [
+      'a NUL in a filename',
+      { attachments: [{ filename: 'a\u0000.txt', content_type: 'text/plain', content: '' }] },
+      ['body', 'attachments', 0, 'filename'],
+    ],
+    [
+      'a content type of a megabyte',
+      { attachments: [{ filename: 'x', content_type: `text/${'x'.repeat(1024 * 1024)}`, content: '' }] },
+      ['body', 'attachments', 0, 'content_type'],
+    ],
+    [
+      'a content type over 255 characters',
+      { attachments: [{ filename: 'x', content_type: `text/plain; name="${'x'.repeat(250)}"`, content: '' }] },
+      ['body', 'attachments', 0, 'content_type'],
+    ],
+    [
+      'a content type carrying a header on a new line',
+      { attachments: [{ filename: 'x', content_type: 'text/plain;\r\nX-Evil=1', content: '' }] },
+      ['body', 'attachments', 0, 'content_type'],
+    ],
+  ])('refuses %s with 400, recording and sending nothing', async (_case, body, loc) => {
+    const before = await ctx.db.message.count();
     const res = await send(body);
     expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_error');
     expect(res.body.error.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ loc })]));
+    expect(await ctx.db.message.count()).toBe(before);
+  });
+
+  it('takes a MIME type with parameters, keeping their case', async () => {
+    const res = await send({
+      attachments: [{ filename: 'r.txt', content_type: 'Text/Plain; charset=UTF-8; name="R.txt"', content: 'eA==' }],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.attachments[0].content_type).toBe('text/plain; charset=UTF-8; name="R.txt"');
   });
 
   it('answers 404 for an unknown inbox and for a thread of another inbox', async () => {
@@ -129,6 +165,47 @@ describe('POST /v1/messages', () => {
     const res = await send({ reply_to_thread_id: foreign.thread_id });
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ code: 'not_found', message: 'Thread not found' });
+  });
+});
+
+describe('a large body', () => {
+  // The reproduction of issue 8: this body took the service down (no answer after 300 s, /health hung).
+  const body = 'a\n'.repeat(499_000);
+
+  it('is sent, while the service keeps answering other requests', async () => {
+    let sent = false;
+    const sending = send({ body }).then((res) => {
+      sent = true;
+      return res;
+    });
+    const healthWhileSending: boolean[] = [];
+    while (!sent) {
+      const health = await request(ctx.app).get('/health');
+      expect(health.status).toBe(200);
+      healthWhileSending.push(!sent);
+    }
+    const res = await sending;
+    expect(res.status).toBe(201);
+    expect(res.body.content_clean.split('\n')).toHaveLength(499_000);
+    expect(healthWhileSending.filter(Boolean).length).toBeGreaterThan(1);
+  });
+
+  it('that takes longer than INBOX_CONTENT_TIMEOUT_MS is refused with 400, recording nothing', async () => {
+    const strict = await createTestContext({ INBOX_CONTENT_TIMEOUT_MS: '100' });
+    try {
+      const sender = (await request(strict.app).post('/v1/inboxes').send({ name: 'S', email_username: 's' })).body;
+      const res = await request(strict.app)
+        .post('/v1/messages')
+        .send({ inbox_id: sender.id, to: ['a@example.com'], subject: 'Long', body });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({
+        code: 'validation_error',
+        details: { issues: [expect.objectContaining({ loc: ['body', 'body'], type: 'content_too_complex' })] },
+      });
+      expect(await strict.db.message.count()).toBe(0);
+    } finally {
+      await strict.close();
+    }
   });
 });
 
@@ -238,26 +315,46 @@ describe('a provider failure', () => {
     await provider.close();
   });
 
-  it('answers 502 provider_error with the provider reason, and records nothing as sent', async () => {
-    const res = await request(failing.app)
-      .post('/v1/messages')
-      .set('Idempotency-Key', 'after-failure')
-      .send({
-        inbox_id: from.id,
-        to: ['a@example.com'],
-        subject: 'Will fail',
-        body: 'x',
-        attachments: [{ filename: 'f.txt', content_type: 'text/plain', content: 'eA==' }],
-      });
+  it('answers 502 with the provider reason and the failed record, which frees the key and stays out of the conversation', async () => {
+    const attempt = () =>
+      request(failing.app)
+        .post('/v1/messages')
+        .set('Idempotency-Key', 'after-failure')
+        .send({
+          inbox_id: from.id,
+          to: ['a@example.com'],
+          subject: 'Will fail',
+          body: 'x',
+          attachments: [{ filename: 'f.txt', content_type: 'text/plain', content: 'eA==' }],
+        });
+    const res = await attempt();
     expect(res.status).toBe(502);
-    expect(res.body.error.code).toBe('provider_error');
-    expect(res.body.error.message).toMatch(/401/);
-    expect(res.body.error.message).toMatch(/Invalid private key/);
+    expect(res.body.error).toMatchObject({
+      code: 'provider_error',
+      message: 'Mailgun answered 401: Invalid private key',
+      details: { provider: 'Mailgun', status: 401, message_id: expect.any(String) },
+    });
     expect(JSON.stringify(res.body)).not.toContain('key-wrong');
-    expect(await failing.db.message.count()).toBe(0);
-    expect(await failing.db.thread.count()).toBe(0);
-    expect(await failing.db.attachment.count()).toBe(0);
-    // Nothing was sent, so the key is free for a retry.
+
+    const failed = (await request(failing.app).get(`/v1/messages/${res.body.error.details.message_id}`)).body;
+    expect(failed.metadata).toEqual({
+      delivery: {
+        status: 'failed',
+        provider: 'mailgun',
+        reason: 'Mailgun answered 401: Invalid private key',
+        updated_at: expect.any(String),
+      },
+    });
+    expect(await failing.db.message.findUniqueOrThrow({ where: { id: failed.id } })).toMatchObject({
+      status: 'failed',
+      leaseUntil: null,
+    });
+    const thread = (await request(failing.app).get(`/v1/threads/${failed.thread_id}`)).body;
+    expect(thread.messages).toEqual([]);
+    // Nothing was sent, so the key is free: the retry tries again (and fails again, on record).
     expect(await failing.db.idempotencyKey.count()).toBe(0);
+    const retry = await attempt();
+    expect(retry.status).toBe(502);
+    expect(retry.body.error.details.message_id).not.toBe(failed.id);
   });
 });

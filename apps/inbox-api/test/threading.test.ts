@@ -1,4 +1,12 @@
-import { newMessageId, parseMessageIds, participantsOf, referencedMessageIds, replyHeaders } from '../src/threads/threading.js';
+import {
+  chooseThread,
+  newMessageId,
+  normalizeSubject,
+  parseMessageIds,
+  participantsOf,
+  referencedMessageIds,
+  replyHeaders,
+} from '../src/threads/threading.js';
 import { containsPattern, searchTextOf } from '../src/messages/search.js';
 
 describe('threading rules', () => {
@@ -67,5 +75,83 @@ describe('search rules', () => {
     ["'; DROP TABLE messages; --", "%'; drop table messages; --%"],
   ])('turns %j into the LIKE pattern %j', (q, pattern) => {
     expect(containsPattern(q)).toBe(pattern);
+  });
+});
+
+describe('normalizeSubject', () => {
+  it.each([
+    ['Quarterly numbers', 'quarterly numbers'],
+    ['Re: Quarterly numbers', 'quarterly numbers'],
+    ['RE: re: Fwd: Quarterly numbers', 'quarterly numbers'],
+    ['Re[2]: Quarterly numbers', 'quarterly numbers'],
+    ['Re(3): Quarterly numbers', 'quarterly numbers'],
+    ['FW: Quarterly numbers', 'quarterly numbers'],
+    ['AW: WG: Quarterly numbers', 'quarterly numbers'],
+    ['SV: VS: Quarterly numbers', 'quarterly numbers'],
+    ['Antw: Quarterly numbers', 'quarterly numbers'],
+    ['Réf : Quarterly numbers', 'quarterly numbers'],
+    ['RE : Quarterly numbers', 'quarterly numbers'],
+    ['回复：Quarterly numbers', 'quarterly numbers'],
+    ['转发: 答复: Quarterly numbers', 'quarterly numbers'],
+    ['Re：Quarterly numbers', 'quarterly numbers'],
+    ['[finance] Re: Quarterly numbers', 'quarterly numbers'],
+    ['Re: [finance] Quarterly numbers', 'quarterly numbers'],
+    ['  Re:   Quarterly\tnumbers  ', 'quarterly numbers'],
+    ['Re:', ''],
+    ['', ''],
+    ['Regarding: the plan', 'regarding: the plan'],
+    ['Reply needed', 'reply needed'],
+  ])('%j → %j', (subject, key) => {
+    expect(normalizeSubject(subject)).toBe(key);
+  });
+
+  it('takes linear time on a subject of thousands of prefixes', () => {
+    expect(normalizeSubject(`${'Re: '.repeat(50_000)}x`)).toBe('x');
+  });
+});
+
+describe('chooseThread', () => {
+  const date = new Date('2024-03-10T12:00:00Z');
+  const day = 24 * 3600 * 1000;
+  const candidate = (id: string, daysAgo: number, participants: string[]) => ({
+    id,
+    lastMessageAt: new Date(date.getTime() - daysAgo * day),
+    participants,
+  });
+  const base = {
+    referenced: [],
+    sameSubject: [],
+    participants: ['bob@example.com', 'agent@inbox.test'],
+    inboxAddress: 'agent@inbox.test',
+    date,
+  };
+
+  it('follows the first referenced message the inbox has', () => {
+    expect(
+      chooseThread({ ...base, referenced: [undefined, 't-2', 't-1'], sameSubject: [candidate('t-3', 1, ['bob@example.com'])] }),
+    ).toBe('t-2');
+  });
+
+  it('falls back to the most recent same-subject thread with a shared participant', () => {
+    const sameSubject = [
+      candidate('old', 20, ['bob@example.com']),
+      candidate('recent', 2, ['bob@example.com']),
+      candidate('newest-stranger', 1, ['eve@example.com']),
+    ];
+    expect(chooseThread({ ...base, sameSubject })).toBe('recent');
+  });
+
+  it('does not count the inbox itself as a shared participant', () => {
+    expect(chooseThread({ ...base, sameSubject: [candidate('t', 1, ['agent@inbox.test', 'eve@example.com'])] })).toBeUndefined();
+  });
+
+  it('ignores threads quiet for more than 30 days, either side of the message date', () => {
+    expect(chooseThread({ ...base, sameSubject: [candidate('stale', 31, ['bob@example.com'])] })).toBeUndefined();
+    expect(chooseThread({ ...base, sameSubject: [candidate('edge', 30, ['BOB@example.com'])] })).toBe('edge');
+    expect(chooseThread({ ...base, sameSubject: [candidate('future', -31, ['bob@example.com'])] })).toBeUndefined();
+  });
+
+  it('starts a new thread when nothing matches', () => {
+    expect(chooseThread(base)).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import type { Api } from '@repo/http';
+import { SEND_TIMEOUT_MS } from '../adapters/mail/index.js';
 import type { Deps } from '../deps.js';
 import { createInboxBody, inboxPage, inboxParams, inboxSchema, listInboxesQuery } from './schemas.js';
 import { createInbox, deleteInbox, findInbox, listInboxes, toInboxResponse } from './service.js';
@@ -36,9 +37,15 @@ export function inboxRoutes(api: Api, deps: Deps): void {
     method: 'delete',
     path: '/v1/inboxes/{inbox_id}',
     summary: 'Delete an inbox with its threads, messages and stored attachments',
+    description:
+      'Sends from the inbox that already began are finished first; sends that had not begun when the delete began answer 404 and send nothing.',
     params: inboxParams,
     status: 204,
     errors: [404],
-    handler: ({ params }) => deleteInbox(deps, params.inbox_id),
+    handler: ({ params }) =>
+      deleteInbox(deps, params.inbox_id, {
+        // Sends under way end within the provider timeout; a crashed one is left to the reconciler.
+        waitSeconds: Math.min(deps.config.INBOX_SEND_LEASE_SECONDS, SEND_TIMEOUT_MS / 1000 + 5),
+      }),
   });
 }

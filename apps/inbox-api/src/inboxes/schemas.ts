@@ -9,12 +9,19 @@ const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{
 
 export const createInboxBody = z
   .object({
-    name: z.string().trim().min(1).max(200).meta({ description: 'Display name', example: 'Support agent' }),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200, { abort: true })
+      // The name may become a From display name: no line breaks or other control characters.
+      .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain line breaks or other control characters' })
+      .meta({ description: 'Display name', example: 'Support agent' }),
     email_username: z
       .string()
       .trim()
       .min(1)
-      .max(64)
+      .max(64, { abort: true })
       .regex(LOCAL_PART, {
         error: "Must be an e-mail local part: letters, digits, . and !#$%&'*+/=?^_`{|}~- (no leading, trailing or double dots)",
       })

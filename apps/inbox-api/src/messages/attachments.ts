@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { ServiceUnavailableError } from '@repo/errors';
 import type { ObjectStorage } from '@repo/storage';
+import type { Database } from '../database.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import { attachmentPrefix } from '../inboxes/service.js';
 import type { StoredAttachment } from './records.js';
 
@@ -10,38 +13,103 @@ export interface AttachmentFile {
   disposition?: string;
 }
 
+export interface AttachmentStore {
+  db: Database;
+  storage: ObjectStorage;
+  /** How long a write may wait for its record before the reconciler takes it for abandoned. */
+  leaseSeconds: number;
+}
+
 /**
- * Writes attachment bytes under the inbox's prefix, so deleting the inbox removes them. Keys
- * are random, never derived from filenames. If one write fails, those already written are removed.
+ * Writes attachment bytes under the inbox's prefix, so deleting the inbox removes them. Keys are
+ * random, never derived from filenames. The keys are journaled in pending_objects before any
+ * byte is written, and stay there until the record that refers to them commits (which calls
+ * settlePendingObjects): whatever happens in between (a refused send, a crash), no object is left
+ * that nothing refers to. If one write fails, those already written are removed.
  */
 export async function storeAttachments(
-  storage: ObjectStorage,
+  deps: AttachmentStore,
   inboxId: string,
   files: AttachmentFile[],
 ): Promise<StoredAttachment[]> {
+  if (files.length === 0) return [];
+  const keys = files.map(() => `${attachmentPrefix(inboxId)}attachments/${randomUUID()}`);
+  await deps.db.$executeRaw`
+    INSERT INTO pending_objects (storage_key, expires_at)
+    SELECT key, now() + make_interval(secs => ${deps.leaseSeconds}) FROM unnest(${keys}::text[]) AS key`;
   const stored: StoredAttachment[] = [];
   try {
-    for (const file of files) {
-      const storageKey = `${attachmentPrefix(inboxId)}attachments/${randomUUID()}`;
-      const { size, sha256 } = await storage.put(storageKey, file.content, { contentType: file.contentType });
+    for (const [index, file] of files.entries()) {
+      const storageKey = keys[index]!;
+      const { size, sha256 } = await deps.storage.put(storageKey, file.content, { contentType: file.contentType });
       stored.push({
         filename: file.filename,
         contentType: file.contentType,
         size,
         disposition: file.disposition ?? 'attachment',
-        storageBackend: storage.backend,
+        storageBackend: deps.storage.backend,
         storageKey,
         contentHash: `sha256:${sha256}`,
       });
     }
     return stored;
   } catch (error) {
-    await removeStoredAttachments(storage, stored);
+    await discardStoredObjects(deps, keys);
     throw error;
   }
 }
 
-/** Best effort: an object left behind is wasted space, never a dangling record. */
-export async function removeStoredAttachments(storage: ObjectStorage, stored: StoredAttachment[]): Promise<void> {
-  await Promise.allSettled(stored.map((attachment) => storage.delete(attachment.storageKey)));
+/** `expires_at` of journal rows the reconciler has taken: their objects are being removed. */
+const TAKEN_FOR_REMOVAL = new Date(0);
+
+/**
+ * In the transaction that records the attachments: their objects are referred to now. Should the
+ * reconciler have taken the journal rows meanwhile (the write outlived its lease), it is removing
+ * the objects, and the record must not commit.
+ */
+export async function settlePendingObjects(tx: Prisma.TransactionClient, stored: StoredAttachment[]): Promise<void> {
+  if (stored.length === 0) return;
+  const { count } = await tx.pendingObject.deleteMany({
+    where: { storageKey: { in: stored.map((attachment) => attachment.storageKey) }, expiresAt: { gt: TAKEN_FOR_REMOVAL } },
+  });
+  if (count !== stored.length) {
+    throw new ServiceUnavailableError('Storing the attachments took too long; send the message again', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+}
+
+/**
+ * Removes the objects whose journal rows expired without a record ever settling them, and the
+ * rows, a batch at a time. A batch is taken first, in a statement of its own that skips rows a
+ * record's transaction holds: their `expires_at` becomes TAKEN_FOR_REMOVAL, and a record that
+ * settles later finds them taken and does not commit. The objects are removed after that
+ * statement, outside any transaction: the `database` storage backend needs a connection of its
+ * own (the embedded database serves one transaction at a time). A crash midway leaves the taken
+ * rows for the next round.
+ */
+export async function removeAbandonedObjects(deps: { db: Database; storage: ObjectStorage }): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const rows = await deps.db.$queryRaw<{ storage_key: string }[]>`
+      UPDATE pending_objects SET expires_at = ${TAKEN_FOR_REMOVAL}
+       WHERE storage_key IN (SELECT storage_key FROM pending_objects WHERE expires_at < now()
+                              ORDER BY expires_at LIMIT 20 FOR UPDATE SKIP LOCKED)
+      RETURNING storage_key`;
+    const keys = rows.map((row) => row.storage_key);
+    for (const key of keys) await deps.storage.delete(key);
+    await deps.db.pendingObject.deleteMany({ where: { storageKey: { in: keys } } });
+    removed += keys.length;
+    if (keys.length < 20) return removed;
+  }
+}
+
+/**
+ * Removes objects whose record was never committed, and their journal rows. Best effort: an
+ * object that cannot be removed now keeps its row, and the reconciler removes it later.
+ */
+export async function discardStoredObjects(deps: { db: Database; storage: ObjectStorage }, keys: string[]): Promise<void> {
+  const results = await Promise.allSettled(keys.map((key) => deps.storage.delete(key)));
+  const removed = keys.filter((_, index) => results[index]!.status === 'fulfilled');
+  await deps.db.pendingObject.deleteMany({ where: { storageKey: { in: removed } } }).catch(() => undefined);
 }

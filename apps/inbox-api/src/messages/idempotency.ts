@@ -1,53 +1,89 @@
 import { createHash } from 'node:crypto';
 import { BadRequestError, ConflictError } from '@repo/errors';
-import { isUniqueViolation } from '@repo/db';
 import type { Database } from '../database.js';
-import type { SendResult } from './schemas.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { SendMessageInput, SendResult } from './schemas.js';
 
 /** A printable token of at most 255 characters, as clients generate them (UUIDs, hashes). */
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** A key is an inbox's: the same key in two inboxes names two sends. */
-interface KeyOfInbox {
+export interface KeyOfInbox {
   inboxId: string;
   key: string;
 }
 
-type Claim = { replay: SendResult } | { claimed: KeyOfInbox };
-
-/**
- * Claims an Idempotency-Key for a send before anything is sent. The same key again returns the
- * first send's result; with another request it is refused; while the first send is in flight,
- * or if it ended without its result being recorded, it is refused rather than sent twice.
- */
-export async function claimIdempotencyKey(
-  db: Database,
-  { inboxId, key, request }: KeyOfInbox & { request: unknown },
-): Promise<Claim> {
-  if (!VALID_KEY.test(key)) throw new BadRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters');
-  const requestHash = createHash('sha256').update(JSON.stringify(request)).digest('hex');
-  try {
-    await db.idempotencyKey.create({ data: { inboxId, key, requestHash } });
-    return { claimed: { inboxId, key } };
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
-  }
-  const existing = await db.idempotencyKey.findUnique({ where: { inboxId_key: { inboxId, key } } });
-  // Released by a failed first attempt in the meantime: this attempt may send.
-  if (!existing) return claimIdempotencyKey(db, { inboxId, key, request });
-  if (existing.requestHash !== requestHash) {
-    throw new ConflictError('This Idempotency-Key was already used with a different request', { idempotency_key: key });
-  }
-  if (existing.response) return { replay: existing.response as SendResult };
-  throw new ConflictError(
-    'A send with this Idempotency-Key is in progress or ended without a recorded result; it is not repeated',
-    {
-      idempotency_key: key,
-    },
-  );
+export interface IdempotentRequest extends KeyOfInbox {
+  /** sha256 of the request: the same key with another request is refused. */
+  requestHash: string;
 }
 
-/** Gives the key back after a send that certainly sent nothing, so the client can retry. */
-export async function releaseIdempotencyKey(db: Database, claim: KeyOfInbox): Promise<void> {
-  await db.idempotencyKey.deleteMany({ where: { inboxId: claim.inboxId, key: claim.key, completedAt: null } });
+/** The request's key, checked, with the hash that tells its request apart from others. */
+export function idempotentRequest(inboxId: string, key: string, input: SendMessageInput): IdempotentRequest {
+  if (!VALID_KEY.test(key)) throw new BadRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters');
+  return { inboxId, key, requestHash: requestHash(input) };
+}
+
+/**
+ * sha256 over the request, attachments' contents included, without building one more copy of
+ * the (up to 33 MB) body as a string.
+ */
+function requestHash(input: SendMessageInput): string {
+  const hash = createHash('sha256');
+  const attachments = input.attachments ?? [];
+  hash.update(JSON.stringify({ ...input, attachments: attachments.map(({ content: _, ...rest }) => rest) }));
+  for (const attachment of attachments) hash.update('\0').update(attachment.content);
+  return hash.digest('hex');
+}
+
+/**
+ * What an earlier send with this key says before anything is written: its answer to replay; a
+ * 409 when the key went with another request, or when that send is still under way; nothing
+ * when the key is free.
+ */
+export async function previousAnswer(db: Database, request: IdempotentRequest): Promise<SendResult | undefined> {
+  const existing = await db.idempotencyKey.findUnique({
+    where: { inboxId_key: { inboxId: request.inboxId, key: request.key } },
+  });
+  return existing ? answerOf(existing, request) : undefined;
+}
+
+/**
+ * Claims the key in the transaction that records the message (then tied to it by
+ * keyForMessage): either the claim (nothing returned), or, when another send took the key first,
+ * that send's answer (a 409 when it has none yet).
+ */
+export async function claimIdempotencyKey(
+  tx: Prisma.TransactionClient,
+  request: IdempotentRequest,
+): Promise<SendResult | undefined> {
+  for (;;) {
+    const claimed = await tx.$executeRaw`
+      INSERT INTO idempotency_keys (inbox_id, key, request_hash)
+      VALUES (${request.inboxId}::uuid, ${request.key}, ${request.requestHash})
+      ON CONFLICT DO NOTHING`;
+    if (claimed === 1) return undefined;
+    const existing = await tx.idempotencyKey.findUnique({
+      where: { inboxId_key: { inboxId: request.inboxId, key: request.key } },
+    });
+    // Released by a failed send in the meantime: this one may take it.
+    if (existing) return answerOf(existing, request);
+  }
+}
+
+/** Ties a claimed key to the message its send recorded, so that the send's outcome completes or releases it. */
+export async function keyForMessage(tx: Prisma.TransactionClient, key: KeyOfInbox, messageId: string): Promise<void> {
+  await tx.idempotencyKey.update({ where: { inboxId_key: { inboxId: key.inboxId, key: key.key } }, data: { messageId } });
+}
+
+function answerOf(existing: { requestHash: string; response: unknown }, request: IdempotentRequest): SendResult {
+  if (existing.requestHash !== request.requestHash) {
+    throw new ConflictError('This Idempotency-Key was already used with a different request', {
+      idempotency_key: request.key,
+    });
+  }
+  if (existing.response) return existing.response as SendResult;
+  throw new ConflictError('A send with this Idempotency-Key is under way; retry once it has ended', {
+    idempotency_key: request.key,
+  });
 }

@@ -1,42 +1,73 @@
 import type { OutboundMail } from '../adapters/mail/index.js';
-import { messageContent } from './content.js';
+import { NotFoundError } from '@repo/errors';
+import type { ContentPool } from './content/index.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
 import { outboundSize } from './records.js';
 
+export interface LocalDeliveryDeps extends ReceiveDeps {
+  content: ContentPool;
+}
+
 /**
  * What the `local` provider does with a sent message: every recipient that is an inbox of this
- * service receives it as inbound mail, in the thread its headers point to. Other recipients are
- * left alone: nothing leaves the machine.
+ * service receives it as inbound mail, in the thread its headers point to (the sender's own
+ * inbox too: it then keeps both the sent and the received copy). Other recipients are left
+ * alone: nothing leaves the machine. Delivering the same message again stores nothing new.
  */
-export async function deliverLocally(deps: ReceiveDeps, mail: OutboundMail): Promise<void> {
-  const recipients = new Set([...mail.to, ...(mail.cc ?? []), ...(mail.bcc ?? [])].map((address) => address.toLowerCase()));
-  const local = [...recipients].filter((address) => address.endsWith(`@${deps.emailDomain.toLowerCase()}`));
-  if (local.length === 0) return;
-  const inboxes = await deps.db.inbox.findMany({ where: { emailAddress: { in: local } } });
+export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<void> {
+  const inboxes = await localRecipients(deps, mail);
   if (inboxes.length === 0) return;
   const size = outboundSize(mail);
   // The same body for every recipient: cleaned once.
-  const content = messageContent(mail);
+  const content = await deps.content.cleanMessage(mail);
   for (const inbox of inboxes) {
-    await receiveMessage(
-      deps,
-      inbox,
-      {
-        from: mail.from,
-        to: mail.to,
-        cc: mail.cc ?? [],
-        replyTo: mail.replyTo ?? [],
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-        messageId: mail.messageId,
-        inReplyTo: mail.inReplyTo,
-        references: mail.references?.join(' '),
-        date: new Date(),
-        size,
-        attachments: mail.attachments,
-      },
-      content,
-    );
+    try {
+      await receiveMessage(
+        deps,
+        inbox,
+        {
+          from: mail.from,
+          to: mail.to,
+          cc: mail.cc ?? [],
+          replyTo: mail.replyTo ?? [],
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+          messageId: mail.messageId,
+          inReplyTo: mail.inReplyTo,
+          references: mail.references?.join(' '),
+          date: new Date(),
+          size,
+          attachments: mail.attachments,
+        },
+        content,
+      );
+    } catch (error) {
+      // Deleted while the message was on its way: like mail to an address that no longer exists.
+      if (!(error instanceof NotFoundError)) throw error;
+    }
   }
+}
+
+/**
+ * How a local send that a crash interrupted ends: with no recipient here there was nothing to
+ * deliver (sent); when a recipient got its copy, the transport ran and the others get theirs now
+ * (sent); when none did, it is unknown whether it ran.
+ */
+export async function resumeLocalDelivery(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<'sent' | 'unknown'> {
+  const inboxes = await localRecipients(deps, mail);
+  if (inboxes.length === 0) return 'sent';
+  const delivered = await deps.db.message.count({
+    where: { inboxId: { in: inboxes.map((inbox) => inbox.id) }, direction: 'inbound', providerMessageId: mail.messageId },
+  });
+  if (delivered === 0) return 'unknown';
+  await deliverLocally(deps, mail);
+  return 'sent';
+}
+
+function localRecipients(deps: LocalDeliveryDeps, mail: OutboundMail) {
+  const recipients = new Set([...mail.to, ...(mail.cc ?? []), ...(mail.bcc ?? [])].map((address) => address.toLowerCase()));
+  const local = [...recipients].filter((address) => address.endsWith(`@${deps.emailDomain.toLowerCase()}`));
+  if (local.length === 0) return Promise.resolve([]);
+  return deps.db.inbox.findMany({ where: { emailAddress: { in: local }, deletedAt: null } });
 }

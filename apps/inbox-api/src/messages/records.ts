@@ -1,8 +1,8 @@
 import type { OutboundMail } from '../adapters/mail/index.js';
 import type { Database } from '../database.js';
 import type { Attachment, Message, Prisma } from '../generated/prisma/client.js';
-import { participantsOf } from '../threads/threading.js';
-import type { MessageResponse } from './schemas.js';
+import { normalizeSubject, participantsOf } from '../threads/threading.js';
+import type { MessageResponse, SendResult } from './schemas.js';
 import { searchTextOf } from './search.js';
 
 /** An attachment whose bytes are already in object storage. */
@@ -21,6 +21,11 @@ interface NewMessage {
   /** The thread to append to; a new thread is started when omitted. */
   threadId?: string;
   direction: 'inbound' | 'outbound';
+  /** `received` for inbound mail; `sending` (with `leaseUntil`) for an outbound message not sent yet. */
+  status: 'received' | 'sending';
+  leaseUntil?: Date;
+  metadata?: Prisma.InputJsonObject;
+  labels?: string[];
   providerMessageId: string;
   subject: string;
   from: string;
@@ -59,20 +64,30 @@ export async function recordMessage(
   input: NewMessage,
 ): Promise<{ message: Message; attachments: Attachment[] }> {
   const now = new Date();
+  // A thread's last activity is its newest message's time: mail arriving late (out of order)
+  // does not move it back, and a Date header in the future does not move it ahead of now.
+  const activity = input.timestamp < now ? input.timestamp : now;
   const participants = participantsOf({ from: input.from, to: input.to, cc: input.cc });
   let threadId = input.threadId;
   if (threadId) {
     await tx.$executeRaw`
       UPDATE threads
          SET message_count = message_count + 1,
-             last_message_at = GREATEST(last_message_at, ${now}),
+             last_message_at = GREATEST(last_message_at, ${activity}),
              participants = participants || ARRAY(
                SELECT p FROM unnest(${participants}::text[]) WITH ORDINALITY AS added(p, n)
                 WHERE NOT (p = ANY(participants)) ORDER BY n)
        WHERE id = ${threadId}::uuid`;
   } else {
     const thread = await tx.thread.create({
-      data: { inboxId: input.inboxId, subject: input.subject, lastMessageAt: now, messageCount: 1, participants },
+      data: {
+        inboxId: input.inboxId,
+        subject: input.subject,
+        subjectKey: normalizeSubject(input.subject),
+        lastMessageAt: activity,
+        messageCount: 1,
+        participants,
+      },
     });
     threadId = thread.id;
   }
@@ -81,6 +96,10 @@ export async function recordMessage(
       threadId,
       inboxId: input.inboxId,
       direction: input.direction,
+      status: input.status,
+      leaseUntil: input.leaseUntil,
+      metadata: input.metadata,
+      labels: input.labels,
       providerMessageId: input.providerMessageId,
       subject: input.subject,
       fromAddress: input.from,
@@ -149,6 +168,28 @@ export function toMessageResponse(message: Message): MessageResponse {
     in_reply_to: message.inReplyTo,
     references: message.references,
     metadata: message.metadata as Record<string, unknown>,
+    created_at: message.createdAt.toISOString(),
+  };
+}
+
+/** The answer to a send (the spec's send-message result). */
+export function toSendResult(message: Message, attachments: Attachment[]): SendResult {
+  return {
+    id: message.id,
+    thread_id: message.threadId,
+    inbox_id: message.inboxId,
+    direction: 'OUTBOUND',
+    to: message.toAddresses,
+    subject: message.subject,
+    content_clean: message.contentClean,
+    ...(attachments.length > 0 && {
+      attachments: attachments.map((attachment) => ({
+        id: attachment.id,
+        filename: attachment.filename,
+        content_type: attachment.contentType,
+        size: attachment.size,
+      })),
+    }),
     created_at: message.createdAt.toISOString(),
   };
 }

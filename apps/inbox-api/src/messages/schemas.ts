@@ -1,39 +1,46 @@
 import { z } from 'zod';
 import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
+import { base64ByteLength } from './base64.js';
 
 // One address, as the API takes it: no display name, no comments, nothing a header could be smuggled in.
 const emailAddress = z
   .string()
   .trim()
-  .max(320)
-  .regex(/^[^\s@<>()",;:\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/, {
-    error: 'Must be an e-mail address such as name@example.com',
-  })
+  .max(320, { abort: true })
+  .regex(
+    /^[^\s\p{Cc}@<>()",;:\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/u,
+    {
+      error: 'Must be an e-mail address such as name@example.com',
+    },
+  )
   .meta({ example: 'someone@example.com' });
 
 // Header values must not carry line breaks or other control characters.
 const headerText = (max: number) =>
   z
     .string()
-    .max(max)
+    .max(max, { abort: true })
     .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain line breaks or other control characters' });
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+// RFC 6838 names of at most 127 characters, and RFC 2045 parameters (`; charset=utf-8`).
+const MIME_TYPE =
+  /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}(?:[ \t]*;[ \t]*[a-z0-9!#$&^_.+-]+=(?:[a-z0-9!#$&^_.+-]+|"[^"\\\p{Cc}]*"))*$/iu;
+
+const mimeType = z
+  .string()
+  .trim()
+  .max(255, { abort: true })
+  .regex(MIME_TYPE, { error: 'Must be a MIME type such as application/pdf (at most 255 characters)' })
+  // Type and subtype are case-insensitive; parameter values keep their case.
+  .transform((value) => value.replace(/^[^;]+/, (type) => type.toLowerCase()));
 
 const attachmentInput = z
   .object({
     filename: headerText(255).trim().min(1),
-    content_type: z
-      .string()
-      .trim()
-      .toLowerCase()
-      .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/, {
-        error: 'Must be a MIME type such as application/pdf',
-      }),
+    content_type: mimeType,
     content: z
       .string()
-      .transform((value) => value.replace(/\s+/g, ''))
-      .refine((value) => BASE64.test(value), { error: 'Must be base64-encoded content' })
+      .refine((value) => base64ByteLength(value) !== undefined, { error: 'Must be base64-encoded content' })
       .meta({ description: 'File content, base64-encoded (line breaks allowed)' }),
   })
   .strict();

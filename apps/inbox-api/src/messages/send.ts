@@ -1,146 +1,171 @@
-import { PayloadTooLargeError } from '@repo/errors';
+import type { CrashPoint } from '@repo/config';
+import { AppError, PayloadTooLargeError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import type { RateLimit } from '@repo/rate-limit';
 import type { ObjectStorage } from '@repo/storage';
-import type { MailTransport } from '../adapters/mail/index.js';
+import type { MailTransport, OutboundMail, SentMail } from '../adapters/mail/index.js';
 import type { Database } from '../database.js';
 import type { Attachment, Message } from '../generated/prisma/client.js';
-import { findInbox } from '../inboxes/service.js';
+import { findInbox, holdLiveInbox } from '../inboxes/service.js';
 import { findThread, latestMessage } from '../threads/service.js';
 import { newMessageId, replyHeaders } from '../threads/threading.js';
-import { type AttachmentFile, removeStoredAttachments, storeAttachments } from './attachments.js';
-import { messageContent, renderMarkdown } from './content.js';
-import { claimIdempotencyKey, releaseIdempotencyKey } from './idempotency.js';
-import { outboundSize, recordMessage } from './records.js';
+import { type AttachmentFile, discardStoredObjects, settlePendingObjects, storeAttachments } from './attachments.js';
+import { base64ByteLength } from './base64.js';
+import type { ContentPool } from './content/index.js';
+import { claimIdempotencyKey, idempotentRequest, keyForMessage, previousAnswer } from './idempotency.js';
+import { deliveryMetadata, leaseEnd, markFailed, markSent } from './outbox.js';
+import { outboundSize, recordMessage, toSendResult } from './records.js';
 import type { SendMessageInput, SendResult } from './schemas.js';
 
-interface SendDeps {
+export interface SendDeps {
   db: Database;
   storage: ObjectStorage;
   mailer: MailTransport;
+  content: ContentPool;
   /** Sends per inbox per hour. */
   sendLimit: RateLimit;
   logger: Logger;
+  crashPoint: CrashPoint;
   emailDomain: string;
   maxAttachmentBytes: number;
+  leaseSeconds: number;
 }
 
 /**
- * Sends a message and records it. Nothing is recorded as sent unless the provider accepted it,
- * and no transaction is held while the provider works (local delivery needs the database too).
- * With an Idempotency-Key, a retry returns the first result and sends nothing twice.
+ * Sends a message through the outbox (see outbox.ts), in four steps:
+ * 1. everything that can refuse the request, before anything is written or sent: the inbox and
+ *    thread exist, the attachments fit, the Idempotency-Key is free or answers a replay, the
+ *    send limit allows it, the content renders;
+ * 2. the attachments' bytes, journaled until their record commits;
+ * 3. the records (message `sending`, thread, search row, attachments, key) in one transaction
+ *    that holds the inbox, so that a delete under way answers 404 and nothing is sent;
+ * 4. the transport, then `sent` (or `failed` with the provider's reason, which frees the key).
+ * Once the provider has the message, nothing answers 5xx: what could not be recorded after it
+ * is logged and resolved by the reconciler.
  */
-export async function sendMessage(deps: SendDeps, input: SendMessageInput, idempotencyKey?: string): Promise<SendResult> {
+export async function sendMessage(
+  deps: SendDeps,
+  { input, idempotencyKey }: { input: SendMessageInput; idempotencyKey?: string },
+): Promise<SendResult> {
   const inbox = await findInbox(deps.db, input.inbox_id);
   const thread = input.reply_to_thread_id
     ? await findThread(deps.db, { threadId: input.reply_to_thread_id, inboxId: inbox.id })
     : undefined;
   const files = decodeAttachments(input.attachments ?? [], deps.maxAttachmentBytes);
-  const claim = idempotencyKey
-    ? await claimIdempotencyKey(deps.db, { inboxId: inbox.id, key: idempotencyKey, request: input })
-    : undefined;
-  if (claim && 'replay' in claim) return claim.replay;
-  const claimed = claim?.claimed;
+  const keyed = idempotencyKey === undefined ? undefined : idempotentRequest(inbox.id, idempotencyKey, input);
+  const replay = keyed && (await previousAnswer(deps.db, keyed));
+  if (replay) return replay;
+  await deps.sendLimit.consume(inbox.id);
+  const content = await deps.content.renderMessage(input.body);
+  const latest = thread ? await latestMessage(deps.db, thread.id) : null;
+  const reply = latest ? replyHeaders(latest) : undefined;
+  const mail: OutboundMail = {
+    from: inbox.emailAddress,
+    to: input.to,
+    subject: input.subject,
+    text: content.text,
+    html: content.html,
+    messageId: newMessageId(deps.emailDomain),
+    inReplyTo: reply?.inReplyTo,
+    references: reply?.references,
+    attachments: files,
+  };
 
-  const messageId = newMessageId(deps.emailDomain);
-  let sent = false;
+  const stored = await storeAttachments(deps, inbox.id, files);
+  deps.crashPoint('send:attachments-stored');
+  let recorded: { message: Message; attachments: Attachment[] } | { replay: SendResult };
   try {
-    await deps.sendLimit.consume(inbox.id);
-    const { html, text } = renderMarkdown(input.body);
-    const { contentClean, preview } = messageContent({ html, text });
-    const latest = thread ? await latestMessage(deps.db, thread.id) : null;
-    const reply = latest ? replyHeaders(latest) : undefined;
-    const stored = await storeAttachments(deps.storage, inbox.id, files);
-    let providerMessageId: string;
-    try {
-      // Recipients' replies quote the Message-ID the provider delivered, which SES replaces with its own.
-      ({ messageId: providerMessageId } = await deps.mailer.send({
-        from: inbox.emailAddress,
-        to: input.to,
-        subject: input.subject,
-        text,
-        html,
-        messageId,
-        inReplyTo: reply?.inReplyTo,
-        references: reply?.references,
-        attachments: files,
-      }));
-    } catch (error) {
-      await removeStoredAttachments(deps.storage, stored);
-      throw error;
-    }
-    sent = true;
-    return await deps.db.$transaction(async (tx) => {
-      const { message, attachments } = await recordMessage(tx, {
+    recorded = await deps.db.$transaction(async (tx) => {
+      await holdLiveInbox(tx, inbox.id);
+      const earlier = keyed && (await claimIdempotencyKey(tx, keyed));
+      if (earlier) return { replay: earlier };
+      const record = await recordMessage(tx, {
         inboxId: inbox.id,
         threadId: thread?.id,
         direction: 'outbound',
-        providerMessageId,
-        subject: input.subject,
-        from: inbox.emailAddress,
-        to: input.to,
+        status: 'sending',
+        leaseUntil: await leaseEnd(tx, deps.leaseSeconds),
+        metadata: deliveryMetadata('sending', { provider: deps.mailer.name, at: new Date() }),
+        providerMessageId: mail.messageId,
+        subject: mail.subject,
+        from: mail.from,
+        to: mail.to,
         cc: [],
         replyTo: [],
-        text,
-        html,
-        contentClean,
-        preview,
-        size: outboundSize({ text, html, attachments: files }),
-        inReplyTo: reply?.inReplyTo ?? null,
-        references: reply?.references.join(' ') ?? null,
+        text: mail.text,
+        html: mail.html,
+        contentClean: content.contentClean,
+        preview: content.preview,
+        size: outboundSize(mail),
+        inReplyTo: mail.inReplyTo ?? null,
+        references: mail.references?.join(' ') ?? null,
         timestamp: new Date(),
         attachments: stored,
       });
-      const result = toSendResult(message, attachments);
-      if (claimed) {
-        await tx.idempotencyKey.update({ where: { inboxId_key: claimed }, data: { response: result, completedAt: new Date() } });
-      }
-      return result;
+      if (keyed) await keyForMessage(tx, keyed, record.message.id);
+      await settlePendingObjects(tx, stored);
+      return record;
     });
   } catch (error) {
-    if (!sent && claimed) await releaseIdempotencyKey(deps.db, claimed);
-    if (sent) deps.logger.error({ err: error, inboxId: inbox.id, messageId }, 'message was sent but could not be recorded');
+    await discardStoredObjects(
+      deps,
+      stored.map((attachment) => attachment.storageKey),
+    );
     throw error;
   }
+  if ('replay' in recorded) {
+    await discardStoredObjects(
+      deps,
+      stored.map((attachment) => attachment.storageKey),
+    );
+    return recorded.replay;
+  }
+  deps.crashPoint('send:recorded');
+
+  const { message, attachments } = recorded;
+  const result = toSendResult(message, attachments);
+  let sent: SentMail;
+  try {
+    sent = await deps.mailer.send(mail);
+  } catch (error) {
+    await markFailed(deps.db, { messageId: message.id, provider: deps.mailer.name, reason: failureReason(error) }).catch(
+      (markError: unknown) => deps.logger.error({ err: markError, messageId: message.id }, 'could not mark a send failed'),
+    );
+    // The failed message stays on record, visible as such: tell the client which it is.
+    if (error instanceof AppError) Object.assign(error.details, { message_id: message.id });
+    throw error;
+  }
+  deps.crashPoint('send:transport-done');
+  try {
+    await markSent(deps.db, { messageId: message.id, provider: deps.mailer.name, providerMessageId: sent.messageId, result });
+  } catch (error) {
+    // The mail has left: the answer is the record as it stands; the reconciler settles it.
+    deps.logger.error({ err: error, messageId: message.id }, 'message was sent but could not be marked sent');
+  }
+  return result;
 }
 
-/** Decodes base64 attachments, refusing more than `maxBytes` in all (413) before anything is stored or sent. */
+/** A provider's own words for a refusal, as UpstreamError carries them; anything else in general terms. */
+function failureReason(error: unknown): string {
+  return error instanceof AppError ? error.message : 'The transport failed';
+}
+
+/** Decodes base64 attachments, refusing more than `maxBytes` in all (413) before anything is decoded, stored or sent. */
 function decodeAttachments(
   attachments: { filename: string; content_type: string; content: string }[],
   maxBytes: number,
 ): AttachmentFile[] {
-  const files = attachments.map((attachment) => ({
-    filename: attachment.filename,
-    contentType: attachment.content_type,
-    content: Buffer.from(attachment.content, 'base64'),
-  }));
-  const total = files.reduce((sum, file) => sum + file.content.length, 0);
+  // The schema has checked that each content is base64.
+  const total = attachments.reduce((sum, attachment) => sum + (base64ByteLength(attachment.content) ?? 0), 0);
   if (total > maxBytes) {
     throw new PayloadTooLargeError(`Attachments total ${total} bytes; at most ${maxBytes} bytes are allowed per message`, {
       limit_bytes: maxBytes,
       size_bytes: total,
     });
   }
-  return files;
-}
-
-function toSendResult(message: Message, attachments: Attachment[]): SendResult {
-  return {
-    id: message.id,
-    thread_id: message.threadId,
-    inbox_id: message.inboxId,
-    direction: 'OUTBOUND',
-    to: message.toAddresses,
-    subject: message.subject,
-    content_clean: message.contentClean,
-    ...(attachments.length > 0 && {
-      attachments: attachments.map((attachment) => ({
-        id: attachment.id,
-        filename: attachment.filename,
-        content_type: attachment.contentType,
-        size: attachment.size,
-      })),
-    }),
-    created_at: message.createdAt.toISOString(),
-  };
+  return attachments.map((attachment) => ({
+    filename: attachment.filename,
+    contentType: attachment.content_type,
+    content: Buffer.from(attachment.content, 'base64'),
+  }));
 }

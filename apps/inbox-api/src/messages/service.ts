@@ -84,7 +84,7 @@ async function searchMessages(
 }
 
 export async function getMessage(db: Database, messageId: string): Promise<MessageResponse> {
-  const message = isUuid(messageId) ? await db.message.findUnique({ where: { id: messageId } }) : null;
+  const message = isUuid(messageId) ? await db.message.findFirst({ where: { id: messageId, inbox: { deletedAt: null } } }) : null;
   if (!message) throw new NotFoundError('Message not found', { message_id: messageId });
   return toMessageResponse(message);
 }

@@ -6,20 +6,24 @@ import { isUuid } from '../shared/ids.js';
 import { page, type Page } from '../shared/schemas.js';
 import type { ThreadResponse, ThreadSummary } from './schemas.js';
 
-/** The thread, or 404; with `inboxId`, only a thread of that inbox is found. */
+/** The thread, or 404 (also in an inbox being deleted); with `inboxId`, only a thread of that inbox is found. */
 export async function findThread(db: Database, { threadId, inboxId }: { threadId: string; inboxId?: string }): Promise<Thread> {
-  const thread = isUuid(threadId) ? await db.thread.findUnique({ where: { id: threadId } }) : null;
+  const thread = isUuid(threadId) ? await db.thread.findFirst({ where: { id: threadId, inbox: { deletedAt: null } } }) : null;
   if (!thread || (inboxId !== undefined && thread.inboxId !== inboxId)) {
     throw new NotFoundError('Thread not found', { thread_id: threadId, ...(inboxId !== undefined && { inbox_id: inboxId }) });
   }
   return thread;
 }
 
-/** The conversation view: messages oldest first, inbound as `user`, outbound as `assistant`. */
+/**
+ * The conversation view: messages oldest first, inbound as `user`, outbound as `assistant`.
+ * Sends that failed are left out: the recipients never read them, and a model reading the
+ * conversation must not take them for replies it gave (the message list still shows them).
+ */
 export async function getThread(db: Database, threadId: string): Promise<ThreadResponse> {
   const thread = await findThread(db, { threadId });
   const messages = await db.message.findMany({
-    where: { threadId: thread.id },
+    where: { threadId: thread.id, status: { not: 'failed' } },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     select: { id: true, direction: true, fromAddress: true, contentClean: true, timestamp: true },
   });
@@ -64,10 +68,10 @@ export async function listThreads(
   return page(threads.map(toThreadSummary), total);
 }
 
-/** The newest message of a thread: what a reply answers. */
+/** The newest message of a thread that its recipients got: what a reply answers. */
 export function latestMessage(db: Database, threadId: string) {
   return db.message.findFirst({
-    where: { threadId },
+    where: { threadId, status: { not: 'failed' } },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     select: { providerMessageId: true, references: true },
   });

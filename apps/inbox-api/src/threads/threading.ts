@@ -44,3 +44,62 @@ export function referencedMessageIds(inReplyTo: string | null | undefined, refer
 export function participantsOf(message: { from: string; to: string[]; cc?: string[] }): string[] {
   return [...new Set([message.from, ...message.to, ...(message.cc ?? [])].map((address) => address.toLowerCase()))];
 }
+
+// Reply and forward prefixes of mail clients in many languages: Re, Fwd, Fw, AW (Antwort), WG
+// (Weitergeleitet), SV/VS (Nordic), Antw, Réf, RIF, TR, RV, Odp, Chinese 回复/转发, Japanese 転送,
+// Korean 답장/전달… as `Re:`, `RE :`, `Re[2]:`, `Re(2):` or with the fullwidth colon of CJK
+// clients, repeated in any mix.
+const SUBJECT_PREFIX =
+  /^(?:(?:re|fwd?|aw|wg|sv|vs|antw|réf|ref|rif|tr|rv|odp|fs|vl|atb|r|enc|i|回复|回覆|答复|转发|轉寄|转寄|転送|답장|전달)\s*(?:\[\d+\]|\(\d+\))?\s*[:：]\s*)+/iu;
+// A mailing-list tag: `[list-name]` at the start.
+const LIST_TAG = /^\[[^\]]{1,60}\]\s*/u;
+
+/**
+ * The subject as threading compares it: reply and forward prefixes and mailing-list tags removed
+ * (in any order and number), whitespace collapsed, case folded. Pure.
+ */
+export function normalizeSubject(subject: string): string {
+  let rest = subject.replace(/\s+/g, ' ').trim();
+  // Each round removes at least one prefix or tag; the subject is short, the loop bounded by it.
+  for (let previous = ''; previous !== rest;) {
+    previous = rest;
+    rest = rest.replace(SUBJECT_PREFIX, '').replace(LIST_TAG, '').trim();
+  }
+  return rest.toLowerCase();
+}
+
+/** Mail with the same subject and a shared participant joins a thread active this recently. */
+export const SUBJECT_THREAD_WINDOW_DAYS = 30;
+
+export interface ThreadCandidate {
+  id: string;
+  lastMessageAt: Date;
+  participants: string[];
+}
+
+/**
+ * The thread an inbound message joins (RFC 5322 §3.6.4, then what mail clients do):
+ * 1. the thread of the first message it names (its own Message-ID, when the inbox sent it; then
+ *    In-Reply-To; then References from the newest back) — `referenced` holds those threads in
+ *    that order, undefined where the inbox has no such message;
+ * 2. failing that, the most recently active thread of the same normalised subject, active within
+ *    30 days of the message, that shares a participant with it besides the inbox itself;
+ * 3. otherwise none: a new thread. Pure.
+ */
+export function chooseThread(input: {
+  referenced: (string | undefined)[];
+  sameSubject: ThreadCandidate[];
+  participants: string[];
+  inboxAddress: string;
+  date: Date;
+}): string | undefined {
+  const byReference = input.referenced.find((threadId) => threadId !== undefined);
+  if (byReference) return byReference;
+  const window = SUBJECT_THREAD_WINDOW_DAYS * 24 * 3600 * 1000;
+  const others = new Set(input.participants.map((address) => address.toLowerCase()));
+  others.delete(input.inboxAddress.toLowerCase());
+  return input.sameSubject
+    .filter((thread) => Math.abs(input.date.getTime() - thread.lastMessageAt.getTime()) <= window)
+    .filter((thread) => thread.participants.some((address) => others.has(address.toLowerCase())))
+    .sort((a, b) => b.lastMessageAt.getTime() - a.lastMessageAt.getTime())[0]?.id;
+}

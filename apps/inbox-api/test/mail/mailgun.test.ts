@@ -59,6 +59,37 @@ describe('MailgunTransport', () => {
     expect(JSON.stringify(failure)).not.toContain(API_KEY);
   });
 
+  describe('after a crash, asks the Events API whether Mailgun accepted the message', () => {
+    it.each([
+      [[{ event: 'accepted', message: { headers: { 'message-id': 'msg-2@inbox.example.com' } } }], 'sent'],
+      [[], 'unknown'],
+    ])('with %j events: %s', async (items, outcome) => {
+      const mailgun = await startProvider(() => ({ status: 200, body: { items, paging: {} } }));
+      const answer = await transport(mailgun.url).resolveInterrupted({ messageId: '<msg-2@inbox.example.com>' });
+      await mailgun.close();
+
+      expect(answer).toBe(outcome);
+      const [request] = mailgun.requests;
+      const url = new URL(request!.path, 'http://mailgun');
+      expect({ method: request!.method, path: url.pathname }).toEqual({ method: 'GET', path: `/v3/${DOMAIN}/events` });
+      expect(Object.fromEntries(url.searchParams)).toEqual({
+        'message-id': 'msg-2@inbox.example.com',
+        event: 'accepted',
+        ascending: 'no',
+        limit: '1',
+      });
+      expect(request!.headers.authorization).toBe(`Basic ${Buffer.from(`api:${API_KEY}`).toString('base64')}`);
+    });
+
+    it('throws when Mailgun cannot answer, rather than guess', async () => {
+      const mailgun = await startProvider(() => ({ status: 503, body: { message: 'Service Unavailable' } }));
+      await expect(transport(mailgun.url).resolveInterrupted({ messageId: '<m@x>' })).rejects.toMatchObject({
+        code: 'provider_error',
+      });
+      await mailgun.close();
+    });
+  });
+
   it('reports a refused connection and a silent server', async () => {
     await expect(transport(`http://127.0.0.1:${await closedPort()}`).send(replyMail())).rejects.toMatchObject({
       code: 'provider_error',

@@ -1,7 +1,7 @@
 import PostalMime from 'postal-mime';
 import { UpstreamError } from '@repo/errors';
 import { SesTransport } from '../../src/adapters/mail/ses.js';
-import { signAwsRequest } from '../../src/adapters/mail/sigv4.js';
+import { signAwsRequest } from '../../src/adapters/aws/sigv4.js';
 import { ALL_BYTES, closedPort, type ReceivedRequest, replyMail, startProvider } from './helpers.js';
 
 const REGION = 'eu-west-1';

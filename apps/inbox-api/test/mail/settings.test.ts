@@ -7,7 +7,7 @@ const schema = z.object(mailSettings()).superRefine(checkMailSettings);
 
 const problemsOf = (env: Record<string, string>) => configProblems(schema, env);
 
-const noDelivery = () => Promise.resolve();
+const noDelivery = { deliver: () => Promise.resolve(), resume: () => Promise.resolve('unknown' as const) };
 
 describe('mail settings', () => {
   it('default to the local provider and the providers’ public API bases', () => {
@@ -76,7 +76,7 @@ describe('createMailTransport', () => {
     [{ EMAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'k' }, 'sendgrid'],
     [{ EMAIL_PROVIDER: 'ses', SES_REGION: 'eu-west-1', SES_ACCESS_KEY_ID: 'a', SES_SECRET_ACCESS_KEY: 's' }, 'ses'],
   ])('builds the transport of %j', async (env, name) => {
-    const transport = createMailTransport(loadConfig(schema, env), { deliverLocally: noDelivery });
+    const transport = createMailTransport(loadConfig(schema, env), { localDelivery: noDelivery });
     expect(transport.name).toBe(name);
     await transport.close();
   });
@@ -84,9 +84,12 @@ describe('createMailTransport', () => {
   it('hands local mail to the delivery function, unchanged, and sends nothing out', async () => {
     const delivered: OutboundMail[] = [];
     const transport = createMailTransport(loadConfig(schema, {}), {
-      deliverLocally: (mail) => {
-        delivered.push(mail);
-        return Promise.resolve();
+      localDelivery: {
+        ...noDelivery,
+        deliver: (mail) => {
+          delivered.push(mail);
+          return Promise.resolve();
+        },
       },
     });
     const mail = replyMail();
@@ -95,7 +98,9 @@ describe('createMailTransport', () => {
   });
 
   it('passes a delivery failure on as it is', async () => {
-    const transport = createMailTransport(loadConfig(schema, {}), { deliverLocally: () => Promise.reject(new Error('db down')) });
+    const transport = createMailTransport(loadConfig(schema, {}), {
+      localDelivery: { ...noDelivery, deliver: () => Promise.reject(new Error('db down')) },
+    });
     await expect(transport.send(replyMail())).rejects.toThrow('db down');
   });
 });

@@ -1,26 +1,27 @@
-import type { MailTransport, OutboundMail } from './interface.js';
-import { LocalTransport } from './local.js';
+import type { MailTransport } from './interface.js';
+import { type LocalDelivery, LocalTransport } from './local.js';
 import { MailgunTransport } from './mailgun.js';
 import { SendGridTransport } from './sendgrid.js';
 import { SesTransport } from './ses.js';
 import type { MailSettings } from './settings.js';
 import { SmtpTransport } from './smtp.js';
 
-export type { MailTransport, OutboundMail, SentMail } from './interface.js';
+export type { MailTransport, MailTransportName, OutboundMail, SentMail } from './interface.js';
+export type { LocalDelivery } from './local.js';
 export { checkMailSettings, mailSettings, type MailSettings } from './settings.js';
 
 /** How long one provider request (or SMTP step) may take before the send fails. */
-const TIMEOUT_MS = 30_000;
+export const SEND_TIMEOUT_MS = 30_000;
 
 /**
- * The transport EMAIL_PROVIDER chooses. `deliverLocally` is the `local` transport's delivery to
+ * The transport EMAIL_PROVIDER chooses. `localDelivery` is the `local` transport's delivery to
  * this service's own inboxes. Expects settings that passed `checkMailSettings`.
  */
 export function createMailTransport(
   settings: MailSettings,
-  options: { deliverLocally: (mail: OutboundMail) => Promise<void>; timeoutMs?: number },
+  options: { localDelivery: LocalDelivery; timeoutMs?: number },
 ): MailTransport {
-  const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? SEND_TIMEOUT_MS;
   const required = (name: keyof MailSettings): string => {
     const value = settings[name];
     if (value === undefined) throw new Error(`${name} is required when EMAIL_PROVIDER is ${settings.EMAIL_PROVIDER}`);
@@ -28,7 +29,7 @@ export function createMailTransport(
   };
   switch (settings.EMAIL_PROVIDER) {
     case 'local':
-      return new LocalTransport(options.deliverLocally);
+      return new LocalTransport(options.localDelivery);
     case 'smtp':
       return new SmtpTransport(required('SMTP_URL'), { timeoutMs });
     case 'mailgun':

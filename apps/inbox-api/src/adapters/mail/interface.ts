@@ -24,12 +24,18 @@ export interface SentMail {
   messageId: string;
 }
 
-type MailTransportName = 'local' | 'smtp' | 'mailgun' | 'sendgrid' | 'ses';
+export type MailTransportName = 'local' | 'smtp' | 'mailgun' | 'sendgrid' | 'ses';
 
 /** Sends outbound mail. A provider's refusal or failure is an UpstreamError with code `provider_error`. */
 export interface MailTransport {
   readonly name: MailTransportName;
   send(mail: OutboundMail): Promise<SentMail>;
+  /**
+   * After a crash while `mail` was being sent: `sent` when the transport can tell that it took
+   * the message (and, for local delivery, finishes delivering it), `unknown` otherwise. Without
+   * this method, always unknown (SMTP, SendGrid and SES keep no record to ask).
+   */
+  resolveInterrupted?(send: { messageId: string; mail: () => Promise<OutboundMail> }): Promise<'sent' | 'unknown'>;
   /** Releases connections; sending afterwards is not supported. */
   close(): Promise<void>;
 }

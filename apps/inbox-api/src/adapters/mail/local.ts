@@ -1,17 +1,27 @@
 import type { MailTransport, OutboundMail, SentMail } from './interface.js';
 
+export interface LocalDelivery {
+  deliver(mail: OutboundMail): Promise<void>;
+  /** Finishes an interrupted delivery if it had begun (see resumeLocalDelivery). */
+  resume(mail: OutboundMail): Promise<'sent' | 'unknown'>;
+}
+
 /**
- * Sends nothing out: hands each message to `deliver`, which the app points at its own inboxes
- * (mail to other addresses goes nowhere). The default, so that the service runs with no provider.
+ * Sends nothing out: hands each message to the app's delivery to its own inboxes (mail to other
+ * addresses goes nowhere). The default, so that the service runs with no provider.
  */
 export class LocalTransport implements MailTransport {
   readonly name = 'local';
 
-  constructor(private readonly deliver: (mail: OutboundMail) => Promise<void>) {}
+  constructor(private readonly delivery: LocalDelivery) {}
 
   async send(mail: OutboundMail): Promise<SentMail> {
-    await this.deliver(mail);
+    await this.delivery.deliver(mail);
     return { messageId: mail.messageId };
+  }
+
+  async resolveInterrupted(send: { mail: () => Promise<OutboundMail> }): Promise<'sent' | 'unknown'> {
+    return this.delivery.resume(await send.mail());
   }
 
   async close(): Promise<void> {}

@@ -1,4 +1,4 @@
-import { postToProvider } from './http.js';
+import { callProvider } from '../http.js';
 import type { MailTransport, OutboundMail, SentMail } from './interface.js';
 import { type Mailbox, parseMailboxes } from './mime.js';
 
@@ -23,7 +23,7 @@ export class SendGridTransport implements MailTransport {
 
   async send(mail: OutboundMail): Promise<SentMail> {
     const { baseUrl, apiKey, timeoutMs } = this.options;
-    await postToProvider('SendGrid', `${baseUrl}/v3/mail/send`, {
+    await callProvider('SendGrid', `${baseUrl}/v3/mail/send`, {
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify(mailSendRequest(mail)),
       timeoutMs,

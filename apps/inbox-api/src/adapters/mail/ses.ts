@@ -1,7 +1,7 @@
-import { postToProvider } from './http.js';
+import { callProvider } from '../http.js';
 import type { MailTransport, OutboundMail, SentMail } from './interface.js';
 import { buildMime, parseMailboxes } from './mime.js';
-import { type AwsCredentials, signAwsRequest } from './sigv4.js';
+import { type AwsCredentials, signAwsRequest } from '../aws/sigv4.js';
 
 interface SesOptions {
   region: string;
@@ -36,7 +36,7 @@ export class SesTransport implements MailTransport {
       { method: 'POST', url, headers: { 'content-type': 'application/json' }, body },
       { credentials: this.options.credentials, region: this.options.region, service: 'ses' },
     );
-    const response = await postToProvider('Amazon SES', url, { headers, body, timeoutMs: this.options.timeoutMs });
+    const response = await callProvider('Amazon SES', url, { headers, body, timeoutMs: this.options.timeoutMs });
     const { MessageId } = (await response.json()) as { MessageId: string };
     return { messageId: sesMessageId(MessageId, this.options.region) };
   }

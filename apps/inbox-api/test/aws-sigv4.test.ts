@@ -1,4 +1,4 @@
-import { signAwsRequest } from '../../src/adapters/mail/sigv4.js';
+import { signAwsRequest } from '../src/adapters/aws/sigv4.js';
 
 // AWS's Signature Version 4 test suite: its example credentials, service and moment.
 const suite = {

@@ -3,19 +3,20 @@ import { UpstreamError } from '@repo/errors';
 const REASON_LENGTH = 500;
 
 /**
- * POSTs to a mail provider's HTTP API with a timeout. Anything but a 2xx answer, and any
- * network failure, becomes an UpstreamError (`provider_error`) that carries the provider's
- * reason: its status and error message. Request headers (credentials) never appear in it.
+ * Calls a provider's HTTP API (mail, language model) with a timeout (POST unless `method` says otherwise). Anything
+ * but a 2xx answer, and any network failure, becomes an UpstreamError (`provider_error`) that
+ * carries the provider's reason: its status and error message. Request headers (credentials)
+ * never appear in it.
  */
-export async function postToProvider(
+export async function callProvider(
   provider: string,
   url: string,
-  request: { headers: Record<string, string>; body: string | FormData; timeoutMs: number },
+  request: { method?: 'GET' | 'POST'; headers: Record<string, string>; body?: string | FormData; timeoutMs: number },
 ): Promise<Response> {
   let response: Response;
   try {
     response = await fetch(url, {
-      method: 'POST',
+      method: request.method ?? 'POST',
       headers: request.headers,
       body: request.body,
       signal: AbortSignal.timeout(request.timeoutMs),
@@ -44,7 +45,8 @@ function networkReason(error: unknown, timeoutMs: number): string {
 
 /**
  * The provider's own words for a failure: the messages of a JSON error body (`errors[].message`
- * of SendGrid, `message` of Mailgun and AWS, with AWS's error type header), else the text.
+ * of SendGrid, `message` of Mailgun and AWS, with AWS's error type header, `error.message` of the
+ * language-model APIs), else the text.
  */
 async function errorReason(response: Response): Promise<string> {
   const text = (await response.text()).trim();

@@ -2,8 +2,9 @@ import { createHash, createHmac } from 'node:crypto';
 
 /*
  * AWS Signature Version 4, as documented in "Create a signed AWS API request" (IAM user guide),
- * for the one call SES needs. Small enough to read in full, and checked against AWS's published
- * test-suite signatures; it spares the app the AWS SDK's dependency tree.
+ * for the two calls the service makes: SES SendEmail and S3 GetObject (SES's stored inbound mail).
+ * Small enough to read in full, and checked against AWS's published test-suite signatures; it
+ * spares the app the AWS SDK's dependency tree.
  */
 
 export interface AwsCredentials {
@@ -34,7 +35,7 @@ export function signAwsRequest(
 
   const canonicalRequest = [
     request.method.toUpperCase(),
-    canonicalPath(url.pathname),
+    scope.service === 's3' ? url.pathname : canonicalPath(url.pathname),
     canonicalQuery(url.searchParams),
     names.map((name) => `${name}:${signed[name]!.trim().replace(/\s+/g, ' ')}\n`).join(''),
     signedHeaders,
@@ -53,7 +54,10 @@ export function signAwsRequest(
   };
 }
 
-/** Each segment URI-encoded once more (services other than S3 sign the path encoded twice). */
+/**
+ * Each segment URI-encoded once more: services other than S3 sign the path encoded twice. S3 signs
+ * it as sent, encoded once (the caller encodes each segment with uriEncode).
+ */
 function canonicalPath(pathname: string): string {
   return pathname.split('/').map(uriEncode).join('/') || '/';
 }
@@ -67,7 +71,7 @@ function canonicalQuery(params: URLSearchParams): string {
 }
 
 /** RFC 3986 percent-encoding: everything but A-Z a-z 0-9 - _ . ~ */
-function uriEncode(value: string): string {
+export function uriEncode(value: string): string {
   return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
@@ -75,7 +79,7 @@ function lowerCaseKeys(headers: Record<string, string>): Record<string, string> 
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
-function sha256Hex(data: string): string {
+export function sha256Hex(data: string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 

@@ -1,0 +1,217 @@
+/**
+ * Sustained inbound-mail ingestion: Mailgun route posts (multipart/form-data, as Mailgun's
+ * forward() sends them) to `POST /webhooks/mailgun` with autocannon, without an attachment and
+ * with a 50 KB one, each message with a Message-ID of its own. Then, in the same run, the same
+ * rows (thread, message, search row) written straight into Postgres with plain INSERTs, so that
+ * the service's overhead is a ratio. Last, ingestion with 1 MB HTML newsletters mixed in (one
+ * request in 20), while the server's event-loop delay is read from its /metrics.
+ *
+ *   pnpm --filter inbox-api bench:ingest [--seconds 15] [--connections 8]
+ *
+ * The server runs as its own process with production settings on a scratch database of
+ * TEST_DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432), dropped afterwards.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { createScratchDatabase } from '@repo/db/dev';
+import { startService } from '@repo/testing';
+import { appRoot, migrationsDir } from '../src/paths.js';
+
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '15' }, connections: { type: 'string', default: '8' } },
+});
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+
+const BOUNDARY = 'bench-boundary-7d3f';
+const attachment = randomBytes(50 * 1024);
+const newsletter = `<html><body>${'<table role="presentation"><tr><td><h2>Story</h2><p>Some <b>news</b> and <a href="https://example.com/x">a link</a>.</p></td></tr></table>'.repeat(9000)}</body></html>`;
+
+/** One Mailgun route post: the parsed fields, optionally a file, a fresh Message-ID. */
+function mailgunPost(to: string, options: { attachment?: boolean; html?: string } = {}): Buffer {
+  const messageId = `<${randomUUID()}@bench.example.com>`;
+  const fields: Record<string, string> = {
+    recipient: to,
+    sender: 'bob@example.com',
+    from: 'Bob <bob@example.com>',
+    subject: 'Weekly report',
+    'body-plain': 'Hi,\r\n\r\nthe weekly report is ready.\r\n\r\nBob\r\n',
+    'body-html': options.html ?? '<p>Hi,</p><p>the weekly report is ready.</p><p>Bob</p>',
+    'Message-Id': messageId,
+    'message-headers': JSON.stringify([
+      ['From', 'Bob <bob@example.com>'],
+      ['To', to],
+      ['Subject', 'Weekly report'],
+      ['Message-Id', messageId],
+      ['X-Mailgun-Spf', 'Pass'],
+    ]),
+  };
+  const parts = Object.entries(fields).map(([name, value]) =>
+    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+  );
+  if (options.attachment) {
+    parts.push(
+      Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="attachment-1"; filename="report.pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
+      ),
+      attachment,
+      Buffer.from('\r\n'),
+    );
+  }
+  parts.push(Buffer.from(`--${BOUNDARY}--\r\n`));
+  return Buffer.concat(parts);
+}
+
+interface Run {
+  scenario: string;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  statuses: string;
+  loopP99?: number;
+}
+
+async function ingest(url: string, scenario: string, body: (i: number) => Buffer): Promise<Run> {
+  let i = 0;
+  const result = await autocannon({
+    url: `${url}/webhooks/mailgun`,
+    method: 'POST',
+    connections,
+    duration: seconds,
+    headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+    requests: [{ setupRequest: (request) => ({ ...request, body: body(i++) }) }],
+  });
+  const statuses = `2xx ${result['2xx']}, non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts}`;
+  return { scenario, perSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, statuses };
+}
+
+/** The server's event-loop delay p99 since the last scrape (prom-client resets it on each collection), in ms. */
+async function loopDelayP99(url: string): Promise<number> {
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  const seconds = /^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? ([\d.e+-]+)$/m.exec(metrics)?.[1];
+  return Number(seconds) * 1000;
+}
+
+/** The same rows the service writes for one received message, inserted with plain SQL: messages per second. */
+async function rawInserts(databaseUrl: string, inboxId: string): Promise<number> {
+  const clients = await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      return client;
+    }),
+  );
+  let count = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    clients.map(async (client) => {
+      while (performance.now() < deadline) {
+        const messageId = `<${randomUUID()}@raw.example.com>`;
+        await client.query('BEGIN');
+        const thread = await client.query<{ id: string }>(
+          `INSERT INTO threads (id, inbox_id, subject, subject_key, last_message_at, message_count, participants)
+           VALUES (gen_random_uuid(), $1, 'Weekly report', 'weekly report', now(), 1, ARRAY['bob@example.com']) RETURNING id`,
+          [inboxId],
+        );
+        const message = await client.query<{ id: string }>(
+          `INSERT INTO messages (id, thread_id, inbox_id, direction, status, provider_message_id, subject, from_address,
+             to_addresses, cc_addresses, bcc_addresses, reply_to_addresses, text, html, content_clean, preview, size,
+             timestamp, labels, metadata, created_at)
+           VALUES (gen_random_uuid(), $1, $2, 'inbound', 'received', $3, 'Weekly report', 'bob@example.com', ARRAY['x@bench.test'],
+             '{}', '{}', '{}', 'Hi, the weekly report is ready. Bob', '<p>Hi,</p>', 'Hi,\n\nthe weekly report is ready.', 'Hi, the weekly report is ready.',
+             120, now(), '{}', '{}', now()) RETURNING id`,
+          [thread.rows[0]!.id, inboxId, messageId],
+        );
+        await client.query(
+          `INSERT INTO message_search (message_id, inbox_id, thread_id, created_at, search_text)
+           VALUES ($1, $2, $3, now(), $4)`,
+          [
+            message.rows[0]!.id,
+            inboxId,
+            thread.rows[0]!.id,
+            'weekly report\nbob@example.com\nhi, the weekly report is ready. bob',
+          ],
+        );
+        await client.query('COMMIT');
+        count++;
+      }
+    }),
+  );
+  const perSecond = count / ((performance.now() - started) / 1000);
+  await Promise.all(clients.map((client) => client.end()));
+  return perSecond;
+}
+
+const database = await createScratchDatabase({ label: 'inbox_ingest_bench', migrationsDir });
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-ingest-bench-'));
+const runs: Run[] = [];
+let raw: number | undefined;
+try {
+  const service = await startService('src/server.ts', {
+    cwd: appRoot,
+    env: {
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      INBOX_EMAIL_DOMAIN: 'bench.test',
+      INBOX_RATE_LIMIT_PER_MINUTE: '0',
+      INBOX_API_KEYS: undefined,
+    },
+    timeoutMs: 60_000,
+    keepLogs: false,
+  });
+  try {
+    const inbox = (await (
+      await fetch(`${service.url}/v1/inboxes`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Bench', email_username: 'bench' }),
+      })
+    ).json()) as { id: string; email_address: string };
+
+    await ingest(service.url, 'warm-up', () => mailgunPost(inbox.email_address));
+    runs.push(await ingest(service.url, 'Mailgun multipart, no attachment', () => mailgunPost(inbox.email_address)));
+    runs.push(
+      await ingest(service.url, 'Mailgun multipart, 50 KB attachment', () =>
+        mailgunPost(inbox.email_address, { attachment: true }),
+      ),
+    );
+    await loopDelayP99(service.url);
+    const mixed = await ingest(service.url, 'no attachment, 1 in 20 a 1 MB HTML newsletter', (i) =>
+      mailgunPost(inbox.email_address, i % 20 === 0 ? { html: newsletter } : {}),
+    );
+    runs.push({ ...mixed, loopP99: await loopDelayP99(service.url) });
+    raw = await rawInserts(database.url, inbox.id);
+  } finally {
+    await service.stop();
+  }
+} finally {
+  await database.drop();
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+const cpu = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'})`;
+const format = (value: number) => value.toFixed(value < 10 ? 1 : 0);
+console.log(
+  [
+    `${seconds} s per run, ${connections} connections; ${cpu}; server, Postgres and autocannon on the same machine`,
+    '',
+    '| scenario | messages/s | p50 ms | p99 ms | event-loop delay p99 ms | responses |',
+    '|---|---:|---:|---:|---:|---|',
+    ...runs.map(
+      (run) =>
+        `| ${run.scenario} | ${format(run.perSecond)} | ${run.p50} | ${run.p99} | ${run.loopP99 === undefined ? '' : format(run.loopP99)} | ${run.statuses} |`,
+    ),
+    `| raw Postgres: the same rows with plain INSERTs (thread, message, search row; ${connections} connections) | ${format(raw)} | | | | |`,
+    '',
+    `Ingestion without attachment runs at ${((runs[0]!.perSecond / raw) * 100).toFixed(0)}% of the raw insert rate.`,
+  ].join('\n'),
+);

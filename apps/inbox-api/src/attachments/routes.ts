@@ -1,0 +1,68 @@
+import type { Api } from '@repo/http';
+import type { Deps } from '../deps.js';
+import { sendDownload } from './download.js';
+import {
+  attachmentContentQuery,
+  attachmentContentSchema,
+  attachmentPage,
+  attachmentParams,
+  attachmentSchema,
+  listAttachmentsQuery,
+} from './schemas.js';
+import { type AttachmentDeps, getAttachment, listAttachments, openAttachmentContent } from './service.js';
+
+export function attachmentRoutes(api: Api, deps: Deps): void {
+  const attachmentDeps: AttachmentDeps = {
+    db: deps.db,
+    storage: deps.storage,
+    links: {
+      baseUrl: deps.config.PUBLIC_BASE_URL,
+      secret: deps.downloadSecret,
+      ttlSeconds: deps.config.INBOX_DOWNLOAD_URL_TTL_SECONDS,
+    },
+    maxBase64Bytes: deps.config.INBOX_MAX_ATTACHMENT_BYTES,
+  };
+  api.route({
+    method: 'get',
+    path: '/v1/attachments',
+    summary: 'List attachments, newest first',
+    description:
+      'Needs `message_id`, `thread_id` or `inbox_id`; given together, an attachment must match all of them. ' +
+      'Each must name an existing record (404 otherwise). `limit` is 100 by default, at most 200.',
+    query: listAttachmentsQuery,
+    response: attachmentPage,
+    errors: [404],
+    handler: ({ query }) => listAttachments(deps.db, query),
+  });
+  api.route({
+    method: 'get',
+    path: '/v1/attachments/{attachment_id}',
+    summary: 'Get an attachment’s metadata and download link',
+    params: attachmentParams,
+    response: attachmentSchema,
+    errors: [404],
+    // Without PUBLIC_BASE_URL, links lead where this request was sent (PORT may be 0: any free one).
+    handler: ({ params, req }) =>
+      getAttachment(attachmentDeps, params.attachment_id, { requestBaseUrl: `${req.protocol}://${req.get('host')}` }),
+  });
+  api.route({
+    method: 'get',
+    path: '/v1/attachments/{attachment_id}/content',
+    summary: 'Download an attachment',
+    description:
+      '`format=binary` (default) answers the bytes with their Content-Type, Content-Length, an ETag and ' +
+      '`Content-Disposition: attachment`; `format=base64` answers JSON (attachments up to INBOX_MAX_ATTACHMENT_BYTES, 413 beyond). ' +
+      'With the `token` and `expires` of a `download_url` no API key is needed; a missing, wrong or expired link is 403. ' +
+      'Content in local or database storage needs the link; content in Cloud Storage opens with the API key alone too.',
+    params: attachmentParams,
+    query: attachmentContentQuery,
+    response: attachmentContentSchema,
+    errors: [403, 404, 413],
+    handler: async ({ params, query, req, res }) => {
+      const download = await openAttachmentContent(attachmentDeps, params.attachment_id, query);
+      if (download.format === 'base64') return download.body;
+      await sendDownload(req, res, download, deps.logger);
+      return undefined;
+    },
+  });
+}

@@ -1,0 +1,137 @@
+import { NotFoundError, PayloadTooLargeError } from '@repo/errors';
+import type { ObjectStorage, OpenedObject } from '@repo/storage';
+import type { Database } from '../database.js';
+import type { Attachment, Prisma } from '../generated/prisma/client.js';
+import { findInbox } from '../inboxes/service.js';
+import { isUuid } from '../shared/ids.js';
+import { page, type Page } from '../shared/schemas.js';
+import { findThread } from '../threads/service.js';
+import { checkDownloadToken, type DownloadLinks, servableContentType, signedDownloadUrl } from './download.js';
+import type {
+  AttachmentContent,
+  AttachmentContentQuery,
+  AttachmentListItem,
+  AttachmentResponse,
+  ListAttachmentsQuery,
+} from './schemas.js';
+
+export interface AttachmentDeps {
+  db: Database;
+  storage: ObjectStorage;
+  links: DownloadLinks;
+  /** Largest attachment answered as base64 JSON (INBOX_MAX_ATTACHMENT_BYTES); larger ones only as bytes. */
+  maxBase64Bytes: number;
+}
+
+/** Newest first. Every filter must name a record that exists (404 otherwise); together they narrow. */
+export async function listAttachments(db: Database, query: ListAttachmentsQuery): Promise<Page<AttachmentListItem>> {
+  if (query.inbox_id !== undefined) await findInbox(db, query.inbox_id);
+  if (query.thread_id !== undefined) await findThread(db, { threadId: query.thread_id });
+  if (query.message_id !== undefined) await requireMessage(db, query.message_id);
+  const where: Prisma.AttachmentWhereInput = {
+    ...(query.inbox_id !== undefined && { inboxId: query.inbox_id }),
+    ...(query.thread_id !== undefined && { threadId: query.thread_id }),
+    ...(query.message_id !== undefined && { messageId: query.message_id }),
+  };
+  const [attachments, total] = await Promise.all([
+    db.attachment.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
+    db.attachment.count({ where }),
+  ]);
+  return page(attachments.map(toListItem), total);
+}
+
+/**
+ * The metadata view, with a download link that works for INBOX_DOWNLOAD_URL_TTL_SECONDS. Links to content the app
+ * holds itself start with PUBLIC_BASE_URL, else with `requestBaseUrl`, the address the client used.
+ */
+export async function getAttachment(
+  deps: AttachmentDeps,
+  attachmentId: string,
+  options: { requestBaseUrl: string },
+): Promise<AttachmentResponse> {
+  const attachment = await findAttachment(deps.db, attachmentId);
+  const presigned = await deps.storage.presignedDownloadUrl(attachment.storageKey, {
+    expiresInSeconds: deps.links.ttlSeconds,
+    filename: attachment.filename,
+    contentType: servableContentType(attachment.contentType),
+  });
+  return {
+    ...toListItem(attachment),
+    disposition: attachment.disposition,
+    storage_backend: attachment.storageBackend,
+    content_hash: attachment.contentHash,
+    download_url:
+      presigned ?? signedDownloadUrl(attachment.id, { ...deps.links, baseUrl: deps.links.baseUrl ?? options.requestBaseUrl }),
+  };
+}
+
+export type Download =
+  { format: 'base64'; body: AttachmentContent } | { format: 'binary'; file: Attachment; opened: OpenedObject };
+
+/**
+ * The content of an attachment, base64 in JSON or opened for streaming. Content the app serves
+ * itself (local and database storage) opens only with its download link's token; content in
+ * Cloud Storage opens with the API key as well (its download_url leads to the bucket).
+ */
+export async function openAttachmentContent(
+  deps: AttachmentDeps,
+  attachmentId: string,
+  query: AttachmentContentQuery,
+): Promise<Download> {
+  const signed = query.token !== undefined || query.expires !== undefined;
+  // Before the look-up: a caller without an API key learns nothing of which ids exist.
+  if (signed) checkDownloadToken(attachmentId, query, deps.links.secret);
+  const attachment = await findAttachment(deps.db, attachmentId);
+  // Without a link (the API key was checked), only Cloud Storage content opens: others answer 403.
+  if (!signed && attachment.storageBackend !== 'gcs') checkDownloadToken(attachmentId, query, deps.links.secret);
+
+  if (query.format === 'binary') {
+    return { format: 'binary', file: attachment, opened: await stored(attachment, (key) => deps.storage.open(key)) };
+  }
+  if (attachment.size > deps.maxBase64Bytes) {
+    throw new PayloadTooLargeError(`The attachment is larger than ${deps.maxBase64Bytes} bytes: download it with format=binary`, {
+      size: attachment.size,
+      limit_bytes: deps.maxBase64Bytes,
+    });
+  }
+  const content = await stored(attachment, (key) => deps.storage.get(key));
+  return {
+    format: 'base64',
+    body: { content: content.toString('base64'), content_type: attachment.contentType, filename: attachment.filename },
+  };
+}
+
+/** The attachment, or 404; so is one of an inbox being deleted. */
+async function findAttachment(db: Database, attachmentId: string): Promise<Attachment> {
+  const attachment = isUuid(attachmentId)
+    ? await db.attachment.findFirst({ where: { id: attachmentId, message: { inbox: { deletedAt: null } } } })
+    : null;
+  if (!attachment) throw new NotFoundError('Attachment not found', { attachment_id: attachmentId });
+  return attachment;
+}
+
+async function requireMessage(db: Database, messageId: string): Promise<void> {
+  const found = isUuid(messageId) && (await db.message.count({ where: { id: messageId, inbox: { deletedAt: null } } })) > 0;
+  if (!found) throw new NotFoundError('Message not found', { message_id: messageId });
+}
+
+/** Reads the attachment's object; one that is gone is reported by attachment, not by its internal key. */
+async function stored<T>(attachment: Attachment, read: (key: string) => Promise<T>): Promise<T> {
+  try {
+    return await read(attachment.storageKey);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    throw new NotFoundError('The content of this attachment is missing from storage', { attachment_id: attachment.id });
+  }
+}
+
+function toListItem(attachment: Attachment): AttachmentListItem {
+  return {
+    id: attachment.id,
+    message_id: attachment.messageId,
+    filename: attachment.filename,
+    content_type: attachment.contentType,
+    size: attachment.size,
+    created_at: attachment.createdAt.toISOString(),
+  };
+}

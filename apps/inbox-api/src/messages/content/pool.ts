@@ -1,0 +1,189 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { ServiceUnavailableError, ValidationError } from '@repo/errors';
+import { type ContentTask, type MessageContent, runTask } from './message.js';
+
+/*
+ * Rendering and cleaning run in worker threads, so that a large or hostile body never holds the
+ * event loop: the main thread only posts the body and receives the result. Ordinary mail, below
+ * `inlineBelowBytes`, is done inline, where a worker's round trip would cost more than the work.
+ */
+
+export interface ContentPoolOptions {
+  /** Workers at most; each is started when a task first needs it. */
+  threads: number;
+  /** A task running longer is stopped (its worker with it) and rejected with ContentTooComplexError. */
+  timeoutMs: number;
+  /** Bodies smaller than this (UTF-8 bytes of the Markdown, or of html + text) are done inline. */
+  inlineBelowBytes: number;
+}
+
+export interface RenderedMessage extends MessageContent {
+  html: string;
+  text: string;
+}
+
+export interface ContentPool {
+  renderMessage(markdown: string): Promise<RenderedMessage>;
+  cleanMessage(body: { html: string; text: string }): Promise<MessageContent>;
+  /** Rejects the tasks not finished and stops the workers. */
+  close(): Promise<void>;
+}
+
+/** A body whose rendering or cleaning took longer than the pool allows: the client's to simplify. */
+export class ContentTooComplexError extends ValidationError {
+  constructor(timeoutMs: number) {
+    const message = `The message body could not be processed within ${timeoutMs} ms`;
+    super([{ loc: ['body', 'body'], msg: message, type: 'content_too_complex' }], message);
+  }
+}
+
+interface Job {
+  task: ContentTask;
+  resolve: (result: MessageContent) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Thread {
+  worker: Worker;
+  ready: boolean;
+  job: Job | undefined;
+  timer: NodeJS.Timeout | undefined;
+  /** The uncaught error that is stopping the worker, if any. */
+  error: unknown;
+}
+
+export function createContentPool(options: ContentPoolOptions): ContentPool {
+  const threads: Thread[] = [];
+  const queue: Job[] = [];
+  let closed = false;
+
+  const run = (task: ContentTask, bytes: number): Promise<MessageContent> => {
+    if (closed) return Promise.reject(shuttingDown());
+    // What runTask throws rejects the promise.
+    if (bytes < options.inlineBelowBytes) return new Promise((resolve) => resolve(runTask(task)));
+    return new Promise((resolve, reject) => {
+      queue.push({ task, resolve, reject });
+      dispatch();
+    });
+  };
+
+  /** Gives queued jobs, oldest first, to ready idle workers, and starts workers for the rest. */
+  const dispatch = () => {
+    for (const thread of threads) {
+      if (queue.length === 0) return;
+      if (thread.ready && !thread.job) assign(thread, queue.shift()!);
+    }
+    let starting = threads.filter((thread) => !thread.ready).length;
+    while (starting < queue.length && threads.length < options.threads) {
+      try {
+        threads.push(start());
+        starting++;
+      } catch (error) {
+        queue.shift()!.reject(error);
+      }
+    }
+  };
+
+  const assign = (thread: Thread, job: Job) => {
+    thread.job = job;
+    thread.worker.ref();
+    thread.worker.postMessage({ task: job.task });
+    thread.timer = setTimeout(() => {
+      void stop(thread);
+      job.reject(new ContentTooComplexError(options.timeoutMs));
+      dispatch();
+    }, options.timeoutMs);
+  };
+
+  const finish = (thread: Thread) => {
+    clearTimeout(thread.timer);
+    const job = thread.job!;
+    thread.job = undefined;
+    // An idle worker does not keep the process alive.
+    thread.worker.unref();
+    return job;
+  };
+
+  /** Forgets a worker and terminates it: what it would still say is not heard. */
+  const stop = (thread: Thread) => {
+    clearTimeout(thread.timer);
+    thread.job = undefined;
+    threads.splice(threads.indexOf(thread), 1);
+    return thread.worker.terminate();
+  };
+
+  const start = (): Thread => {
+    const { url, execArgv } = workerModule();
+    const thread: Thread = {
+      worker: new Worker(url, { execArgv }),
+      ready: false,
+      job: undefined,
+      timer: undefined,
+      error: undefined,
+    };
+    const { worker } = thread;
+    worker.on('message', (message: 'ready' | { result: MessageContent } | { error: string }) => {
+      if (message === 'ready') {
+        thread.ready = true;
+        worker.unref();
+      } else if (thread.job) {
+        const job = finish(thread);
+        if ('result' in message) job.resolve(message.result);
+        else job.reject(new Error(message.error));
+      }
+      dispatch();
+    });
+    worker.on('error', (error) => {
+      thread.error = error;
+    });
+    worker.on('exit', (code) => {
+      if (!threads.includes(thread)) return; // stopped on purpose
+      threads.splice(threads.indexOf(thread), 1);
+      const error = thread.error ?? new Error(`A content worker stopped with exit code ${code}`);
+      // A crash fails its own task; a worker that could not start fails the oldest waiting one,
+      // so that a broken install answers errors rather than starting workers forever.
+      if (thread.job) finish(thread).reject(error);
+      else if (!thread.ready) queue.shift()?.reject(error);
+      dispatch();
+    });
+    return thread;
+  };
+
+  return {
+    renderMessage: (markdown) => run({ kind: 'render', markdown }, Buffer.byteLength(markdown)) as Promise<RenderedMessage>,
+    cleanMessage: (body) =>
+      run(
+        { kind: 'clean', body: { html: body.html, text: body.text } },
+        Buffer.byteLength(body.html) + Buffer.byteLength(body.text),
+      ),
+    close: async () => {
+      closed = true;
+      for (const job of queue.splice(0)) job.reject(shuttingDown());
+      await Promise.all(
+        [...threads].map((thread) => {
+          thread.job?.reject(shuttingDown());
+          return stop(thread);
+        }),
+      );
+    },
+  };
+}
+
+function shuttingDown(): ServiceUnavailableError {
+  return new ServiceUnavailableError('Message content cannot be processed: the service is shutting down');
+}
+
+/**
+ * worker.ts or worker.js beside this module, as the app runs from its TypeScript sources (tsx,
+ * jest) or from dist/. TypeScript is loaded through tsx's loader, resolved from here so that the
+ * working directory does not matter.
+ */
+function workerModule(): { url: URL; execArgv: string[] } {
+  const extension = path.extname(fileURLToPath(import.meta.url));
+  const url = new URL(`./worker${extension}`, import.meta.url);
+  if (extension !== '.ts') return { url, execArgv: [] };
+  return { url, execArgv: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] };
+}

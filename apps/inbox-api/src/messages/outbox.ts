@@ -1,0 +1,108 @@
+/**
+ * The outbox. An outbound message is recorded `sending` before the transport is called, with a
+ * lease: the time until which the sending process owns it. After the transport it becomes `sent`
+ * (its Idempotency-Key keeps the answer to replay) or `failed` (the key is released, so the client
+ * may try again). A send still `sending` past its lease was interrupted (its process stopped) and
+ * is resolved by the reconciler. `metadata.delivery` tells clients where a message stands.
+ */
+import type { Database } from '../database.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { SendResult } from './schemas.js';
+
+export type DeliveryStatus = 'sending' | 'sent' | 'failed';
+
+/** `metadata.delivery` of an outbound message, as the API shows it (a type, so that it is JSON to Prisma). */
+export type Delivery = {
+  status: DeliveryStatus;
+  /** The transport that sends it: local, smtp, mailgun, sendgrid or ses. */
+  provider: string;
+  /** Why it failed: the provider's answer, or that the outcome could not be known. */
+  reason?: string;
+  updated_at: string;
+};
+
+type Transaction = Prisma.TransactionClient | Database;
+
+/** What a send's outcome writes into the message's metadata. Pure. */
+export function deliveryMetadata(
+  status: DeliveryStatus,
+  options: { provider: string; reason?: string; at: Date },
+): { delivery: Delivery } {
+  return {
+    delivery: {
+      status,
+      provider: options.provider,
+      ...(options.reason !== undefined && { reason: options.reason }),
+      updated_at: options.at.toISOString(),
+    },
+  };
+}
+
+/**
+ * How an interrupted send ends, from what the transport can tell about it afterwards: `sent` when
+ * it confirms the message was handed over; otherwise `failed`, since sending it again could
+ * deliver it twice. Pure.
+ */
+export function interruptedOutcome(
+  provider: string,
+  confirmation: 'sent' | 'unknown',
+): { status: 'sent' | 'failed'; reason?: string } {
+  if (confirmation === 'sent') return { status: 'sent' };
+  return {
+    status: 'failed',
+    reason:
+      `The service stopped while handing the message to ${provider}; ${provider} cannot tell whether it took the ` +
+      'message, so it is not sent again. Send it anew if the recipients did not get it.',
+  };
+}
+
+/** The end of a lease that starts now, in the database's clock (replicas' clocks may differ). */
+export function leaseEnd(tx: Transaction, leaseSeconds: number): Promise<Date> {
+  return tx.$queryRaw<{ until: Date }[]>`SELECT now() + make_interval(secs => ${leaseSeconds}) AS until`.then(
+    ([row]) => row!.until,
+  );
+}
+
+/**
+ * Marks a send delivered: `sent`, with the Message-ID the provider delivered it under (SES
+ * replaces ours), and completes its Idempotency-Key with `result`. A send the reconciler had
+ * already given up on is marked sent all the same: the transport's answer is the truth.
+ */
+export async function markSent(
+  db: Database,
+  send: { messageId: string; provider: string; providerMessageId: string; result: SendResult },
+): Promise<void> {
+  const now = new Date();
+  await db.$transaction([
+    // updateMany: the inbox (and the message with it) may have been deleted meanwhile.
+    db.message.updateMany({
+      where: { id: send.messageId },
+      data: {
+        status: 'sent',
+        leaseUntil: null,
+        providerMessageId: send.providerMessageId,
+        metadata: deliveryMetadata('sent', { provider: send.provider, at: now }),
+      },
+    }),
+    db.idempotencyKey.updateMany({
+      where: { messageId: send.messageId },
+      data: { response: send.result, completedAt: now },
+    }),
+  ]);
+}
+
+/** Marks a send failed with `reason`, and releases its Idempotency-Key so the client may try again. */
+export async function markFailed(db: Database, send: { messageId: string; provider: string; reason: string }): Promise<void> {
+  await db.$transaction([
+    db.message.updateMany({
+      // Never over a `sent`: a late failure report cannot undo a delivery.
+      where: { id: send.messageId, status: { not: 'sent' } },
+      data: {
+        status: 'failed',
+        leaseUntil: null,
+        metadata: deliveryMetadata('failed', { provider: send.provider, reason: send.reason, at: new Date() }),
+      },
+    }),
+    db.idempotencyKey.deleteMany({ where: { messageId: send.messageId, completedAt: null } }),
+  ]);
+}

@@ -1,0 +1,18 @@
+import type { InboundMail } from '../messages/receive.js';
+import type { Verdicts } from './verdicts.js';
+
+export type Provider = 'sendgrid' | 'mailgun' | 'ses';
+
+/** One e-mail as a provider's webhook delivers it: what ingest.ts needs, whichever provider it came from. */
+export interface InboundDelivery {
+  provider: Provider;
+  /** The provider's id of the delivery, for logs (SES and SNS message ids, Mailgun's token). */
+  reference?: string;
+  mail: InboundMail;
+  /** Envelope recipients (RCPT TO), which may differ from To and Cc (Bcc, forwarding). */
+  recipients: string[];
+  verdicts: Verdicts;
+}
+
+/** What a provider's request comes to: an e-mail to store, or a request the provider module has answered itself. */
+export type ProviderOutcome = { delivery: InboundDelivery } | { handled: Record<string, unknown> };

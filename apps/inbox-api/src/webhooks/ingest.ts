@@ -1,0 +1,117 @@
+import { NotFoundError } from '@repo/errors';
+import type { Logger } from '@repo/http';
+import { Counter, type Registry } from 'prom-client';
+import type { ContentPool } from '../messages/content/index.js';
+import { type ReceiveDeps, receiveMessage } from '../messages/receive.js';
+import { parseMessageIds } from '../threads/threading.js';
+import type { InboundDelivery } from './delivery.js';
+import { contentMessageId } from './mime.js';
+import { authenticationOf, judge } from './verdicts.js';
+
+/*
+ * The one inbound path: every provider's webhook ends here with an InboundDelivery. The mail is
+ * judged (a virus verdict drops it; spam and unauthenticated senders are labelled), routed to
+ * each recipient that is an inbox of this service, cleaned once, and stored once per inbox.
+ * The webhook answers 2xx only after this resolves, that is after every copy is committed; a
+ * failure leaves nothing half-stored, and the provider's retry then stores what is missing once.
+ */
+
+export type InboundOutcome = 'stored' | 'duplicate' | 'unrouted' | 'virus';
+
+export interface InboundMetrics {
+  messages: Counter<'provider' | 'outcome'>;
+}
+
+/** The counters of inbound mail, registered once per registry (an app built twice on one registry shares them). */
+export function inboundMetrics(registry: Registry): InboundMetrics {
+  const existing = registry.getSingleMetric('inbox_inbound_messages_total');
+  if (existing) return { messages: existing as Counter<'provider' | 'outcome'> };
+  return {
+    messages: new Counter({
+      name: 'inbox_inbound_messages_total',
+      help: 'Inbound messages by provider and outcome: stored (per inbox), duplicate (a redelivery), unrouted (a recipient of our domain with no inbox), virus (dropped)',
+      labelNames: ['provider', 'outcome'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export interface IngestDeps extends ReceiveDeps {
+  content: ContentPool;
+  logger: Logger;
+  metrics: InboundMetrics;
+}
+
+/** The webhook's answer (a type, so that it is a JSON record). */
+export type IngestResult = {
+  /** One entry per inbox the message was for. */
+  messages: { inbox_id: string; message_id: string; thread_id: string; duplicate: boolean }[];
+  /** Recipients of this service's domain that are no inbox. */
+  unrouted: string[];
+  /** Why nothing was stored, when nothing was. */
+  dropped?: 'virus' | 'no_inbox';
+};
+
+export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promise<IngestResult> {
+  const count = (outcome: InboundOutcome, by = 1) => deps.metrics.messages.inc({ provider: delivery.provider, outcome }, by);
+  const { mail } = delivery;
+  const domain = `@${deps.emailDomain.toLowerCase()}`;
+  const recipients = [
+    ...new Set([...delivery.recipients, ...mail.to, ...mail.cc].map((address) => address.trim().toLowerCase())),
+  ];
+  const ours = recipients.filter((address) => address.endsWith(domain));
+  const inboxes = ours.length
+    ? await deps.db.inbox.findMany({ where: { emailAddress: { in: ours }, deletedAt: null }, orderBy: { emailAddress: 'asc' } })
+    : [];
+  const unrouted = ours.filter((address) => !inboxes.some((inbox) => inbox.emailAddress === address));
+  if (unrouted.length > 0) count('unrouted', unrouted.length);
+
+  const verdict = judge(delivery.verdicts);
+  if (!verdict.store) {
+    count('virus');
+    deps.logger.warn({ provider: delivery.provider, reference: delivery.reference }, 'dropped inbound mail with a virus verdict');
+    return { messages: [], unrouted, dropped: 'virus' };
+  }
+  if (inboxes.length === 0) {
+    deps.logger.info({ provider: delivery.provider, reference: delivery.reference, recipients }, 'inbound mail for no inbox');
+    return { messages: [], unrouted, dropped: 'no_inbox' };
+  }
+
+  // Without a Message-ID, one derived from the content still recognises the provider's redelivery.
+  const stored = { ...mail, messageId: mail.messageId ?? contentMessageId(mail, deps.emailDomain) };
+  const messages: IngestResult['messages'] = [];
+  // A redelivery (providers retry) is answered without cleaning the body again.
+  const earlier = await deps.db.message.findMany({
+    where: {
+      inboxId: { in: inboxes.map((inbox) => inbox.id) },
+      direction: 'inbound',
+      providerMessageId: parseMessageIds(stored.messageId)[0] ?? '',
+    },
+    select: { id: true, inboxId: true, threadId: true },
+  });
+  for (const message of earlier) {
+    count('duplicate');
+    messages.push({ inbox_id: message.inboxId, message_id: message.id, thread_id: message.threadId, duplicate: true });
+  }
+  const pending = inboxes.filter((inbox) => !earlier.some((message) => message.inboxId === inbox.id));
+  if (pending.length === 0) return { messages, unrouted };
+
+  const content = await deps.content.cleanMessage({ html: mail.html, text: mail.text });
+  const notes = {
+    labels: verdict.labels,
+    metadata: { authentication: { ...authenticationOf(delivery.provider, delivery.verdicts) } },
+  };
+  for (const inbox of pending) {
+    try {
+      const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, notes);
+      count(duplicate ? 'duplicate' : 'stored');
+      messages.push({ inbox_id: inbox.id, message_id: message.id, thread_id: message.threadId, duplicate });
+    } catch (error) {
+      // Deleted since it was looked up: as if it had not existed.
+      if (!(error instanceof NotFoundError)) throw error;
+      count('unrouted');
+      unrouted.push(inbox.emailAddress);
+    }
+  }
+  return { messages, unrouted };
+}

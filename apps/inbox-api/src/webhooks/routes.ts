@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { UnauthorizedError } from '@repo/errors';
+import type { Api } from '@repo/http';
+import type { Deps } from '../deps.js';
+import { type BodyLimits, readWebhookBody, type WebhookBody } from './body.js';
+import type { InboundDelivery } from './delivery.js';
+import { ingest, type IngestDeps, inboundMetrics } from './ingest.js';
+import { mailgunDelivery, mailgunSignatureOf } from './providers/mailgun.js';
+import { sendgridDelivery } from './providers/sendgrid.js';
+import { type SesDeps, sesOutcome } from './providers/ses.js';
+import { claimWebhookToken, releaseWebhookToken } from './replay.js';
+import { createSnsVerifier } from './sns.js';
+import { checkMailgunSignature, checkSendgridSecret } from './verify.js';
+
+const webhookResult = z
+  .object({
+    messages: z
+      .array(z.object({ inbox_id: z.string(), message_id: z.string(), thread_id: z.string(), duplicate: z.boolean() }))
+      .optional(),
+    unrouted: z.array(z.string()).optional(),
+    dropped: z.enum(['virus', 'no_inbox']).optional(),
+  })
+  .catchall(z.unknown())
+  .meta({ id: 'WebhookResult' });
+
+const DESCRIPTION =
+  'Called by the provider, not by API clients. Answers 200 once the message is stored in every inbox it is addressed ' +
+  'to (a redelivery stores nothing new); mail for addresses with no inbox is answered 200 too, so that the provider stops retrying.';
+
+/** The three inbound webhooks (contract.md): paths are not versioned, and need no API key (each provider authenticates its own way). */
+export function webhookRoutes(api: Api, deps: Deps): void {
+  const { config } = deps;
+  const ingestDeps: IngestDeps = {
+    ...deps,
+    emailDomain: config.INBOX_EMAIL_DOMAIN,
+    leaseSeconds: config.INBOX_SEND_LEASE_SECONDS,
+    metrics: inboundMetrics(deps.metrics.registry),
+  };
+  // Raw MIME carries attachments base64-encoded (4 bytes per 3), besides the text.
+  const limits: BodyLimits = { totalBytes: Math.ceil((config.INBOX_MAX_ATTACHMENT_BYTES * 4) / 3) + 5 * 1024 * 1024, files: 100 };
+  const sesDeps: SesDeps = {
+    sns: createSnsVerifier({ topicArns: config.SES_SNS_TOPIC_ARNS ?? [], trustedUrlPrefix: config.TEST_SNS_URL_PREFIX }),
+    verifySignatures: config.SES_SNS_TOPIC_ARNS !== undefined,
+    s3: s3Location(config),
+    logger: deps.logger,
+  };
+  warnWhenOpen(deps);
+  const store = (delivery: InboundDelivery) => ingest(ingestDeps, delivery);
+
+  api.route({
+    method: 'post',
+    path: '/webhooks/sendgrid',
+    summary: 'Inbound mail from SendGrid Inbound Parse (parsed fields or raw MIME)',
+    description: `${DESCRIPTION} With SENDGRID_INBOUND_TOKEN set, the URL carries it as \`?token=\` or as the basic-auth password (401 otherwise).`,
+    tags: ['webhooks'],
+    query: z.object({ token: z.string().optional() }),
+    response: webhookResult,
+    errors: [401, 413, 415],
+    handler: async ({ req, query }) => {
+      const secret = config.SENDGRID_INBOUND_TOKEN;
+      if (secret && !checkSendgridSecret({ queryToken: query.token, authorization: req.get('authorization') }, secret)) {
+        throw new UnauthorizedError('Missing or wrong SendGrid webhook secret (?token= or basic auth)');
+      }
+      return store(await sendgridDelivery(await readWebhookBody(req, limits)));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/webhooks/mailgun',
+    summary: 'Inbound mail from a Mailgun route (parsed fields or body-mime)',
+    description: `${DESCRIPTION} With MAILGUN_WEBHOOK_SIGNING_KEY set, the request needs a valid signature of the last 5 minutes whose token was not used before (401 otherwise).`,
+    tags: ['webhooks'],
+    response: webhookResult,
+    errors: [401, 413, 415],
+    handler: async ({ req }) => {
+      const body = await readWebhookBody(req, limits);
+      const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
+      if (!key) return store(await mailgunDelivery(body));
+      const token = await verifiedMailgunToken(body, key);
+      try {
+        return await store(await mailgunDelivery(body));
+      } catch (error) {
+        // Not processed: the provider's retry of this request is no replay.
+        await releaseWebhookToken(deps.db, token);
+        throw error;
+      }
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/webhooks/ses',
+    summary: 'Inbound mail from Amazon SES through Amazon SNS',
+    description:
+      `${DESCRIPTION} SubscriptionConfirmation is confirmed by fetching its SubscribeURL (SNS hosts of AWS only). ` +
+      'With SES_SNS_TOPIC_ARNS set, messages of other topics are refused (403) and signatures are checked (401).',
+    tags: ['webhooks'],
+    response: webhookResult,
+    errors: [401, 403, 413, 415, 502],
+    handler: async ({ req }) => {
+      const outcome = await sesOutcome(await readWebhookBody(req, limits), sesDeps);
+      return 'handled' in outcome ? outcome.handled : store(outcome.delivery);
+    },
+  });
+
+  async function verifiedMailgunToken(body: WebhookBody, key: string): Promise<string> {
+    const signature = mailgunSignatureOf(body);
+    if (!signature) throw new UnauthorizedError('The Mailgun signature (timestamp, token, signature) is missing');
+    const check = checkMailgunSignature(signature, { signingKey: key, now: new Date() });
+    if (!check.valid) throw new UnauthorizedError(check.reason);
+    if (!(await claimWebhookToken(deps.db, signature.token, Number(signature.timestamp)))) {
+      throw new UnauthorizedError('This Mailgun token was used before: the request is a replay');
+    }
+    return signature.token;
+  }
+}
+
+function s3Location(config: Deps['config']): SesDeps['s3'] {
+  const region = config.SES_S3_REGION ?? config.SES_REGION;
+  const accessKeyId = config.SES_S3_ACCESS_KEY_ID ?? config.SES_ACCESS_KEY_ID;
+  const secretAccessKey = config.SES_S3_SECRET_ACCESS_KEY ?? config.SES_SECRET_ACCESS_KEY;
+  if (!region || !accessKeyId || !secretAccessKey) return undefined;
+  return { region, credentials: { accessKeyId, secretAccessKey }, endpoint: config.SES_S3_ENDPOINT };
+}
+
+function warnWhenOpen({ config, logger }: Deps): void {
+  const open = [
+    !config.SENDGRID_INBOUND_TOKEN && '/webhooks/sendgrid (set SENDGRID_INBOUND_TOKEN)',
+    !config.MAILGUN_WEBHOOK_SIGNING_KEY && '/webhooks/mailgun (set MAILGUN_WEBHOOK_SIGNING_KEY)',
+    !config.SES_SNS_TOPIC_ARNS && '/webhooks/ses (set SES_SNS_TOPIC_ARNS)',
+  ].filter(Boolean);
+  if (open.length > 0) logger.warn({ webhooks: open }, 'inbound webhooks accept unsigned requests: anyone can post mail to them');
+}

@@ -1,0 +1,49 @@
+import { type z } from 'zod';
+import { setting } from '@repo/config';
+
+/** Environment variables of the inbound webhooks: each provider's secret, and where SES keeps large mail. */
+export function webhookSettings() {
+  return {
+    MAILGUN_WEBHOOK_SIGNING_KEY: setting
+      .string()
+      .optional()
+      .describe(
+        'Mailgun webhook signing key: `POST /webhooks/mailgun` then needs a valid signature no older than 5 minutes, and refuses a token seen before. Unset: unsigned requests are accepted (a warning at start-up).',
+      ),
+    SENDGRID_INBOUND_TOKEN: setting
+      .string()
+      .optional()
+      .describe(
+        'Secret of the SendGrid Inbound Parse URL: `POST /webhooks/sendgrid` then needs it as `?token=` or as the basic-auth password. Unset: open (a warning at start-up).',
+      ),
+    SES_SNS_TOPIC_ARNS: setting
+      .list()
+      .optional()
+      .describe(
+        'SNS topics whose messages `POST /webhooks/ses` accepts, comma-separated; their signatures are then checked. Unset: unsigned messages of any topic are accepted (a warning at start-up).',
+      ),
+    SES_S3_REGION: setting
+      .string()
+      .optional()
+      .describe('Region of the S3 bucket where SES stores mail too large for SNS. Default: SES_REGION.'),
+    SES_S3_ACCESS_KEY_ID: setting
+      .string()
+      .optional()
+      .describe('Access key id allowed `s3:GetObject` on that bucket. Default: SES_ACCESS_KEY_ID.'),
+    SES_S3_SECRET_ACCESS_KEY: setting.string().optional().describe('Its secret access key. Default: SES_SECRET_ACCESS_KEY.'),
+    SES_S3_ENDPOINT: setting
+      .url()
+      .optional()
+      .describe(
+        'S3 endpoint, for S3-compatible stores (path-style requests). Default: `https://<bucket>.s3.<region>.amazonaws.com`.',
+      ),
+    TEST_SNS_URL_PREFIX: setting
+      .string()
+      .optional()
+      .describe(
+        'Tests only: SigningCertURL and SubscribeURL values starting with this prefix are trusted like SNS hosts of AWS. Never set in production.',
+      ),
+  };
+}
+
+export type WebhookSettings = z.output<z.ZodObject<ReturnType<typeof webhookSettings>>>;

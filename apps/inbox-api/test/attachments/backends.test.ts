@@ -1,0 +1,226 @@
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { loadConfig } from '@repo/config';
+import { connectDatabase } from '@repo/db';
+import { createLogger, createMetrics } from '@repo/http';
+import { describeObjectStorageContract } from '../../../../packages/storage/test/contract.js';
+import { type FakeGcs, startFakeGcs } from '../../../../packages/storage/test/fake-gcs.js';
+import { buildApp } from '../../src/app.js';
+import { configSchema } from '../../src/config.js';
+import { createDatabaseClient } from '../../src/database.js';
+import { createDeps } from '../../src/deps.js';
+import { migrationsDir } from '../../src/paths.js';
+import { reconcile } from '../../src/reconciler.js';
+import { createTestContext, type TestContext } from '../context.js';
+import { download, pathOf, sendWithFiles, textFile } from './helpers.js';
+
+const sha256 = (data: Buffer) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
+
+async function createInbox(app: TestContext['app'], username: string, headers: Record<string, string> = {}) {
+  return (await request(app).post('/v1/inboxes').set(headers).send({ name: username, email_username: username }).expect(201))
+    .body as { id: string };
+}
+
+describe('STORAGE_BACKEND=database', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext({ STORAGE_BACKEND: 'database' });
+  });
+  afterAll(() => ctx.close());
+
+  // The contract suite of packages/storage, on the app's migrated table through its Prisma client.
+  describeObjectStorageContract('the app’s database storage', async () => {
+    await ctx.db.$executeRaw`TRUNCATE stored_objects`;
+    return ctx.deps.storage;
+  });
+
+  describe('through the API', () => {
+    beforeEach(() => ctx.db.$executeRaw`TRUNCATE stored_objects`);
+
+    it('stores attachments as rows and serves them through signed links', async () => {
+      const inbox = await createInbox(ctx.app, 'rows');
+      const large = randomBytes(6 * 1024 * 1024);
+      const sent = await sendWithFiles(ctx.app, {
+        inboxId: inbox.id,
+        files: [
+          textFile('small.txt', 'small'),
+          { filename: 'large.bin', content_type: 'application/octet-stream', content: large },
+        ],
+      });
+      const metadata = (await request(ctx.app).get(`/v1/attachments/${sent.attachments[1]!.id}`).expect(200)).body;
+      expect(metadata).toMatchObject({ storage_backend: 'database', content_hash: sha256(large), size: large.length });
+      expect(metadata.download_url).toMatch(/\/content\?token=[\w-]{43}&expires=\d+$/);
+      // Without PUBLIC_BASE_URL, the link leads to the address the client used.
+      const viaProxy = await request(ctx.app)
+        .get(`/v1/attachments/${sent.attachments[1]!.id}`)
+        .set('host', 'inbox.internal:8443')
+        .expect(200);
+      expect(viaProxy.body.download_url).toMatch(/^http:\/\/inbox\.internal:8443\/v1\/attachments\//);
+
+      const res = await download(ctx.app, pathOf(metadata.download_url)).expect(200);
+      expect(res.headers['content-length']).toBe(String(large.length));
+      expect(Buffer.compare(res.body as Buffer, large)).toBe(0);
+      const small = (await request(ctx.app).get(`/v1/attachments/${sent.attachments[0]!.id}`)).body;
+      expect(
+        (
+          await request(ctx.app)
+            .get(`${pathOf(small.download_url)}&format=base64`)
+            .expect(200)
+        ).body,
+      ).toEqual({
+        content: Buffer.from('small').toString('base64'),
+        content_type: 'text/plain',
+        filename: 'small.txt',
+      });
+      await request(ctx.app).get(`/v1/attachments/${sent.attachments[0]!.id}/content`).expect(403);
+
+      const rows = await ctx.db.storedObject.findMany({ select: { key: true, size: true, sha256: true } });
+      expect(rows.map((row) => `sha256:${row.sha256}`).sort()).toEqual([sha256(Buffer.from('small')), sha256(large)].sort());
+      expect(rows.every((row) => row.key.startsWith(`inboxes/${inbox.id}/attachments/`))).toBe(true);
+    });
+
+    it('removes an inbox’s rows with the inbox, and leaves other inboxes’ rows', async () => {
+      const leaving = await createInbox(ctx.app, 'leaving');
+      const staying = await createInbox(ctx.app, 'staying');
+      await sendWithFiles(ctx.app, { inboxId: leaving.id, files: [textFile('a.txt'), textFile('b.txt')] });
+      await sendWithFiles(ctx.app, { inboxId: staying.id, files: [textFile('c.txt')] });
+
+      await request(ctx.app).delete(`/v1/inboxes/${leaving.id}`).expect(204);
+      const keys = (await ctx.db.storedObject.findMany({ select: { key: true } })).map((row) => row.key);
+      expect(keys).toEqual([expect.stringMatching(new RegExp(`^inboxes/${staying.id}/attachments/`))]);
+    });
+
+    it('lets the reconciler remove rows whose record never came', async () => {
+      await ctx.deps.storage.put('inboxes/x/attachments/abandoned', Buffer.from('a'), { contentType: 'text/plain' });
+      await ctx.db.pendingObject.create({
+        data: { storageKey: 'inboxes/x/attachments/abandoned', expiresAt: new Date(Date.now() - 1000) },
+      });
+      expect((await reconcile({ ...ctx.deps, leaseSeconds: 60 })).objects).toBe(1);
+      expect(await ctx.db.storedObject.count()).toBe(0);
+      expect(await ctx.db.pendingObject.count()).toBe(0);
+    });
+  });
+});
+
+describe('STORAGE_BACKEND=database on the embedded database (no DATABASE_URL)', () => {
+  // What server.ts does without DATABASE_URL: PGlite, migrated, one pooled connection.
+  let dataDir: string;
+  let connection: Awaited<ReturnType<typeof connectDatabase>>;
+  let db: ReturnType<typeof createDatabaseClient>;
+  let app: TestContext['app'];
+  let deps: Awaited<ReturnType<typeof createDeps>>;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-api-embedded-'));
+    const logger = createLogger({ service: 'inbox-api', level: 'silent' });
+    connection = await connectDatabase({
+      dataDir,
+      migrationsDir,
+      migrateOnStart: false,
+      poolSize: 10,
+      extensions: ['pg_trgm', 'btree_gin'],
+      logger,
+    });
+    db = createDatabaseClient(connection.url, connection.poolSize);
+    const config = loadConfig(configSchema, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', STORAGE_BACKEND: 'database' });
+    deps = await createDeps(config, { db, logger, metrics: createMetrics({ service: 'inbox-api', collectDefault: false }) });
+    app = buildApp(deps.deps);
+  }, 120_000);
+  afterAll(async () => {
+    await deps.close();
+    await db.$disconnect();
+    await connection.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('stores, serves and reconciles attachments on its single connection', async () => {
+    const inbox = await createInbox(app, 'embedded');
+    const content = randomBytes(256 * 1024);
+    const sent = await sendWithFiles(app, {
+      inboxId: inbox.id,
+      files: [{ filename: 'data.bin', content_type: 'application/octet-stream', content }],
+    });
+    const { download_url: url, storage_backend: backend } = (await request(app).get(`/v1/attachments/${sent.attachments[0]!.id}`))
+      .body;
+    expect(backend).toBe('database');
+    expect(Buffer.compare((await download(app, pathOf(url)).expect(200)).body as Buffer, content)).toBe(0);
+
+    // Removing an abandoned object needs the connection the reconciler's own statements use.
+    await deps.deps.storage.put('inboxes/x/attachments/abandoned', Buffer.from('a'), { contentType: 'text/plain' });
+    await db.pendingObject.create({
+      data: { storageKey: 'inboxes/x/attachments/abandoned', expiresAt: new Date(Date.now() - 1000) },
+    });
+    expect((await reconcile({ ...deps.deps, leaseSeconds: 60 })).objects).toBe(1);
+    await expect(deps.deps.storage.get('inboxes/x/attachments/abandoned')).rejects.toMatchObject({ code: 'not_found' });
+  }, 60_000);
+});
+
+describe('STORAGE_BACKEND=gcs', () => {
+  const BUCKET = 'inbox-attachments';
+  const CLIENT_EMAIL = 'inbox-api@example-project.iam.gserviceaccount.com';
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  let gcs: FakeGcs;
+  let ctx: TestContext;
+  beforeAll(async () => {
+    gcs = await startFakeGcs({ bucket: BUCKET, clientEmail: CLIENT_EMAIL, publicKey });
+    ctx = await createTestContext({
+      STORAGE_BACKEND: 'gcs',
+      GCS_BUCKET: BUCKET,
+      GCS_API_ENDPOINT: gcs.url,
+      GCS_CREDENTIALS_JSON: JSON.stringify({
+        client_email: CLIENT_EMAIL,
+        private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      }),
+      INBOX_DOWNLOAD_URL_TTL_SECONDS: '900',
+    });
+  });
+  afterAll(async () => {
+    await ctx.close();
+    await gcs.close();
+  });
+
+  it('answers a V4 signed Cloud Storage URL as download_url', async () => {
+    const inbox = await createInbox(ctx.app, 'cloud');
+    const sent = await sendWithFiles(ctx.app, { inboxId: inbox.id, files: [textFile('Bericht "März".txt', 'hello')] });
+    const metadata = (await request(ctx.app).get(`/v1/attachments/${sent.attachments[0]!.id}`).expect(200)).body;
+    expect(metadata).toMatchObject({ storage_backend: 'gcs', content_hash: sha256(Buffer.from('hello')) });
+
+    const url = new URL(metadata.download_url);
+    const record = await ctx.db.attachment.findUniqueOrThrow({ where: { id: sent.attachments[0]!.id } });
+    expect(`${url.origin}${decodeURIComponent(url.pathname)}`).toBe(`${gcs.url}/${BUCKET}/${record.storageKey}`);
+    expect(Object.fromEntries(url.searchParams)).toMatchObject({
+      'X-Goog-Algorithm': 'GOOG4-RSA-SHA256',
+      'X-Goog-Expires': '900',
+      'X-Goog-Signature': expect.stringMatching(/^[0-9a-f]+$/),
+      'response-content-type': 'text/plain',
+      'response-content-disposition': `attachment; filename="Bericht _M_rz_.txt"; filename*=UTF-8''Bericht%20%22M%C3%A4rz%22.txt`,
+    });
+  });
+
+  it('streams the content from the bucket with the API key, no link needed', async () => {
+    const keyed = await ctx.replica({ INBOX_API_KEYS: 'key-one' });
+    try {
+      const key = { authorization: 'Bearer key-one' };
+      const inbox = await createInbox(keyed.app, 'cloud-keyed', key);
+      const large = randomBytes(5 * 1024 * 1024);
+      const sent = await sendWithFiles(keyed.app, {
+        inboxId: inbox.id,
+        files: [{ filename: 'large.bin', content_type: 'application/octet-stream', content: large }],
+        headers: key,
+      });
+      const content = `/v1/attachments/${sent.attachments[0]!.id}/content`;
+
+      const res = await download(keyed.app, content, key).expect(200);
+      expect(res.headers).toMatchObject({ 'content-length': String(large.length), 'content-type': 'application/octet-stream' });
+      expect(Buffer.compare(res.body as Buffer, large)).toBe(0);
+      const base64 = (await request(keyed.app).get(`${content}?format=base64`).set(key).expect(200)).body;
+      expect(Buffer.from(base64.content, 'base64').equals(large)).toBe(true);
+      expect((await request(keyed.app).get(content)).status).toBe(401);
+      expect((await request(keyed.app).get(`${content}?token=forged&expires=9999999999`)).status).toBe(403);
+    } finally {
+      await keyed.close();
+    }
+  });
+});

@@ -1,0 +1,307 @@
+/**
+ * kill -9 at each step of the writes that span two systems (the database and the stored files, the
+ * database and the mail transport; a send, an inbox deletion, an inbound webhook), then a restart
+ * on the same database and data folder: nothing
+ * may be lost, duplicated or orphaned. The service runs as its own process (src/server.ts) and
+ * kills itself with SIGKILL at the named step (TEST_CRASH_POINT); the transport is `local`, whose
+ * deliveries land in another inbox of the same database, where the test can see them.
+ */
+import { once } from 'node:events';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
+import { startService } from '@repo/testing';
+import { createDatabaseClient, type Database } from '../src/database.js';
+import { appRoot, migrationsDir } from '../src/paths.js';
+
+jest.setTimeout(180_000);
+
+let database: ScratchDatabase;
+let dataDir: string;
+let db: Database;
+
+beforeAll(async () => {
+  database = await createScratchDatabase({ label: 'inbox_crash', migrationsDir });
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-crash-'));
+  db = createDatabaseClient(database.url, 2);
+});
+afterAll(async () => {
+  await db.$disconnect();
+  await database.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function start(env: Record<string, string | undefined> = {}) {
+  return startService('src/server.ts', {
+    cwd: appRoot,
+    env: {
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      // info: startService waits for the "listening" line.
+      LOG_LEVEL: 'info',
+      INBOX_EMAIL_DOMAIN: 'crash.test',
+      INBOX_RATE_LIMIT_PER_MINUTE: '0',
+      INBOX_SEND_LIMIT_PER_HOUR: '0',
+      // Short, so that the restarted service takes the dead one's sends for interrupted at once.
+      INBOX_SEND_LEASE_SECONDS: '1',
+      INBOX_RECONCILE_INTERVAL_SECONDS: '1',
+      INBOX_API_KEYS: undefined,
+      ...env,
+    },
+    timeoutMs: 90_000,
+    keepLogs: false,
+  });
+}
+
+async function call(baseUrl: string, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${baseUrl}${urlPath}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined };
+}
+
+async function createInbox(baseUrl: string, username: string): Promise<{ id: string; email_address: string }> {
+  const { status, body } = await call(baseUrl, 'POST', '/v1/inboxes', { name: username, email_username: username });
+  expect(status).toBe(201);
+  return body as { id: string; email_address: string };
+}
+
+/** Files under the object store: the stored objects, and (under .tmp) writes cut short. */
+async function storedFiles(): Promise<string[]> {
+  const root = path.join(dataDir, 'objects');
+  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((entry) => entry.isFile()).map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
+}
+
+/**
+ * Waits until the reconciler has nothing left to do: no send in flight, no journaled object, no
+ * inbox mid-delete, no partial write left in the store's temporary folder.
+ */
+async function settled(): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const [sending, pending, deleting, partial] = await Promise.all([
+      db.message.count({ where: { status: 'sending' } }),
+      db.pendingObject.count(),
+      db.inbox.count({ where: { deletedAt: { not: null } } }),
+      storedFiles().then((files) => files.filter((file) => file.startsWith('.tmp')).length),
+    ]);
+    if (sending + pending + deleting + partial === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`not settled: ${sending} sending, ${pending} pending, ${deleting} deleting, ${partial} partial writes`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** What must hold after any crash and restart, over the whole database and data folder. */
+async function expectConsistent(): Promise<void> {
+  // No file without a record, and no record without its file; no partial write left.
+  const keys = (await db.attachment.findMany({ select: { storageKey: true } })).map((row) => row.storageKey);
+  expect((await storedFiles()).sort()).toEqual(keys.sort());
+  // No message delivered (received by an inbox here from one of ours) without the sender's record of it, as sent.
+  const received = await db.message.findMany({
+    where: { direction: 'inbound', providerMessageId: { endsWith: '@crash.test>' } },
+    select: { providerMessageId: true },
+  });
+  for (const { providerMessageId } of received) {
+    expect(await db.message.findFirst({ where: { direction: 'outbound', providerMessageId }, select: { status: true } })).toEqual(
+      {
+        status: 'sent',
+      },
+    );
+  }
+  // No key left claimed without an outcome.
+  expect(await db.idempotencyKey.count({ where: { completedAt: null } })).toBe(0);
+}
+
+async function crashDuring(point: string, request: (baseUrl: string) => Promise<unknown>) {
+  const service = await start({ TEST_CRASH_POINT: point });
+  const exited = once(service.child, 'exit');
+  await request(service.url).catch(() => undefined);
+  const [code, signal] = (await exited) as [number | null, string | null];
+  expect({ code, signal }).toEqual({ code: null, signal: 'SIGKILL' });
+}
+
+describe.each(['send:attachments-stored', 'send:recorded', 'send:transport-done'])('kill -9 at %s', (point) => {
+  it('is put right after a restart: one delivery at most, on record, and the same key then gives one result', async () => {
+    const setup = await start();
+    const tag = point.replace(/\W/g, '-');
+    const sender = await createInbox(setup.url, `s-${tag}`);
+    const recipient = await createInbox(setup.url, `r-${tag}`);
+    await setup.stop();
+
+    const send = (baseUrl: string) =>
+      call(
+        baseUrl,
+        'POST',
+        '/v1/messages',
+        {
+          inbox_id: sender.id,
+          to: [recipient.email_address],
+          subject: `Crash at ${point}`,
+          body: 'Hello',
+          attachments: [{ filename: 'a.txt', content_type: 'text/plain', content: Buffer.from(point).toString('base64') }],
+        },
+        { 'Idempotency-Key': `key-${tag}` },
+      );
+    await crashDuring(point, send);
+
+    const restarted = await start();
+    try {
+      await settled();
+      await expectConsistent();
+      const delivered = () => db.message.count({ where: { inboxId: recipient.id } });
+      const recorded = await db.message.findMany({ where: { inboxId: sender.id } });
+      if (point === 'send:attachments-stored') {
+        expect(recorded).toEqual([]);
+      } else {
+        expect(recorded.map((message) => message.status)).toEqual([point === 'send:recorded' ? 'failed' : 'sent']);
+      }
+      expect(await delivered()).toBe(point === 'send:transport-done' ? 1 : 0);
+
+      // The client retries with its key: exactly one delivery in the end, and a retry of that answers the same.
+      const retry = await send(restarted.url);
+      expect(retry.status).toBe(201);
+      expect(await delivered()).toBe(1);
+      expect(await send(restarted.url)).toEqual(retry);
+      await expectConsistent();
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
+
+describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at %s', (point) => {
+  it('finishes the deletion after a restart: no row, no file of the inbox', async () => {
+    const setup = await start();
+    const inbox = await createInbox(setup.url, `gone-${point.replace(/\W/g, '-')}`);
+    const sent = await call(setup.url, 'POST', '/v1/messages', {
+      inbox_id: inbox.id,
+      to: ['someone@example.com'],
+      subject: 's',
+      body: 'b',
+      attachments: [{ filename: 'f.txt', content_type: 'text/plain', content: 'eA==' }],
+    });
+    expect(sent.status).toBe(201);
+    await setup.stop();
+
+    await crashDuring(point, (baseUrl) => call(baseUrl, 'DELETE', `/v1/inboxes/${inbox.id}`));
+    const restarted = await start();
+    try {
+      expect((await call(restarted.url, 'GET', `/v1/inboxes/${inbox.id}`)).status).toBe(404);
+      await settled();
+      expect(await db.inbox.count({ where: { id: inbox.id } })).toBe(0);
+      expect((await storedFiles()).filter((file) => file.includes(inbox.id))).toEqual([]);
+      await expectConsistent();
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
+
+describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s of an inbound webhook', (point) => {
+  it('stores nothing of the interrupted delivery, and the provider’s retry stores it exactly once', async () => {
+    const setup = await start();
+    const inbox = await createInbox(setup.url, `in-${point.replace(/\W/g, '-')}`);
+    await setup.stop();
+    const raw = [
+      'From: Bob <bob@example.com>',
+      `To: ${inbox.email_address}`,
+      `Subject: Inbound at ${point}`,
+      `Message-ID: <inbound-${point.replace(/\W/g, '-')}@example.com>`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary=b',
+      '',
+      '--b',
+      'Content-Type: text/plain',
+      '',
+      'See the file.',
+      '--b',
+      'Content-Type: application/octet-stream; name="data.bin"',
+      'Content-Disposition: attachment; filename="data.bin"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from(point).toString('base64'),
+      '--b--',
+      '',
+    ].join('\r\n');
+    const deliver = (baseUrl: string) =>
+      fetch(`${baseUrl}/webhooks/mailgun`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ 'body-mime': raw, recipient: inbox.email_address }).toString(),
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as { messages: { duplicate: boolean }[] } }));
+    await crashDuring(point, deliver);
+
+    const restarted = await start();
+    try {
+      await settled();
+      await expectConsistent();
+      expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+      const retry = await deliver(restarted.url);
+      expect(retry.status).toBe(200);
+      expect(retry.body.messages[0]!.duplicate).toBe(false);
+      expect((await deliver(restarted.url)).body.messages[0]!.duplicate).toBe(true);
+      expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
+      expect(await db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
+      await expectConsistent();
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
+
+describe('kill -9 in the middle of a burst of sends', () => {
+  it('leaves every send on record as sent (and delivered once) or failed (and not delivered), and every key retryable', async () => {
+    const service = await start();
+    const sender = await createInbox(service.url, 'burst-sender');
+    const recipient = await createInbox(service.url, 'burst-recipient');
+    const send = (baseUrl: string, i: number) =>
+      call(
+        baseUrl,
+        'POST',
+        '/v1/messages',
+        {
+          inbox_id: sender.id,
+          to: [recipient.email_address],
+          subject: `Burst ${i}`,
+          body: 'x',
+          attachments: [
+            {
+              filename: 'b.bin',
+              content_type: 'application/octet-stream',
+              content: Buffer.alloc(64 * 1024, i).toString('base64'),
+            },
+          ],
+        },
+        { 'Idempotency-Key': `burst-${i}` },
+      );
+    const exited = once(service.child, 'exit');
+    const burst = Array.from({ length: 40 }, (_, i) => send(service.url, i).catch(() => undefined));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    service.child.kill('SIGKILL');
+    await exited;
+    await Promise.all(burst);
+
+    const restarted = await start();
+    try {
+      await settled();
+      await expectConsistent();
+      // Every key, retried, ends in exactly one delivery of its message.
+      const retries = await Promise.all(Array.from({ length: 40 }, (_, i) => send(restarted.url, i)));
+      expect(retries.map((res) => res.status)).toEqual(Array(40).fill(201));
+      const subjects = (await db.message.findMany({ where: { inboxId: recipient.id }, select: { subject: true } })).map(
+        (message) => message.subject,
+      );
+      expect(subjects.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `Burst ${i}`).sort());
+      await expectConsistent();
+    } finally {
+      await restarted.stop();
+    }
+  });
+});

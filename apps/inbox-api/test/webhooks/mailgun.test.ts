@@ -1,0 +1,219 @@
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { createTestContext, type TestContext } from '../context.js';
+import { ALL_BYTES } from '../mail/helpers.js';
+import { mimeMessage } from './helpers.js';
+
+const SIGNING_KEY = 'key-signing-0123456789';
+let ctx: TestContext;
+let signed: TestContext;
+let target: { id: string; email_address: string };
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  signed = await ctx.replica({ MAILGUN_WEBHOOK_SIGNING_KEY: SIGNING_KEY });
+  target = (await request(ctx.app).post('/v1/inboxes').send({ name: 'Mailgun', email_username: 'mg' })).body;
+});
+afterAll(async () => {
+  await signed.close();
+  await ctx.close();
+});
+
+/** Mailgun's signature fields for now (or `at`), signed with `key`. */
+function signature(key = SIGNING_KEY, at = new Date()) {
+  const timestamp = String(Math.floor(at.getTime() / 1000));
+  const token = randomBytes(25).toString('hex');
+  return {
+    timestamp,
+    token,
+    signature: createHmac('sha256', key)
+      .update(timestamp + token)
+      .digest('hex'),
+  };
+}
+
+/** A message's fields as a Mailgun route's forward() posts them. */
+function routeFields(subject: string, extra: Record<string, string> = {}) {
+  const messageId = `<${randomUUID()}@mail.example.com>`;
+  return {
+    recipient: target.email_address,
+    sender: 'bob@example.com',
+    from: 'Bob Example <bob@example.com>',
+    subject,
+    'body-plain': `Hi,\r\n\r\n${subject} body.\r\n\r\nOn Mon, Alice wrote:\r\n> earlier\r\n`,
+    'body-html': `<p>Hi,</p><p>${subject} body.</p><blockquote type="cite">earlier</blockquote>`,
+    'Message-Id': messageId,
+    'message-headers': JSON.stringify([
+      ['From', 'Bob Example <bob@example.com>'],
+      ['To', `Mailgun <${target.email_address}>`],
+      ['Cc', '"Doe, Jane" <jane@example.com>'],
+      ['Subject', subject],
+      ['Message-Id', messageId],
+      ['Date', 'Tue, 05 Mar 2024 10:02:00 +0000'],
+      ['X-Mailgun-Spf', 'Pass'],
+      ['X-Mailgun-Dkim-Check-Result', 'Pass'],
+      ['X-Mailgun-Sflag', 'No'],
+      ['X-Mailgun-Sscore', '0.3'],
+    ]),
+    ...extra,
+  };
+}
+
+const messagesWith = async (subject: string) =>
+  (await request(ctx.app).get(`/v1/messages?inbox_id=${target.id}&q=${encodeURIComponent(subject)}`)).body.items as {
+    id: string;
+  }[];
+
+describe('POST /webhooks/mailgun: routes', () => {
+  it('stores a multipart post with every attachment-N byte for byte, inline ones by content-id-map', async () => {
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), ALL_BYTES]);
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    const fields = routeFields('Multipart with files', {
+      'attachment-count': '2',
+      'content-id-map': JSON.stringify({ '<logo@x>': 'attachment-2' }),
+    });
+    let post = request(ctx.app).post('/webhooks/mailgun');
+    for (const [name, value] of Object.entries(fields)) post = post.field(name, value);
+    const res = await post
+      .attach('attachment-1', pdf, { filename: 'Übersicht "Q1".pdf', contentType: 'application/pdf' })
+      .attach('attachment-2', png, { filename: 'logo.png', contentType: 'image/png' });
+    expect(res.status).toBe(200);
+
+    const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+    expect(message).toMatchObject({
+      from_address: 'bob@example.com',
+      to_addresses: [target.email_address],
+      cc_addresses: ['jane@example.com'],
+      subject: 'Multipart with files',
+      provider_message_id: fields['Message-Id'],
+      timestamp: '2024-03-05T10:02:00.000Z',
+      content_clean: 'Hi,\n\nMultipart with files body.',
+      labels: [],
+      metadata: { authentication: { provider: 'mailgun', spf: 'pass', dkim: 'pass', spam: 'pass', spam_score: 0.3 } },
+    });
+    const attachments = await ctx.db.attachment.findMany({ where: { messageId: message.id }, orderBy: { filename: 'desc' } });
+    expect(attachments.map((a) => [a.filename, a.contentType, a.disposition, a.size])).toEqual([
+      ['Übersicht "Q1".pdf', 'application/pdf', 'attachment', pdf.length],
+      ['logo.png', 'image/png', 'inline', png.length],
+    ]);
+    expect(await ctx.deps.storage.get(attachments[0]!.storageKey)).toEqual(pdf);
+    expect(await ctx.deps.storage.get(attachments[1]!.storageKey)).toEqual(png);
+  });
+
+  it('stores an urlencoded post, labelled spam when Mailgun flags it', async () => {
+    const fields = routeFields('Urlencoded spam', {
+      'message-headers': JSON.stringify([
+        ['From', 'Spammer <spam@example.net>'],
+        ['To', target.email_address],
+        ['Subject', 'Urlencoded spam'],
+        ['X-Mailgun-Sflag', 'Yes'],
+        ['X-Mailgun-Sscore', '12.5'],
+        ['X-Mailgun-Spf', 'Fail'],
+      ]),
+    });
+    const res = await request(ctx.app).post('/webhooks/mailgun').type('form').send(new URLSearchParams(fields).toString());
+    expect(res.status).toBe(200);
+    const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+    expect(message).toMatchObject({
+      from_address: 'spam@example.net',
+      labels: ['spam', 'unauthenticated'],
+      metadata: { authentication: { spam: 'fail', spam_score: 12.5, spf: 'fail' } },
+    });
+  });
+
+  it('stores the forward-MIME mode (body-mime)', async () => {
+    const mime = mimeMessage({
+      from: '"Doe, John" <john@example.org>',
+      to: target.email_address,
+      subject: '=?UTF-8?B?w4RwZmVsIHVuZCBCaXJuZW4=?=',
+      messageId: '<mime-mode-1@example.org>',
+      contentType: 'text/plain; charset=iso-8859-1',
+      extraHeaders: ['Content-Transfer-Encoding: quoted-printable'],
+      body: 'Gr=FC=DFe aus K=F6ln',
+    });
+    const res = await request(ctx.app)
+      .post('/webhooks/mailgun')
+      .field('recipient', target.email_address)
+      .field('body-mime', mime);
+    expect(res.status).toBe(200);
+    const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+    expect(message).toMatchObject({
+      from_address: 'john@example.org',
+      subject: 'Äpfel und Birnen',
+      content_clean: 'Grüße aus Köln',
+    });
+    expect(message.text.trimEnd()).toBe('Grüße aus Köln');
+  });
+
+  it('stores a JSON post, its signature nested as Mailgun webhooks send it', async () => {
+    const fields = routeFields('As JSON');
+    const res = await request(signed.app)
+      .post('/webhooks/mailgun')
+      .send({ ...fields, signature: signature() });
+    expect(res.status).toBe(200);
+    expect(await messagesWith('As JSON')).toHaveLength(1);
+  });
+
+  it('answers 400 for garbage of each content type, storing nothing', async () => {
+    const before = await ctx.db.message.count();
+    const cases: [string, string][] = [
+      ['multipart/form-data; boundary=zz', '--zz\r\nContent-Disposition: form-data; name="nonsense"\r\n\r\n1\r\n--zz--\r\n'],
+      ['application/x-www-form-urlencoded', 'a=1&b=2'],
+      ['application/json', '{"body-mime": "not a mail at all"}'],
+      ['application/json', '{"message-headers": "[[1,2,3]]"}'],
+    ];
+    for (const [type, body] of cases) {
+      const res = await request(ctx.app).post('/webhooks/mailgun').set('content-type', type).send(body);
+      expect({ type, status: res.status }).toEqual({ type, status: 400 });
+    }
+    expect(await ctx.db.message.count()).toBe(before);
+  });
+});
+
+describe('Mailgun signatures (MAILGUN_WEBHOOK_SIGNING_KEY set)', () => {
+  const post = (fields: Record<string, string>) =>
+    request(signed.app).post('/webhooks/mailgun').type('form').send(new URLSearchParams(fields).toString());
+
+  it('takes a good signature, and refuses the same token again as a replay', async () => {
+    const fields = { ...routeFields('Signed once'), ...signature() };
+    expect((await post(fields)).status).toBe(200);
+    const replay = await post(fields);
+    expect({ status: replay.status, message: replay.body.error.message }).toEqual({
+      status: 401,
+      message: 'This Mailgun token was used before: the request is a replay',
+    });
+    // Replicas share the tokens: another instance refuses it too.
+    const other = await ctx.replica({ MAILGUN_WEBHOOK_SIGNING_KEY: SIGNING_KEY });
+    try {
+      expect(
+        (await request(other.app).post('/webhooks/mailgun').type('form').send(new URLSearchParams(fields).toString())).status,
+      ).toBe(401);
+    } finally {
+      await other.close();
+    }
+    expect(await messagesWith('Signed once')).toHaveLength(1);
+  });
+
+  it.each([
+    ['no signature', () => ({})],
+    ['a signature made with another key', () => signature('another-key')],
+    ['a timestamp older than 5 minutes', () => signature(SIGNING_KEY, new Date(Date.now() - 6 * 60 * 1000))],
+    ['a timestamp in the future', () => signature(SIGNING_KEY, new Date(Date.now() + 6 * 60 * 1000))],
+    ['a signature of another token', () => ({ ...signature(), token: 'f'.repeat(50) })],
+    ['a signature that is no hex', () => ({ ...signature(), signature: 'zz' })],
+  ])('refuses %s with 401, storing nothing', async (_case, sign) => {
+    const subject = `Forged ${randomUUID()}`;
+    const res = await post({ ...routeFields(subject), ...sign() });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+    expect(await messagesWith(subject)).toHaveLength(0);
+  });
+
+  it('gives the token back when the request fails, so that Mailgun’s retry is no replay', async () => {
+    const fields = { ...routeFields('Retried'), 'message-headers': '[]', from: '', ...signature() };
+    delete (fields as Record<string, string>).from;
+    expect((await post(fields)).status).toBe(400);
+    expect((await post(fields)).status).toBe(400);
+    expect(await ctx.db.webhookToken.count({ where: { token: fields.token } })).toBe(0);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * Replies written in real mail clients (mailgun/talon's fixtures, test/fixtures/replies/) received
+ * through the webhooks, as an agent's inbox gets them: the stored message has the client's subject
+ * and sender, and content_clean is the new text alone, without the quoted history, the reply
+ * header, the signature or the mobile footer: what test/fixtures/replies/expected.ts states, the
+ * expectations test/content-replies.test.ts checks on the content rules alone (with many more cases).
+ * The fixtures known to come out wrong are tested to fail, so that one that starts passing is noticed.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { appRoot } from '../../src/paths.js';
+import { createTestContext, type TestContext } from '../context.js';
+import { EML_EXPECTED, HTML_REPLY, KNOWN_MISSES } from '../fixtures/replies/expected.js';
+import { fixture, mimeMessage, postSns, sesNotification } from './helpers.js';
+
+let ctx: TestContext;
+let inbox: { id: string; email_address: string };
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  inbox = (await request(ctx.app).post('/v1/inboxes').send({ name: 'Replies', email_username: 'replies' })).body;
+});
+afterAll(() => ctx.close());
+
+const EML = readdirSync(path.join(appRoot, 'test', 'fixtures', 'replies', 'eml')).filter((name) => name.endsWith('.eml'));
+const HTML = readdirSync(path.join(appRoot, 'test', 'fixtures', 'replies', 'html')).filter((name) => name.endsWith('.html.txt'));
+
+const testOrMiss = (name: string) => (name in KNOWN_MISSES ? it.failing : it);
+const headerOf = (raw: string, name: string) => new RegExp(`^${name}:[ \\t]*(.*(?:\\r?\\n[ \\t].*)*)`, 'im').exec(raw)?.[1];
+
+describe('talon’s replies of mail clients, through the SES webhook', () => {
+  describe.each(EML)('%s', (name) => {
+    testOrMiss(name)('content_clean is the new text alone', async () => {
+      const raw = fixture(`replies/eml/${name}`).toString('latin1');
+      const res = await postSns(
+        ctx.app,
+        sesNotification(Buffer.from(raw, 'latin1'), { recipients: [inbox.email_address], encoding: 'BASE64' }),
+      );
+      expect(res.status).toBe(200);
+      const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+      expect(message.content_clean).toBe(EML_EXPECTED[name]);
+      const from = headerOf(raw, 'From');
+      if (from) expect(from.toLowerCase()).toContain(message.from_address);
+      expect(message.subject.length).toBeGreaterThan(0);
+    });
+  });
+});
+
+describe('talon’s HTML replies, through the Mailgun webhook (body-mime)', () => {
+  describe.each(HTML)('%s', (name) => {
+    testOrMiss(name)('content_clean is the new text alone', async () => {
+      const html = fixture(`replies/html/${name}`).toString('utf8');
+      const raw = mimeMessage({
+        to: inbox.email_address,
+        subject: `Re: ${name}`,
+        contentType: 'text/html; charset=utf-8',
+        body: html,
+      });
+      const res = await request(ctx.app)
+        .post('/webhooks/mailgun')
+        .field('body-mime', raw)
+        .field('recipient', inbox.email_address);
+      expect(res.status).toBe(200);
+      const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+      expect(message.content_clean).toBe(HTML_REPLY);
+    });
+  });
+});
