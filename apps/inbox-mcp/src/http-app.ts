@@ -5,9 +5,11 @@ import {
 } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { inboxErrorFormat, NotFoundError } from '@repo/errors';
+import { NotFoundError } from '@repo/errors';
 import { createServiceApp, type Logger, type Metrics } from '@repo/http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { jsonRpcErrorFormat } from './json-rpc-errors.js';
+import { InFlightRequests } from './stateless-cancellation.js';
 
 export interface HttpAppDeps {
   transport: 'sse' | 'http';
@@ -33,7 +35,7 @@ export function buildHttpApp(deps: HttpAppDeps): Express {
     version: '1',
     logger: deps.logger,
     metrics: deps.metrics,
-    errorFormat: inboxErrorFormat,
+    errorFormat: jsonRpcErrorFormat,
     routes,
     jsonLimitBytes: MAX_MESSAGE_BYTES,
     trustProxyHops: deps.trustProxyHops,
@@ -50,14 +52,21 @@ function dnsRebindingProtection(deps: HttpAppDeps) {
  * Streamable HTTP in stateless mode: every POST gets a fresh server and transport, so any
  * replica behind a load balancer can answer any request without sticky sessions. There is
  * no standalone server-to-client stream and no session to delete, which the protocol
- * signals with 405 on GET and DELETE.
+ * signals with 405 on GET and DELETE. A request ends, cancelled, when its response stream
+ * closes or when a `notifications/cancelled` for it reaches this process.
  */
 function streamableHttpRoutes(deps: HttpAppDeps): Router {
   const router = express.Router();
+  const inFlight = new InFlightRequests();
   router.post('/mcp', async (req, res) => {
+    const client = InFlightRequests.clientOf(req);
+    inFlight.cancelNamedIn(client, req.body);
     const server = deps.createServer();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // Closing the server aborts its request handlers and ends the response stream.
+    const forget = inFlight.track(client, req.body, () => void server.close());
     res.on('close', () => {
+      forget();
       void transport.close();
       void server.close();
     });
@@ -99,7 +108,7 @@ function sseRoutes(deps: HttpAppDeps): Router {
   router.post('/messages', async (req, res) => {
     const sessionId = typeof req.query.sessionId === 'string' ? req.query.sessionId : '';
     const transport = sessions.get(sessionId);
-    if (!transport) throw new NotFoundError('No such SSE session; open GET /sse first', { session_id: sessionId });
+    if (!transport) throw new NotFoundError('No such SSE session; open GET /sse first');
     await transport.handlePostMessage(req, res, req.body);
   });
   return router;

@@ -1,6 +1,8 @@
+#!/usr/bin/env node
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { loadConfigOrExit } from '@repo/config';
 import { createLogger, createMetrics, serve } from '@repo/http';
+import { InboxApiClient } from './api-client.js';
 import { configSchema, environmentWithFlags } from './config.js';
 import { buildHttpApp } from './http-app.js';
 import { createMcpServer } from './mcp-server.js';
@@ -17,13 +19,15 @@ logger.info(
   'starting',
 );
 
+const api = new InboxApiClient({ baseUrl: config.SERVICE_API_URL, apiKey: config.SERVICE_API_KEY });
+const createServer = () => createMcpServer({ api, logger });
+
 if (config.MCP_TRANSPORT === 'stdio') {
-  const server = createMcpServer();
-  await server.connect(new StdioServerTransport());
+  await createServer().connect(new StdioServerTransport());
 } else {
   const app = buildHttpApp({
     transport: config.MCP_TRANSPORT,
-    createServer: createMcpServer,
+    createServer,
     logger,
     metrics: createMetrics({ service: 'inbox-mcp' }),
     allowedHosts: config.MCP_ALLOWED_HOSTS,

@@ -1,13 +1,46 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { Logger } from '@repo/http';
+import type { InboxApiClient } from './api-client.js';
+import { registerRecentThreadsResource } from './resources/recent-threads.js';
+import { registerThreadResource } from './resources/thread-markdown.js';
+import { registerAttachmentTools } from './tools/attachments.js';
+import { registerInboxTools } from './tools/inboxes.js';
+import { registerMessageTools } from './tools/messages.js';
+import { registerSendTools } from './tools/send.js';
+import { registerWaitForReplyTool } from './tools/wait-for-reply.js';
 
 export const SERVER_INFO = { name: 'inbox-mcp', version: '0.1.0' } as const;
 
+export interface ServerDeps {
+  api: InboxApiClient;
+  logger: Logger;
+}
+
+const INSTRUCTIONS =
+  'E-mail inboxes for agents. create_inbox gives you an address; send_email (or send_email_with_attachments) sends ' +
+  'from it and returns a thread_id; wait_for_reply waits for the answer in that thread. list_messages and search_email ' +
+  'read mail of an inbox or thread; list_attachments and get_attachment_content read files. The resources ' +
+  'email://inbox/{inbox_id}/recent (recent threads, JSON) and email://thread/{thread_id} (a whole thread, Markdown) ' +
+  'give overviews. Ids are UUIDs taken from earlier results.';
+
+// Shared by every instance: left to itself, each server compiles an Ajv of its own (about a
+// millisecond), once per request in stateless HTTP. It checks only answers to elicitations,
+// which this server never asks for.
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
 /**
- * One MCP server instance. Network transports create one per session (SSE) or per request
- * (stateless streamable HTTP), so nothing here may hold per-client state.
+ * One MCP server instance with every tool and resource. Network transports create one per session
+ * (SSE) or per request (stateless streamable HTTP), so nothing here may hold per-client state.
  */
-export function createMcpServer(): McpServer {
-  return new McpServer(SERVER_INFO, {
-    instructions: 'E-mail inboxes for agents: create inboxes, send and read mail, search, attachments.',
-  });
+export function createMcpServer(deps: ServerDeps): McpServer {
+  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, jsonSchemaValidator });
+  registerInboxTools(server, deps);
+  registerSendTools(server, deps);
+  registerMessageTools(server, deps);
+  registerAttachmentTools(server, deps);
+  registerWaitForReplyTool(server, deps);
+  registerRecentThreadsResource(server, deps);
+  registerThreadResource(server, deps);
+  return server;
 }

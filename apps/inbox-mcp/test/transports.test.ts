@@ -2,16 +2,23 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createLogger, createMetrics, type RunningServer, serve } from '@repo/http';
+import { closedPort } from '@repo/testing';
 import request from 'supertest';
+import { InboxApiClient } from '../src/api-client.js';
 import { buildHttpApp, type HttpAppDeps } from '../src/http-app.js';
 import { createMcpServer } from '../src/mcp-server.js';
 
 const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
+// The handshake needs no inbox API: these tests look at the transports alone.
+let api: InboxApiClient;
+beforeAll(async () => {
+  api = new InboxApiClient({ baseUrl: `http://127.0.0.1:${await closedPort()}` });
+});
 
 async function start(transport: 'sse' | 'http', overrides: Partial<HttpAppDeps> = {}): Promise<RunningServer> {
   const app = buildHttpApp({
     transport,
-    createServer: createMcpServer,
+    createServer: () => createMcpServer({ api, logger }),
     logger,
     metrics: createMetrics({ service: 'inbox-mcp', collectDefault: false }),
     host: '127.0.0.1',
@@ -53,6 +60,41 @@ describe('streamable HTTP transport (--transport http)', () => {
     const res = await request(server.server).post('/mcp').set('Host', 'evil.example').send({});
     expect(res.status).toBe(403);
   });
+
+  it('answers a body that is not JSON with a JSON-RPC parse error, not the REST error envelope', async () => {
+    const res = await request(server.server)
+      .post('/mcp')
+      .set('Content-Type', 'application/json')
+      .set('Accept', 'application/json, text/event-stream')
+      .send('{"jsonrpc": "2.0", ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) }, id: null });
+  });
+});
+
+describe('a failure inside the streamable HTTP transport', () => {
+  it('is answered with JSON-RPC error -32603 carrying the request id, never a stack trace', async () => {
+    const server = await start('http', {
+      createServer: () => {
+        throw new Error('server construction failed at /secret/path.ts:12');
+      },
+    });
+    try {
+      const res = await request(server.server)
+        .post('/mcp')
+        .set('Accept', 'application/json, text/event-stream')
+        .send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32603, message: `Internal server error (request id ${res.headers['x-request-id']})` },
+        id: null,
+      });
+      expect(res.text).not.toContain('/secret/path.ts');
+    } finally {
+      await server.shutdown('test');
+    }
+  });
 });
 
 describe('streamable HTTP behind a load balancer', () => {
@@ -93,9 +135,13 @@ describe('legacy SSE transport (--transport sse)', () => {
     await client.close();
   });
 
-  it('answers a message for an unknown session with 404 in the inbox error envelope', async () => {
+  it('answers a message for an unknown session with 404 and a JSON-RPC error', async () => {
     const res = await request(server.server).post('/messages?sessionId=nope').send({ jsonrpc: '2.0', method: 'ping', id: 1 });
     expect(res.status).toBe(404);
-    expect(res.body.error).toMatchObject({ code: 'not_found', details: { session_id: 'nope' } });
+    expect(res.body).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'No such SSE session; open GET /sse first' },
+      id: null,
+    });
   });
 });

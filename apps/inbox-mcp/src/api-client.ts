@@ -1,0 +1,202 @@
+/**
+ * The typed client of inbox-api's REST API: the only way this server reaches the inbox service.
+ * Every failure leaves here as one of two errors, mapped once: InboxApiError (the API answered
+ * with an error, carrying its code and message) or InboxApiUnreachableError (no answer at all).
+ */
+import type { z } from 'zod';
+import {
+  type Attachment,
+  attachmentPageSchema,
+  attachmentSchema,
+  errorEnvelopeSchema,
+  type Inbox,
+  inboxPageSchema,
+  inboxSchema,
+  messagePageSchema,
+  searchPageSchema,
+  type SendResult,
+  sendResultSchema,
+  type Thread,
+  threadPageSchema,
+  threadSchema,
+} from './api-schemas.js';
+
+/** The API answered with an error (its `{error: {code, message, details}}`), or with a body this client cannot read. */
+export class InboxApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'InboxApiError';
+  }
+}
+
+/** No answer at all: refused, reset, unresolvable or too slow. */
+export class InboxApiUnreachableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'InboxApiUnreachableError';
+  }
+}
+
+export interface InboxApiOptions {
+  /** SERVICE_API_URL; may carry a path prefix. */
+  baseUrl: string;
+  /** SERVICE_API_KEY, sent as the bearer token. */
+  apiKey?: string;
+  /** Longest wait for one answer; sends through a slow mail provider take seconds. */
+  timeoutMs?: number;
+}
+
+interface CallOptions {
+  signal?: AbortSignal;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+export interface SendMessageInput {
+  inbox_id: string;
+  to: string[];
+  subject: string;
+  body: string;
+  reply_to_thread_id?: string;
+  attachments?: { filename: string; content_type: string; content: string }[];
+}
+
+export interface MessageFilter {
+  inbox_id?: string;
+  thread_id?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface AttachmentFilter {
+  message_id?: string;
+  thread_id?: string;
+  inbox_id?: string;
+  limit: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+export class InboxApiClient {
+  readonly baseUrl: string;
+  private readonly authorization: string | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(options: InboxApiOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.authorization = options.apiKey ? `Bearer ${options.apiKey}` : undefined;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  createInbox(input: { name: string; email_username: string }, options?: CallOptions): Promise<Inbox> {
+    return this.request(inboxSchema, 'POST', '/v1/inboxes', { body: input, ...options });
+  }
+
+  listInboxes(query: { limit: number }, options?: CallOptions) {
+    return this.request(inboxPageSchema, 'GET', '/v1/inboxes', { query, ...options });
+  }
+
+  sendMessage(input: SendMessageInput, options?: CallOptions): Promise<SendResult> {
+    return this.request(sendResultSchema, 'POST', '/v1/messages', { body: input, ...options });
+  }
+
+  listMessages(filter: MessageFilter, options?: CallOptions) {
+    return this.request(messagePageSchema, 'GET', '/v1/messages', { query: { ...filter }, ...options });
+  }
+
+  searchMessages(filter: MessageFilter & { q: string }, options?: CallOptions) {
+    return this.request(searchPageSchema, 'GET', '/v1/messages', { query: { ...filter }, ...options });
+  }
+
+  /** Thread summaries of an inbox, newest activity first. */
+  listThreads(query: { inbox_id: string; limit: number }, options?: CallOptions) {
+    return this.request(threadPageSchema, 'GET', '/v1/threads', { query, ...options });
+  }
+
+  getThread(threadId: string, options?: CallOptions): Promise<Thread> {
+    return this.request(threadSchema, 'GET', `/v1/threads/${encodeURIComponent(threadId)}`, options);
+  }
+
+  listAttachments(filter: AttachmentFilter, options?: CallOptions) {
+    return this.request(attachmentPageSchema, 'GET', '/v1/attachments', { query: { ...filter }, ...options });
+  }
+
+  getAttachment(attachmentId: string, options?: CallOptions): Promise<Attachment> {
+    return this.request(attachmentSchema, 'GET', `/v1/attachments/${encodeURIComponent(attachmentId)}`, options);
+  }
+
+  /**
+   * The bytes behind an attachment's `download_url`. The URL is its own credential (a signed link
+   * of inbox-api, or a signed Cloud Storage URL that would refuse a second authorization), so the
+   * API key is not sent along.
+   */
+  async download(downloadUrl: string, options?: CallOptions): Promise<Buffer> {
+    const { origin } = new URL(downloadUrl);
+    // For local and database storage the link leads to the API (at its public address); for Cloud Storage, to the bucket.
+    const target = { name: origin === new URL(this.baseUrl).origin ? 'inbox API' : 'attachment storage', url: origin };
+    const res = await this.send(downloadUrl, { method: 'GET', signal: options?.signal }, target);
+    if (!res.ok) throw await this.errorFrom(res, `${target.name} at ${origin} answered the download_url with HTTP ${res.status}`);
+    return Buffer.from(await res.arrayBuffer());
+  }
+
+  private async request<T extends z.ZodType>(
+    schema: T,
+    method: 'GET' | 'POST',
+    path: string,
+    options: { query?: Query; body?: unknown; signal?: AbortSignal } = {},
+  ): Promise<z.output<T>> {
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.authorization) headers.authorization = this.authorization;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const res = await this.send(
+      url,
+      { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: options.signal },
+      { name: 'inbox API', url: this.baseUrl },
+    );
+    if (!res.ok) throw await this.errorFrom(res, `inbox API answered ${method} ${path} with HTTP ${res.status}`);
+    const parsed = schema.safeParse(await res.json().catch(() => undefined));
+    if (!parsed.success) {
+      throw new InboxApiError(
+        res.status,
+        'upstream_error',
+        `inbox API answered ${method} ${path} with a body this server does not understand`,
+      );
+    }
+    return parsed.data;
+  }
+
+  /** fetch, with the time limit, and with every way of getting no answer turned into InboxApiUnreachableError. */
+  private async send(
+    url: URL | string,
+    init: RequestInit & { signal?: AbortSignal },
+    target: { name: string; url: string },
+  ): Promise<Response> {
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    try {
+      return await fetch(url, { ...init, signal });
+    } catch (error) {
+      // The caller's own cancellation is not the API's failure.
+      if (init.signal?.aborted) throw init.signal.reason;
+      const reason = timeout.aborted ? ` (no answer within ${this.timeoutMs / 1000} s)` : '';
+      throw new InboxApiUnreachableError(`${target.name} unreachable at ${target.url}${reason}`, { cause: error });
+    }
+  }
+
+  /** The API's error envelope as an InboxApiError; any other body as `upstream_error` with `otherwise`. */
+  private async errorFrom(res: Response, otherwise: string): Promise<InboxApiError> {
+    const envelope = errorEnvelopeSchema.safeParse(await res.json().catch(() => undefined));
+    if (!envelope.success) return new InboxApiError(res.status, 'upstream_error', otherwise);
+    const { code, message, details } = envelope.data.error;
+    return new InboxApiError(res.status, code, message, details);
+  }
+}

@@ -1,0 +1,64 @@
+import type { Request } from 'express';
+
+type Cancel = () => void;
+
+interface JsonRpcMessage {
+  id?: unknown;
+  method?: unknown;
+  params?: { requestId?: unknown };
+}
+
+function messagesOf(body: unknown): JsonRpcMessage[] {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.filter((message): message is JsonRpcMessage => typeof message === 'object' && message !== null);
+}
+
+/**
+ * Cancellation for stateless streamable HTTP. A client cancels a request by POSTing
+ * `notifications/cancelled` with the request's id; with no session, that POST gets a server
+ * instance of its own, which knows nothing of the request. This per-process registry lets it reach
+ * the instance running the request, when both POSTs reach the same replica (always, with one
+ * replica; behind a load balancer, with client-address affinity). Request ids are unique only per
+ * client, so a request is known by the client's address and Authorization header too. Closing the
+ * response stream, which the 2026 protocol makes the way to cancel, always works: the route
+ * closes the server instance when its response closes.
+ */
+export class InFlightRequests {
+  private readonly running = new Map<string, Set<Cancel>>();
+
+  /** Who a request comes from, as far as HTTP tells (the address honours TRUST_PROXY_HOPS). */
+  static clientOf(req: Request): string {
+    return `${req.ip ?? ''}\n${req.get('authorization') ?? ''}`;
+  }
+
+  /** Registers the requests of a POST body; returns the function that forgets them. */
+  track(client: string, body: unknown, cancel: Cancel): () => void {
+    const keys = messagesOf(body)
+      .filter((message) => typeof message.method === 'string' && message.id !== undefined)
+      .map((message) => this.key(client, message.id));
+    for (const key of keys) {
+      const cancels = this.running.get(key) ?? new Set<Cancel>();
+      cancels.add(cancel);
+      this.running.set(key, cancels);
+    }
+    return () => {
+      for (const key of keys) {
+        const cancels = this.running.get(key);
+        cancels?.delete(cancel);
+        if (cancels?.size === 0) this.running.delete(key);
+      }
+    };
+  }
+
+  /** Cancels the requests that the `notifications/cancelled` of a POST body name. */
+  cancelNamedIn(client: string, body: unknown): void {
+    for (const message of messagesOf(body)) {
+      if (message.method !== 'notifications/cancelled' || message.params?.requestId === undefined) continue;
+      for (const cancel of this.running.get(this.key(client, message.params.requestId)) ?? []) cancel();
+    }
+  }
+
+  private key(client: string, requestId: unknown): string {
+    return `${client}\n${JSON.stringify(requestId)}`;
+  }
+}

@@ -1,0 +1,581 @@
+/**
+ * The MCP server end to end: the SDK's own Client over stdio (the built server, spawned as its
+ * `bin`), legacy SSE and stateless streamable HTTP, against a real inbox-api on a real database.
+ * Then two inbox-mcp processes taking turns under one client.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { createLogger, createMetrics, type RunningServer, serve } from '@repo/http';
+import { startService } from '@repo/testing';
+import { InboxApiClient } from '../src/api-client.js';
+import { buildHttpApp } from '../src/http-app.js';
+import { createMcpServer } from '../src/mcp-server.js';
+import { appRoot } from '../src/paths.js';
+import { EMAIL_DOMAIN, type InboxApi, startInboxApi } from './support/inbox-api.js';
+
+// The first test builds the server for stdio; starting processes takes a while on a busy machine.
+jest.setTimeout(180_000);
+
+const TOOL_NAMES = [
+  'create_inbox',
+  'get_attachment_content',
+  'list_attachments',
+  'list_messages',
+  'search_email',
+  'send_email',
+  'send_email_with_attachments',
+  'wait_for_reply',
+];
+
+let inboxApi: InboxApi;
+const servers: RunningServer[] = [];
+
+beforeAll(async () => {
+  inboxApi = await startInboxApi('inbox_mcp');
+});
+afterAll(async () => {
+  for (const server of servers) await server.shutdown('test');
+  await inboxApi?.stop();
+});
+
+/** inbox-api called directly, as another party would; its parsed JSON answer. */
+async function rest(method: string, urlPath: string, body?: unknown) {
+  const res = await fetch(`${inboxApi.url}${urlPath}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${urlPath}: ${res.status} ${await res.text()}`);
+  return JSON.parse(await res.text());
+}
+
+interface JsonSchema {
+  required?: string[];
+  properties: Record<string, JsonSchema & { items?: JsonSchema }>;
+}
+
+interface Inbox {
+  id: string;
+  email_address: string;
+}
+
+const createInbox = async (username: string): Promise<Inbox> =>
+  (await rest('POST', '/v1/inboxes', { name: username, email_username: username })) as Inbox;
+
+/** How many requests inbox-api has logged, once no new line has come for 200 ms (lines come a moment after the answers). */
+async function settledRequestCount(): Promise<number> {
+  let count: number;
+  do {
+    count = inboxApi.requests().length;
+    await delay(200);
+  } while (count !== inboxApi.requests().length);
+  return count;
+}
+
+/** The requests inbox-api logged while `work` ran (which made at least one). */
+async function apiRequestsDuring(work: () => Promise<unknown>): Promise<string[]> {
+  const before = await settledRequestCount();
+  await work();
+  for (const deadline = Date.now() + 10_000; inboxApi.requests().length === before && Date.now() < deadline;) await delay(50);
+  return inboxApi.requests().slice(before, await settledRequestCount());
+}
+
+async function startInProcess(transport: 'sse' | 'http'): Promise<string> {
+  const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
+  const api = new InboxApiClient({ baseUrl: inboxApi.url });
+  const app = buildHttpApp({
+    transport,
+    createServer: () => createMcpServer({ api, logger }),
+    logger,
+    metrics: createMetrics({ service: 'inbox-mcp', collectDefault: false }),
+    host: '127.0.0.1',
+    trustProxyHops: 0,
+  });
+  const server = await serve(app, { port: 0, host: '127.0.0.1', logger, shutdownTimeoutMs: 1000 });
+  servers.push(server);
+  return server.url;
+}
+
+/** `pnpm --filter inbox-mcp build`, as a clean clone needs before the built server can run. */
+async function buildServer(): Promise<string> {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  await promisify(execFile)(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: appRoot });
+  const { bin } = JSON.parse(await readFile(path.join(appRoot, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  return path.join(appRoot, bin['inbox-mcp']!);
+}
+
+async function connect(transport: 'stdio' | 'sse' | 'http'): Promise<Client> {
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  if (transport === 'stdio') {
+    const entry = await buildServer();
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [entry],
+        env: { SERVICE_API_URL: inboxApi.url, LOG_LEVEL: 'warn' },
+        stderr: 'pipe',
+      }),
+    );
+  } else if (transport === 'sse') {
+    await client.connect(new SSEClientTransport(new URL(`${await startInProcess('sse')}/sse`)));
+  } else {
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${await startInProcess('http')}/mcp`)));
+  }
+  return client;
+}
+
+function textOf(result: CallToolResult | Awaited<ReturnType<Client['callTool']>>): string {
+  const [first] = result.content as CallToolResult['content'];
+  if (first?.type !== 'text') throw new Error('no text content');
+  return first.text;
+}
+
+/** A successful tool result: its structured content, checked to be the same JSON as its text. */
+function structured(result: Awaited<ReturnType<Client['callTool']>>) {
+  expect(result.isError).toBeFalsy();
+  const parsed = JSON.parse(textOf(result));
+  expect(parsed).toEqual(result.structuredContent);
+  return parsed;
+}
+
+/** The text of a resource's only content. */
+function resourceText(result: Awaited<ReturnType<Client['readResource']>>): string {
+  const [content] = result.contents;
+  if (!content || !('text' in content)) throw new Error('no text content');
+  return content.text;
+}
+
+/** A failed tool result: isError, and inbox-api's error envelope as text. */
+function apiError(result: Awaited<ReturnType<Client['callTool']>>): { code: string; message: string } {
+  expect(result.isError).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  return (JSON.parse(textOf(result)) as { error: { code: string; message: string } }).error;
+}
+
+/** A result refused by the tool's input schema before anything reached the API. */
+function inputError(result: Awaited<ReturnType<Client['callTool']>>): string {
+  expect(result.isError).toBe(true);
+  expect(textOf(result)).toMatch(/^MCP error -32602: Input validation error: /);
+  return textOf(result);
+}
+
+describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (transport) => {
+  let client: Client;
+  let alice: Inbox;
+  let bob: Inbox;
+  /** alice's first mail to bob, with one attachment (a second, "Agenda", follows it). */
+  let firstSend: { id: string; thread_id: string; attachments: { id: string }[] };
+  const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
+
+  beforeAll(async () => {
+    [alice, bob] = [await createInbox(`${transport}-alice`), await createInbox(`${transport}-bob`)];
+    firstSend = await rest('POST', '/v1/messages', {
+      inbox_id: alice.id,
+      to: [bob.email_address],
+      subject: 'Quarterly report',
+      body: 'Here is the **report**.',
+      attachments: [
+        { filename: 'report.csv', content_type: 'text/csv', content: Buffer.from('q,revenue\n1,100\n').toString('base64') },
+      ],
+    });
+    await rest('POST', '/v1/messages', { inbox_id: alice.id, to: [bob.email_address], subject: 'Agenda', body: 'Budget first.' });
+    client = await connect(transport);
+  });
+  afterAll(() => client?.close());
+
+  it('lists the eight tools with their spec arguments, output schemas and truthful annotations', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(TOOL_NAMES);
+    const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
+    for (const tool of tools) {
+      expect(tool.description!.length).toBeGreaterThan(100);
+      expect(tool.outputSchema).toMatchObject({ type: 'object' });
+    }
+    const input = (name: string) => byName[name]!.inputSchema as JsonSchema;
+    expect(input('create_inbox').required).toEqual(['name', 'username']);
+    expect(input('send_email').required).toEqual(['inbox_id', 'recipient', 'subject', 'body']);
+    expect(Object.keys(input('send_email').properties)).toEqual(['inbox_id', 'recipient', 'subject', 'body', 'thread_id']);
+    expect(input('send_email_with_attachments').required).toEqual(['inbox_id', 'recipient', 'subject', 'body', 'attachments']);
+    expect(input('send_email_with_attachments').properties.attachments?.items?.required).toEqual([
+      'filename',
+      'content_type',
+      'content',
+    ]);
+    expect(input('list_messages').required ?? []).toEqual([]);
+    expect(input('list_messages').properties).toMatchObject({ limit: { default: 50 }, offset: { default: 0 } });
+    expect(input('search_email').required).toEqual(['query']);
+    expect(input('search_email').properties).toMatchObject({ limit: { default: 10 }, offset: { default: 0 } });
+    expect(Object.keys(input('list_attachments').properties)).toEqual(['message_id', 'thread_id', 'inbox_id']);
+    expect(input('get_attachment_content').required).toEqual(['attachment_id']);
+    expect(input('get_attachment_content').properties.format).toMatchObject({ enum: ['base64', 'binary'], default: 'base64' });
+    expect(input('wait_for_reply').required).toEqual(['thread_id']);
+    expect(input('wait_for_reply').properties.timeout_seconds).toMatchObject({ default: 300, maximum: 900 });
+
+    const reads = ['list_messages', 'search_email', 'list_attachments', 'get_attachment_content', 'wait_for_reply'];
+    for (const name of reads) expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+    for (const name of ['send_email', 'send_email_with_attachments']) {
+      expect(byName[name]!.annotations).toEqual({
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      });
+    }
+    expect(byName.create_inbox!.annotations).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
+  });
+
+  it("lists the two resource templates, and each inbox's recent threads as a resource", async () => {
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map(({ uriTemplate, mimeType }) => ({ uriTemplate, mimeType }))).toEqual([
+      { uriTemplate: 'email://inbox/{inbox_id}/recent', mimeType: 'application/json' },
+      { uriTemplate: 'email://thread/{thread_id}', mimeType: 'text/markdown' },
+    ]);
+    const { resources } = await client.listResources();
+    expect(resources).toContainEqual(
+      expect.objectContaining({ uri: `email://inbox/${alice.id}/recent`, name: `Recent threads of ${alice.email_address}` }),
+    );
+  });
+
+  it('create_inbox: creates an inbox; refuses missing arguments and a taken address', async () => {
+    const inbox = structured(await call('create_inbox', { name: 'Carol', username: `${transport}-Carol` }));
+    expect(inbox).toEqual({
+      id: expect.any(String),
+      name: 'Carol',
+      email_address: `${transport}-carol@${EMAIL_DOMAIN}`,
+      created_at: expect.any(String),
+    });
+    expect(inputError(await call('create_inbox', { name: 'Carol' }))).toContain('username');
+    expect(inputError(await call('create_inbox', { name: 'Carol', user: 'x', username: 'y' }))).toContain('Unrecognized key');
+    expect(apiError(await call('create_inbox', { name: 'Carol', username: `${transport}-carol` }))).toMatchObject({
+      code: 'conflict',
+    });
+    expect(apiError(await call('create_inbox', { name: 'Carol', username: 'no spaces' }))).toMatchObject({
+      code: 'validation_error',
+    });
+  });
+
+  it('send_email: starts a thread, replies in it with thread_id; refuses bad addresses, unknown inboxes and missing fields', async () => {
+    const sent = structured(
+      await call('send_email', { inbox_id: alice.id, recipient: bob.email_address, subject: 'Lunch?', body: 'Noon at *Rosa*?' }),
+    );
+    expect(sent).toMatchObject({
+      direction: 'OUTBOUND',
+      inbox_id: alice.id,
+      to: [bob.email_address],
+      content_clean: 'Noon at _Rosa_?',
+    });
+    const reply = structured(
+      await call('send_email', {
+        inbox_id: alice.id,
+        recipient: bob.email_address,
+        subject: 'Re: Lunch?',
+        body: 'Or one?',
+        thread_id: sent.thread_id,
+      }),
+    );
+    expect(reply.thread_id).toBe(sent.thread_id);
+    const [latest] = (await rest('GET', `/v1/messages?thread_id=${sent.thread_id}&limit=1`)).items;
+    expect(latest.in_reply_to).toMatch(/^<.+>$/);
+
+    const invalid = { inbox_id: alice.id, recipient: 'not an address', subject: 'x', body: 'x' };
+    expect(apiError(await call('send_email', invalid))).toMatchObject({ code: 'validation_error' });
+    const unknownInbox = { ...invalid, inbox_id: '00000000-0000-4000-8000-000000000000', recipient: bob.email_address };
+    expect(apiError(await call('send_email', unknownInbox))).toEqual({
+      code: 'not_found',
+      message: expect.any(String),
+      details: expect.any(Object),
+    });
+    expect(inputError(await call('send_email', { inbox_id: alice.id, recipient: bob.email_address, body: 'x' }))).toContain(
+      'subject',
+    );
+    expect(inputError(await call('send_email', { ...invalid, recipient: ['a@example.com'] }))).toContain('recipient');
+  });
+
+  it('send_email_with_attachments: sends files and lists them; refuses content that is not base64', async () => {
+    const content = Buffer.from('%PDF-1.4 tiny').toString('base64');
+    const sent = structured(
+      await call('send_email_with_attachments', {
+        inbox_id: alice.id,
+        recipient: bob.email_address,
+        subject: 'Invoice',
+        body: 'Attached.',
+        attachments: [{ filename: 'invoice.pdf', content_type: 'application/pdf', content }],
+      }),
+    );
+    expect(sent.attachments).toEqual([
+      { id: expect.any(String), filename: 'invoice.pdf', content_type: 'application/pdf', size: 13 },
+    ]);
+    const notBase64 = [{ filename: 'a.txt', content_type: 'text/plain', content: '***' }];
+    const args = { inbox_id: alice.id, recipient: bob.email_address, subject: 'x', body: 'x', attachments: notBase64 };
+    expect(apiError(await call('send_email_with_attachments', args))).toMatchObject({ code: 'validation_error' });
+    expect(inputError(await call('send_email_with_attachments', { ...args, attachments: [{ filename: 'a.txt' }] }))).toContain(
+      'content_type',
+    );
+  });
+
+  it('list_messages: pages an inbox or a thread with full metadata; needs one of the two', async () => {
+    const page = structured(await call('list_messages', { inbox_id: bob.id, limit: 2 }));
+    expect(page.count).toBe(2);
+    expect(page.total).toBeGreaterThanOrEqual(2);
+    expect(page.items[0]).toMatchObject({
+      inbox_id: bob.id,
+      direction: 'inbound',
+      to_addresses: [bob.email_address],
+      metadata: {},
+    });
+    const next = structured(await call('list_messages', { inbox_id: bob.id, limit: 2, offset: 2 }));
+    const ids = (items: { id: string }[]) => items.map((message) => message.id);
+    expect(ids(next.items).filter((id) => ids(page.items).includes(id))).toEqual([]);
+    const thread = structured(await call('list_messages', { thread_id: firstSend.thread_id }));
+    expect(thread.items.map((message: { id: string }) => message.id)).toEqual([firstSend.id]);
+
+    expect(inputError(await call('list_messages', { limit: 5 }))).toContain('inbox_id or thread_id is required');
+    expect(inputError(await call('list_messages', { inbox_id: bob.id, limit: 0 }))).toContain('limit');
+    expect(apiError(await call('list_messages', { thread_id: 'no-such-thread' }))).toMatchObject({ code: 'not_found' });
+  });
+
+  it('search_email: finds by subject, body, sender and attachment filename; needs a query and a scope', async () => {
+    const search = async (query: string) => structured(await call('search_email', { query, inbox_id: bob.id }));
+    expect((await search('QUARTERLY')).items.map((item: { id: string }) => item.id)).toHaveLength(1);
+    expect((await search('budget')).total).toBe(1);
+    expect((await search('report.csv')).items[0]).toEqual({
+      id: expect.any(String),
+      thread_id: expect.any(String),
+      inbox_id: bob.id,
+      subject: 'Quarterly report',
+      from_address: alice.email_address,
+      text: expect.any(String),
+      content_clean: expect.any(String),
+      created_at: expect.any(String),
+    });
+    expect((await search(alice.email_address)).total).toBeGreaterThanOrEqual(2);
+    expect(inputError(await call('search_email', { inbox_id: bob.id }))).toContain('query');
+    expect(inputError(await call('search_email', { query: 'x' }))).toContain('inbox_id or thread_id is required');
+  });
+
+  it('list_attachments: by message, thread or inbox; needs one of them', async () => {
+    const byMessage = structured(await call('list_attachments', { message_id: firstSend.id }));
+    expect(byMessage).toEqual({
+      items: [
+        {
+          id: firstSend.attachments[0]!.id,
+          message_id: firstSend.id,
+          filename: 'report.csv',
+          content_type: 'text/csv',
+          size: 16,
+          created_at: expect.any(String),
+        },
+      ],
+      count: 1,
+      total: 1,
+    });
+    expect(structured(await call('list_attachments', { thread_id: firstSend.thread_id })).total).toBe(1);
+    expect(structured(await call('list_attachments', { inbox_id: alice.id })).items).toContainEqual(byMessage.items[0]);
+    expect(inputError(await call('list_attachments', {}))).toContain('message_id, thread_id or inbox_id is required');
+    expect(apiError(await call('list_attachments', { message_id: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({
+      code: 'not_found',
+    });
+  });
+
+  it('get_attachment_content: base64 by default, the file itself with format binary; unknown ids are not found', async () => {
+    const attachmentId = firstSend.attachments[0]!.id;
+    const csv = 'q,revenue\n1,100\n';
+    expect(structured(await call('get_attachment_content', { attachment_id: attachmentId }))).toEqual({
+      attachment_id: attachmentId,
+      filename: 'report.csv',
+      content_type: 'text/csv',
+      size: 16,
+      format: 'base64',
+      content: Buffer.from(csv).toString('base64'),
+    });
+    const binary = await call('get_attachment_content', { attachment_id: attachmentId, format: 'binary' });
+    expect(structured(binary)).not.toHaveProperty('content');
+    expect((binary.content as CallToolResult['content'])[1]).toEqual({
+      type: 'resource',
+      resource: {
+        uri: expect.stringContaining(`/v1/attachments/${attachmentId}/content?token=`),
+        mimeType: 'text/csv',
+        blob: Buffer.from(csv).toString('base64'),
+      },
+    });
+    expect(
+      apiError(await call('get_attachment_content', { attachment_id: '00000000-0000-4000-8000-000000000000' })),
+    ).toMatchObject({
+      code: 'not_found',
+    });
+    expect(inputError(await call('get_attachment_content', { attachment_id: attachmentId, format: 'hex' }))).toContain('format');
+  });
+
+  it('reads the recent threads of an inbox with one REST call, and a thread as Markdown', async () => {
+    let recent: Awaited<ReturnType<Client['readResource']>> | undefined;
+    const requests = await apiRequestsDuring(async () => {
+      recent = await client.readResource({ uri: `email://inbox/${alice.id}/recent` });
+    });
+    expect(requests).toEqual([`GET /v1/threads?inbox_id=${alice.id}&limit=10`]);
+    const [content] = recent!.contents;
+    expect(content).toMatchObject({ uri: `email://inbox/${alice.id}/recent`, mimeType: 'application/json' });
+    const summaries = JSON.parse(resourceText(recent!));
+    expect(summaries.length).toBeGreaterThanOrEqual(2);
+    expect(summaries.find((thread: { id: string }) => thread.id === firstSend.thread_id)).toEqual({
+      id: firstSend.thread_id,
+      subject: 'Quarterly report',
+      last_message_at: expect.any(String),
+      message_count: 1,
+      participants: expect.arrayContaining([alice.email_address, bob.email_address]),
+      summary: null,
+    });
+
+    const thread = await client.readResource({ uri: `email://thread/${firstSend.thread_id}` });
+    expect(thread.contents[0]).toMatchObject({ mimeType: 'text/markdown' });
+    expect(resourceText(thread)).toMatch(
+      new RegExp(
+        `^## Quarterly report\\n\\n### Summary\\n\\n_No summary yet._\\n\\n---\\n\\nFrom: ${alice.email_address} →\\n` +
+          `Date: \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\n\\nHere is the \\*\\*report\\*\\*\\.\\n$`,
+      ),
+    );
+    await expect(client.readResource({ uri: 'email://thread/00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({
+      code: -32002,
+    });
+    await expect(client.readResource({ uri: 'email://inbox/00000000-0000-4000-8000-000000000000/recent' })).rejects.toMatchObject(
+      {
+        code: -32002,
+      },
+    );
+  });
+
+  it('wait_for_reply: returns the reply that arrives while it waits, reporting progress', async () => {
+    const sent = structured(
+      await call('send_email', { inbox_id: alice.id, recipient: bob.email_address, subject: 'Coffee?', body: 'At four?' }),
+    );
+    const [received] = (await rest('GET', `/v1/messages?inbox_id=${bob.id}&limit=1`)).items;
+    const progress: Progress[] = [];
+    const waiting = client.callTool(
+      { name: 'wait_for_reply', arguments: { thread_id: sent.thread_id, timeout_seconds: 60 } },
+      undefined,
+      {
+        onprogress: (update) => progress.push(update),
+      },
+    );
+    await delay(1500);
+    await rest('POST', '/v1/messages', {
+      inbox_id: bob.id,
+      to: [alice.email_address],
+      subject: 'Re: Coffee?',
+      body: 'Four works.',
+      reply_to_thread_id: received.thread_id,
+    });
+    const result = structured(await waiting);
+    expect(result).toMatchObject({
+      status: 'replied',
+      thread_id: sent.thread_id,
+      message: { direction: 'inbound', thread_id: sent.thread_id, from_address: bob.email_address, content_clean: 'Four works.' },
+    });
+    expect(result.waited_seconds).toBeGreaterThanOrEqual(1.5);
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress[0]).toMatchObject({ total: 60, message: `Waiting for a reply in thread ${sent.thread_id}` });
+    expect(progress.map((update) => update.progress)).toEqual(
+      [...progress.map((update) => update.progress)].sort((a, b) => a - b),
+    );
+  });
+
+  it('wait_for_reply: says it timed out, as a result and not an error, when nothing arrives in time', async () => {
+    const result = await call('wait_for_reply', { thread_id: firstSend.thread_id, timeout_seconds: 1 });
+    expect(structured(result)).toEqual({
+      status: 'timed_out',
+      thread_id: firstSend.thread_id,
+      waited_seconds: expect.any(Number),
+    });
+    expect((result.structuredContent as { waited_seconds: number }).waited_seconds).toBeGreaterThanOrEqual(1);
+    expect(inputError(await call('wait_for_reply', { thread_id: firstSend.thread_id, timeout_seconds: 3600 }))).toContain(
+      'timeout_seconds',
+    );
+    expect(apiError(await call('wait_for_reply', { thread_id: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({
+      code: 'not_found',
+    });
+  });
+
+  it('wait_for_reply: stops polling at once when the client cancels', async () => {
+    const threadId = firstSend.thread_id;
+    const polls = () => inboxApi.requests().filter((line) => line.startsWith(`GET /v1/messages?thread_id=${threadId}&`)).length;
+    const before = polls();
+    const controller = new AbortController();
+    const waiting = client.callTool(
+      { name: 'wait_for_reply', arguments: { thread_id: threadId, timeout_seconds: 60 } },
+      undefined,
+      {
+        signal: controller.signal,
+      },
+    );
+    // The first look and the first poll (after 1 s) have happened; the next would come 1.5 s later.
+    await delay(1600);
+    expect(polls() - before).toBe(2);
+    controller.abort('the user moved on');
+    await expect(waiting).rejects.toThrow();
+    await delay(3000);
+    expect(polls() - before).toBe(2);
+  });
+});
+
+describe('two inbox-mcp processes taking turns', () => {
+  it('serve one client between them, request by request (stateless streamable HTTP)', async () => {
+    const start = () =>
+      startService('src/main.ts', {
+        cwd: appRoot,
+        env: { PORT: undefined, SERVICE_API_URL: inboxApi.url, LOG_LEVEL: 'info' },
+        args: ['--transport', 'http', '--port', '0'],
+      });
+    const replicas = [await start(), await start()];
+    try {
+      let turn = 0;
+      // A load balancer without affinity: each request goes to the next replica.
+      const alternate = (url: string | URL, init?: RequestInit) => {
+        const target = new URL(url);
+        target.host = new URL(replicas[turn++ % 2]!.url).host;
+        return fetch(target, init);
+      };
+      const client = new Client({ name: 'test-client', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${replicas[0]!.url}/mcp`), { fetch: alternate }));
+      const call = async (name: string, args: Record<string, unknown>) =>
+        structured(await client.callTool({ name, arguments: args }));
+
+      expect((await client.listTools()).tools).toHaveLength(8);
+      const dora = await call('create_inbox', { name: 'Dora', username: 'replicas-dora' });
+      const eve = await call('create_inbox', { name: 'Eve', username: 'replicas-eve' });
+      const sent = await call('send_email', {
+        inbox_id: dora.id,
+        recipient: eve.email_address,
+        subject: 'Both',
+        body: 'Replicas',
+      });
+      expect((await call('search_email', { query: 'replicas', inbox_id: eve.id })).total).toBe(1);
+      const thread = await client.readResource({ uri: `email://thread/${sent.thread_id}` });
+      expect(resourceText(thread)).toContain('## Both');
+      expect(await call('wait_for_reply', { thread_id: sent.thread_id, timeout_seconds: 1 })).toMatchObject({
+        status: 'timed_out',
+      });
+      await client.close();
+
+      const mcpPosts = (replica: (typeof replicas)[number]) =>
+        replica.logs.filter((line) => line.msg === 'request completed' && (line.req as { url: string }).url === '/mcp').length;
+      // initialize, notifications/initialized, and the seven calls above: each replica had its share.
+      expect(mcpPosts(replicas[0]!)).toBeGreaterThanOrEqual(4);
+      expect(mcpPosts(replicas[1]!)).toBeGreaterThanOrEqual(4);
+    } finally {
+      for (const replica of replicas) await replica.stop();
+    }
+  });
+});

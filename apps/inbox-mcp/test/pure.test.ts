@@ -1,0 +1,170 @@
+/** The pure parts, without a server: the resources' formatters and the rules the tools and transports follow. */
+import { ValidationError, NotFoundError, AppError } from '@repo/errors';
+import type { Attachment, Message, Thread, ThreadSummary } from '../src/api-schemas.js';
+import { jsonRpcErrorFormat } from '../src/json-rpc-errors.js';
+import { RECENT_THREAD_COUNT, recentThreadsJson } from '../src/resources/recent-threads.js';
+import { formatDate, threadMarkdown } from '../src/resources/thread-markdown.js';
+import { InFlightRequests } from '../src/stateless-cancellation.js';
+import { binaryContent } from '../src/tools/attachments.js';
+import { firstNewInbound, nextPollDelayMs } from '../src/tools/wait-for-reply.js';
+
+describe('thread Markdown', () => {
+  const thread: Thread = {
+    id: 't1',
+    inbox_id: 'i1',
+    subject: 'Quarterly report',
+    last_message_at: '2026-03-02T08:05:59.000Z',
+    summary: 'Ada asks for the report; the agent sends it.',
+    messages: [
+      {
+        id: 'm1',
+        role: 'user',
+        author: 'ada@example.com',
+        content: 'Could you send the **Q1** report?',
+        timestamp: '2026-03-01T23:59:30.000Z',
+      },
+      { id: 'm2', role: 'assistant', author: 'agent@inbox.test', content: 'Here it is.', timestamp: '2026-03-02T08:05:59.000Z' },
+    ],
+  };
+
+  it('lays a thread out as the spec says: heading, Summary, one block per message with ← / →, separated by rules', () => {
+    expect(threadMarkdown(thread)).toBe(
+      [
+        '## Quarterly report',
+        '',
+        '### Summary',
+        '',
+        'Ada asks for the report; the agent sends it.',
+        '',
+        '---',
+        '',
+        'From: ada@example.com ←',
+        'Date: 2026-03-01 23:59',
+        '',
+        'Could you send the **Q1** report?',
+        '',
+        '---',
+        '',
+        'From: agent@inbox.test →',
+        'Date: 2026-03-02 08:05',
+        '',
+        'Here it is.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('says so when there is no summary yet, and has no message blocks for an empty thread', () => {
+    expect(threadMarkdown({ ...thread, summary: null, messages: [] })).toBe(
+      '## Quarterly report\n\n### Summary\n\n_No summary yet._\n',
+    );
+  });
+
+  it('writes dates as YYYY-MM-DD HH:MM in UTC, whatever offset the timestamp has', () => {
+    expect(formatDate('2026-12-31T23:30:00-02:00')).toBe('2027-01-01 01:30');
+    expect(formatDate('2026-01-05T07:08:09.999Z')).toBe('2026-01-05 07:08');
+  });
+});
+
+describe('recent threads JSON', () => {
+  const summary = (n: number): ThreadSummary => ({
+    id: `t${n}`,
+    subject: `Subject ${n}`,
+    last_message_at: `2026-03-${String(n).padStart(2, '0')}T10:00:00.000Z`,
+    message_count: n,
+    participants: ['a@example.com', 'agent@inbox.test'],
+    summary: n % 2 ? null : `Summary ${n}`,
+  });
+
+  it('is an array of the newest threads with exactly the spec fields, at most ten', () => {
+    const threads = Array.from({ length: 12 }, (_, i) => summary(i + 1));
+    const parsed = JSON.parse(recentThreadsJson(threads));
+    expect(parsed).toHaveLength(RECENT_THREAD_COUNT);
+    expect(parsed[0]).toEqual(summary(1));
+    expect(Object.keys(parsed[0])).toEqual(['id', 'subject', 'last_message_at', 'message_count', 'participants', 'summary']);
+  });
+
+  it('drops fields the API may add', () => {
+    const extra = { ...summary(1), inbox_id: 'i1' } as ThreadSummary;
+    expect(JSON.parse(recentThreadsJson([extra]))).toEqual([summary(1)]);
+  });
+});
+
+describe('wait_for_reply polling', () => {
+  it('backs off from 1 s by half again each time, up to 10 s', () => {
+    const delays: number[] = [];
+    let delay: number | undefined;
+    for (let i = 0; i < 9; i++) delays.push((delay = nextPollDelayMs(delay)));
+    expect(delays).toEqual([1000, 1500, 2250, 3375, 5062.5, 7593.75, 10_000, 10_000, 10_000]);
+  });
+
+  const message = (id: string, direction: Message['direction']) => ({ id, direction }) as Message;
+
+  it('takes the earliest received message that was not there at the start; sent mail is no reply', () => {
+    const newestFirst = [message('m5', 'outbound'), message('m4', 'inbound'), message('m3', 'inbound'), message('m2', 'inbound')];
+    expect(firstNewInbound(newestFirst, new Set(['m2']))?.id).toBe('m3');
+    expect(firstNewInbound(newestFirst, new Set(['m2', 'm3', 'm4']))).toBeUndefined();
+  });
+});
+
+describe('get_attachment_content with format binary', () => {
+  const attachment = (content_type: string) =>
+    ({ content_type, download_url: 'http://api/v1/attachments/a1/content?token=t' }) as Attachment;
+
+  it('gives images and audio as image and audio content, anything else as an embedded resource blob', () => {
+    expect(binaryContent(attachment('image/png'), 'AAA=')).toEqual({ type: 'image', data: 'AAA=', mimeType: 'image/png' });
+    expect(binaryContent(attachment('audio/mpeg'), 'AAA=')).toEqual({ type: 'audio', data: 'AAA=', mimeType: 'audio/mpeg' });
+    expect(binaryContent(attachment('application/pdf'), 'AAA=')).toEqual({
+      type: 'resource',
+      resource: { uri: 'http://api/v1/attachments/a1/content?token=t', mimeType: 'application/pdf', blob: 'AAA=' },
+    });
+  });
+});
+
+describe('JSON-RPC errors of the HTTP endpoints', () => {
+  it('maps a body that is not JSON to -32700, other client errors to -32000, server failures to -32603', () => {
+    const parseError = new ValidationError([{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }]);
+    expect(jsonRpcErrorFormat(parseError)).toEqual({
+      status: 400,
+      body: { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Request body is not valid JSON' }, id: null },
+    });
+    expect(jsonRpcErrorFormat(new NotFoundError('No route for GET /x')).body).toMatchObject({ error: { code: -32000 } });
+    expect(jsonRpcErrorFormat(new AppError('internal_error', 'Internal server error'))).toMatchObject({
+      status: 500,
+      body: { error: { code: -32603 } },
+    });
+  });
+});
+
+describe('cancellation in stateless streamable HTTP', () => {
+  const cancelled = (requestId: unknown) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
+
+  it('cancels the in-flight request a notifications/cancelled names, of the same client only', () => {
+    const inFlight = new InFlightRequests();
+    const cancel = jest.fn();
+    const forget = inFlight.track('client-a', { jsonrpc: '2.0', id: 7, method: 'tools/call' }, cancel);
+    inFlight.cancelNamedIn('client-b', cancelled(7));
+    inFlight.cancelNamedIn('client-a', cancelled(8));
+    expect(cancel).not.toHaveBeenCalled();
+    inFlight.cancelNamedIn('client-a', [cancelled(7)]);
+    expect(cancel).toHaveBeenCalledTimes(1);
+    forget();
+    inFlight.cancelNamedIn('client-a', cancelled(7));
+    expect(cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('tracks requests only, not notifications or responses', () => {
+    const inFlight = new InFlightRequests();
+    const cancel = jest.fn();
+    inFlight.track(
+      'c',
+      [
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 3, result: {} },
+      ],
+      cancel,
+    );
+    inFlight.cancelNamedIn('c', cancelled(3));
+    expect(cancel).not.toHaveBeenCalled();
+  });
+});
