@@ -1,9 +1,13 @@
 import express, { type Express } from 'express';
 import { collabErrorFormat } from '@repo/errors';
 import { createServiceApp, OpenAPIRegistry } from '@repo/http';
+import { agentRoutes } from './agents/routes.js';
 import { authenticateCaller } from './auth/index.js';
+import { consoleRoutes } from './console/routes.js';
 import { datasetRoutes } from './datasets/routes.js';
 import type { Deps } from './deps.js';
+import { loadJobRoutes } from './load-jobs/routes.js';
+import { projectAgentRoutes } from './project-agents/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { collabApis } from './shared/api.js';
 import { tableJobRoutes } from './table-jobs/routes.js';
@@ -28,6 +32,10 @@ export function buildApp(deps: Deps): Express {
   datasetRoutes(apis.users, deps);
   tableRoutes(apis.users, deps);
   tableJobRoutes(apis.users, deps);
+  agentRoutes(apis.users, deps);
+  projectAgentRoutes(apis.users, deps);
+  loadJobRoutes(apis.users, router, deps);
+  consoleRoutes(router);
 
   return createServiceApp({
     service: 'collab-api',

@@ -1,7 +1,11 @@
 import { z } from 'zod';
-import { httpSettings, storageSettings } from '@repo/config';
+import { crashTestSettings, httpSettings, setting, storageSettings } from '@repo/config';
+import { checkStorageBackendSettings, storageBackendSettings } from '@repo/storage';
 import { checkWarehouseSettings, warehouseSettings } from './adapters/warehouse/index.js';
+import { agentSettings } from './agents/settings.js';
 import { type AuthSettings, authSettings, checkAuthSettings } from './auth/index.js';
+import { workerSettings } from './jobs/settings.js';
+import { loadJobSettings } from './load-jobs/settings.js';
 
 /** Every environment variable collab-api reads. The README's configuration table mirrors this. */
 export const configSchema = z
@@ -10,10 +14,46 @@ export const configSchema = z
     ...storageSettings(),
     ...authSettings(),
     ...warehouseSettings(),
+    COLLAB_WAREHOUSE_LEASE_SECONDS: setting
+      .integer({ min: 1, max: 86_400 })
+      .default(120)
+      .describe(
+        'How long a warehouse change (of a dataset or table) may stay under way before it is taken for interrupted (its process stopped) and finished by the reconciler. Keep it well above the longest warehouse call (BigQuery retries for some 15 s).',
+      ),
+    COLLAB_RECONCILE_INTERVAL_SECONDS: setting
+      .integer({ min: 0, max: 86_400 })
+      .default(60)
+      .describe(
+        'How often the reconciler finishes warehouse changes that a crash interrupted (it also runs at start-up); 0: at start-up only.',
+      ),
+    COLLAB_WAREHOUSE_SWEEP_INTERVAL_SECONDS: setting
+      .integer({ min: 0, max: 604_800 })
+      .default(3600)
+      .describe(
+        'How often the reconciler compares the whole warehouse with the records, dropping datasets and tables that no live record has and making again those of live records that are missing (it also does at start-up); 0: at start-up only. The warehouse (BigQuery project, DuckDB file) must belong to this database alone.',
+      ),
+    ...agentSettings(),
+    REDIS_URL: setting
+      .url({ protocols: ['redis:', 'rediss:'] })
+      .optional()
+      .describe("Redis for the agents' rate-limit counters, so that replicas share them. Unset: counted in each process."),
+    ...storageBackendSettings(),
+    ...workerSettings(),
+    ...loadJobSettings(),
+    ...crashTestSettings(),
   })
   .superRefine((config, ctx) => {
     checkAuthSettings(config, ctx, { secretGenerated: generatesLocalSecret(config) });
     checkWarehouseSettings(config, ctx);
+    checkStorageBackendSettings(config, ctx);
+    // Load files are streamed in and out; a database row holds its whole value.
+    if (config.STORAGE_BACKEND === 'database') {
+      ctx.addIssue({ code: 'custom', path: ['STORAGE_BACKEND'], message: 'must be local or gcs for collab-api' });
+    }
+    // DuckDB's file is open in one process only, the one that loads into it.
+    if (config.COLLAB_WAREHOUSE === 'duckdb' && config.COLLAB_WORKER !== 'inline') {
+      ctx.addIssue({ code: 'custom', path: ['COLLAB_WORKER'], message: 'must be inline with the DuckDB warehouse' });
+    }
   });
 
 export type Config = z.output<typeof configSchema>;

@@ -6,6 +6,8 @@ import { configSchema } from './config.js';
 import { createDatabaseClient } from './database.js';
 import { createDeps } from './deps.js';
 import { defaultDataDir, migrationsDir } from './paths.js';
+import { startReconciler } from './reconciler.js';
+import { buildWorkerApp, startWorker, type Worker } from './worker.js';
 
 const config = loadConfigOrExit(configSchema);
 const logger = createLogger({ service: 'collab-api', level: config.LOG_LEVEL });
@@ -19,13 +21,42 @@ const connection = await connectDatabase({
   logger,
 });
 const db = createDatabaseClient(connection.url, connection.poolSize);
-const { deps, close } = await createDeps(config, { db, logger, metrics: createMetrics({ service: 'collab-api' }) });
+const { deps, close } = await createDeps(config, {
+  db,
+  logger,
+  metrics: createMetrics({ service: 'collab-api' }),
+  databaseUrl: connection.url,
+});
 
-await serve(buildApp(deps), {
+// What a crash interrupted is put right at start-up (in the background), then every interval.
+const reconciler = startReconciler(
+  { ...deps, leaseSeconds: config.COLLAB_WAREHOUSE_LEASE_SECONDS },
+  {
+    intervalSeconds: config.COLLAB_RECONCILE_INTERVAL_SECONDS,
+    sweepIntervalSeconds: config.COLLAB_WAREHOUSE_SWEEP_INTERVAL_SECONDS,
+  },
+);
+// Background jobs run here unless COLLAB_WORKER=off (started once the server listens: pg-boss may
+// first install its schema); with `only`, nothing but probes and metrics is served.
+let worker: Promise<Worker | undefined> = Promise.resolve(undefined);
+await serve(config.COLLAB_WORKER === 'only' ? buildWorkerApp(deps) : buildApp(deps), {
   port: config.PORT,
   host: config.HOST,
   logger,
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
-  onClose: [close, () => db.$disconnect(), () => connection.close()],
+  onClose: [
+    // Running jobs get the shutdown timeout to finish; those still running then are released to be retried.
+    async () => (await worker)?.stop(config.SHUTDOWN_TIMEOUT_MS / 1000),
+    () => reconciler.stop(),
+    close,
+    () => db.$disconnect(),
+    () => connection.close(),
+  ],
 });
+if (config.COLLAB_WORKER !== 'off') {
+  worker = startWorker(deps).catch((error: unknown) => {
+    logger.error({ err: error }, 'the background worker could not start: jobs wait until a worker runs');
+    return undefined;
+  });
+}

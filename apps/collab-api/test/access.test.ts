@@ -5,6 +5,7 @@ import {
   outranks,
   requireActor,
   requireOrgAdmin,
+  requireOrgAdminRemains,
   requirePlatformOperator,
   requireRoleChange,
   requireRoleWithinOwn,
@@ -91,6 +92,16 @@ describe('user rules', () => {
   it('let nobody delete themselves', () => {
     expect(() => requireUserDeletion(admin, other(Role.OrgAdmin))).not.toThrow();
     expect(() => requireUserDeletion(admin, self(admin))).toThrow(ConflictError);
+  });
+
+  it('keep an Org admin: demoting or deleting one needs another', () => {
+    const orgAdmin = other(Role.OrgAdmin);
+    expect(() => requireOrgAdminRemains(orgAdmin, { role: Role.DatasetUser }, 0)).toThrow(ConflictError);
+    expect(() => requireOrgAdminRemains(orgAdmin, { archived: true }, 0)).toThrow(ConflictError);
+    expect(() => requireOrgAdminRemains(orgAdmin, { role: Role.DatasetUser }, 1)).not.toThrow();
+    expect(() => requireOrgAdminRemains(orgAdmin, { role: Role.OrgAdmin }, 0)).not.toThrow();
+    expect(() => requireOrgAdminRemains(orgAdmin, {}, 0)).not.toThrow();
+    expect(() => requireOrgAdminRemains(other(Role.DatasetEditor), { archived: true }, 0)).not.toThrow();
   });
 });
 

@@ -12,6 +12,7 @@ import { configSchema } from '../src/config.js';
 import { createDatabaseClient } from '../src/database.js';
 import { createDeps } from '../src/deps.js';
 import { migrationsDir } from '../src/paths.js';
+import { startWorker, type Worker } from '../src/worker.js';
 
 /** COLLAB_JWT_SECRET of test apps (unless a test configures COLLAB_JWKS_URL). */
 export const TEST_SECRET = 'collab-api-test-secret-0123456789abcdef';
@@ -29,6 +30,7 @@ export async function createTestContext(env: Record<string, string> = {}) {
     DATABASE_URL: database.url,
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
+    COLLAB_WORKER_POLL_SECONDS: '1',
     ...secret,
     ...env,
   });
@@ -39,6 +41,7 @@ export async function createTestContext(env: Record<string, string> = {}) {
     logger,
     metrics: createMetrics({ service: 'collab-api', collectDefault: false }),
   });
+  let worker: Worker | undefined;
   return {
     app: buildApp(deps),
     deps,
@@ -55,7 +58,12 @@ export async function createTestContext(env: Record<string, string> = {}) {
         ...options,
       });
     },
+    /** Runs background jobs (load jobs) in this process from now on, as server.ts does by default. */
+    async startWorker(): Promise<void> {
+      worker ??= await startWorker(deps);
+    },
     async close() {
+      await worker?.stop(5);
       await close();
       await db.$disconnect();
       await database.drop();

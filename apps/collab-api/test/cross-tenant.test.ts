@@ -23,6 +23,7 @@ interface Records {
   tableId: string;
   importJobId: string;
   exportJobId: string;
+  agentId: string;
 }
 
 async function createRecords(member: Member): Promise<Records> {
@@ -41,7 +42,12 @@ async function createRecords(member: Member): Promise<Records> {
     tableId,
     importJobId: await post('/api/v1/import-jobs', { status: 'queued', table_id: tableId }),
     exportJobId: await post('/api/v1/export-jobs', { status: 'queued', table_id: tableId }),
+    agentId: await post('/api/v1/agents', agentBody(projectId)),
   };
+}
+
+function agentBody(projectId: string) {
+  return { name: 'Shared name', protocol: 'A2A', endpoint_url: 'https://agents.example.com/a', project_id: projectId };
 }
 
 beforeAll(async () => {
@@ -90,7 +96,7 @@ const CASES: Record<string, Case> = {
   'POST /api/v1/users': {
     kind: 'own',
     call: (c) => c.post('/api/v1/users', { email: `${randomUUID()}@b.test`, name: 'New' }),
-    status: { admin: 201, editor: 201, user: 201 },
+    status: { admin: 201, editor: 403, user: 403 },
   },
   'GET /api/v1/users/me': { kind: 'own', call: (c) => c.get('/api/v1/users/me'), status: { admin: 200, editor: 200, user: 200 } },
   'POST /api/v1/users/invite': {
@@ -154,6 +160,51 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/export-jobs': { kind: 'list', path: () => '/api/v1/export-jobs', key: 'export_jobs' },
   'GET /api/v1/export-jobs/{job_id}': foreignCall((c) => c.get(`/api/v1/export-jobs/${foreign.exportJobId}`)),
   'GET /api/v1/tables/{table_id}/export-jobs': foreignCall((c) => c.get(`/api/v1/tables/${foreign.tableId}/export-jobs`)),
+
+  'POST /api/v1/agents': {
+    kind: 'foreign',
+    calls: [(c) => c.post('/api/v1/agents', agentBody(foreign.projectId))],
+    status: adminOnly,
+  },
+  'GET /api/v1/agents': { kind: 'list', path: () => '/api/v1/agents', key: 'agents' },
+  'GET /api/v1/agents/{agent_id}': foreignCall((c) => c.get(`/api/v1/agents/${foreign.agentId}`)),
+  'PATCH /api/v1/agents/{agent_id}': foreignCall((c) => c.patch(`/api/v1/agents/${foreign.agentId}`, { status: 'inactive' })),
+  'DELETE /api/v1/agents/{agent_id}': foreignCall((c) => c.delete(`/api/v1/agents/${foreign.agentId}`)),
+  'GET /api/v1/agents/{agent_id}/rate-limits': foreignCall((c) => c.get(`/api/v1/agents/${foreign.agentId}/rate-limits`)),
+  'PUT /api/v1/agents/{agent_id}/rate-limits': foreignCall((c) =>
+    c.put(`/api/v1/agents/${foreign.agentId}/rate-limits`, {
+      max_requests_per_second: 0,
+      max_requests_per_minute: 0,
+      max_requests_per_hour: 0,
+    }),
+  ),
+  'POST /api/v1/agents/route': foreignCall(
+    (c) => c.post('/api/v1/agents/route', { agent_id: foreign.agentId, message: { text: 'hi' } }),
+    (c) => c.post('/api/v1/agents/route', { agent_id: own.agentId, message: { text: 'hi' }, project_id: foreign.projectId }),
+  ),
+  'POST /api/v1/agents/route/project': foreignCall((c) =>
+    c.post('/api/v1/agents/route/project', { project_id: foreign.projectId, message: { text: 'hi' } }),
+  ),
+  'POST /api/v1/agents/{agent_id}/gateway': foreignCall((c) =>
+    c.post(`/api/v1/agents/${foreign.agentId}/gateway`, { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 't' } }),
+  ),
+  'POST /api/v1/projects/{project_id}/agents': {
+    kind: 'foreign',
+    calls: [
+      (c) => c.post(`/api/v1/projects/${foreign.projectId}/agents`, { agent_id: own.agentId }),
+      (c) => c.post(`/api/v1/projects/${own.projectId}/agents`, { agent_id: foreign.agentId }),
+    ],
+    status: adminOnly,
+  },
+  'GET /api/v1/projects/{project_id}/agents': foreignCall((c) => c.get(`/api/v1/projects/${foreign.projectId}/agents`)),
+  'DELETE /api/v1/projects/{project_id}/agents/{agent_id}': {
+    kind: 'foreign',
+    calls: [
+      (c) => c.delete(`/api/v1/projects/${foreign.projectId}/agents/${foreign.agentId}`),
+      (c) => c.delete(`/api/v1/projects/${own.projectId}/agents/${foreign.agentId}`),
+    ],
+    status: adminOnly,
+  },
 };
 
 it('covers every /api/v1 operation of the OpenAPI document', async () => {
@@ -217,6 +268,15 @@ it("leaves B's records exactly as they were", async () => {
   expect((await get(`/api/v1/tables/${foreign.tableId}/import-jobs`)).import_jobs).toHaveLength(1);
   expect((await get(`/api/v1/tables/${foreign.tableId}/export-jobs`)).export_jobs).toHaveLength(1);
   expect((await get(`/api/v1/datasets/${foreign.datasetId}`)).project_id).toBe(foreign.projectId);
+  expect(await get(`/api/v1/agents/${foreign.agentId}`)).toMatchObject({
+    name: 'Shared name',
+    status: 'active',
+    archived_at: null,
+  });
+  expect(await get(`/api/v1/agents/${foreign.agentId}/rate-limits`)).toMatchObject({ max_requests_per_second: '10' });
+  expect((await get(`/api/v1/projects/${foreign.projectId}/agents`)).agents).toEqual([
+    expect.objectContaining({ agent_id: foreign.agentId }),
+  ]);
   expect(await ctx.db.user.count({ where: { tenantId: b.id } })).toBe(3);
   const catalog = await openWarehouseCatalog(ctx.dataDir);
   try {

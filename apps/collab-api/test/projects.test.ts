@@ -55,6 +55,30 @@ describe('GET /api/v1/projects', () => {
     ]);
     expect((await client.get('/api/v1/projects?limit=0')).status).toBe(422);
   });
+
+  it('answers 422 for a query parameter it does not know, rather than ignore it', async () => {
+    const res = await user().get('/api/v1/projects?offset=1');
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 422,
+      body: { detail: [{ loc: ['query', 'offset'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }] },
+    });
+  });
+
+  it('answers 422 in the documented shape for a malformed percent-escape in the path', async () => {
+    const res = await user().get('/api/v1/projects/%ff');
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 422,
+      body: {
+        detail: [
+          {
+            loc: ['path'],
+            msg: 'Must be percent-encoded UTF-8: an escape such as %ff decodes to no character',
+            type: 'value_error',
+          },
+        ],
+      },
+    });
+  });
 });
 
 describe('GET, PATCH and DELETE /api/v1/projects/{project_id}', () => {

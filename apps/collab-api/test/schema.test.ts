@@ -1,3 +1,5 @@
+import { applyMigrations, readMigrations, withClient } from '@repo/db';
+import { createScratchDatabase } from '@repo/db/dev';
 import { describeSchemaDrift } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
 import { createTestContext, type TestContext } from './context.js';
@@ -42,5 +44,37 @@ describe('database constraints', () => {
       await ctx.db.dataset.create({ data });
       await ctx.db.dataset.create({ data: { ...data, liveName: null, archivedAt: new Date() } });
     });
+  });
+});
+
+describe('migration warehouse_outbox', () => {
+  it('frees the names that archived datasets and tables still held', async () => {
+    const migrations = await readMigrations(migrationsDir);
+    const index = migrations.findIndex((migration) => migration.name.endsWith('_warehouse_outbox'));
+    const database = await createScratchDatabase({ label: 'collab_outbox_migration' });
+    try {
+      await withClient(database.url, async (client) => {
+        await applyMigrations(client, migrations.slice(0, index));
+        await client.query(`
+          INSERT INTO tenants (id, name) VALUES ('00000000-0000-7000-8000-000000000001', 'T');
+          INSERT INTO projects (id, tenant_id, name) VALUES ('00000000-0000-7000-8000-000000000002', '00000000-0000-7000-8000-000000000001', 'P');
+          INSERT INTO datasets (id, tenant_id, project_id, name, live_name, archived_at) VALUES
+            ('00000000-0000-7000-8000-000000000003', '00000000-0000-7000-8000-000000000001', '00000000-0000-7000-8000-000000000002', 'Held', 'held', now()),
+            ('00000000-0000-7000-8000-000000000004', '00000000-0000-7000-8000-000000000001', '00000000-0000-7000-8000-000000000002', 'Live', 'live', NULL);
+          INSERT INTO tables (id, tenant_id, dataset_id, name, schema, live_name, archived_at) VALUES
+            ('00000000-0000-7000-8000-000000000005', '00000000-0000-7000-8000-000000000001', '00000000-0000-7000-8000-000000000004', 'Held', '[]', 'held', now())`);
+        await applyMigrations(client, migrations);
+        const { rows } = await client.query<{ name: string; live_name: string | null }>(
+          'SELECT name, live_name FROM datasets UNION ALL SELECT name, live_name FROM tables ORDER BY name',
+        );
+        expect(rows).toEqual([
+          { name: 'Held', live_name: null },
+          { name: 'Held', live_name: null },
+          { name: 'Live', live_name: 'live' },
+        ]);
+      });
+    } finally {
+      await database.drop();
+    }
   });
 });

@@ -42,9 +42,9 @@ describe('GET /api/v1/users', () => {
 });
 
 describe('POST /api/v1/users', () => {
-  it('creates an unlinked user with the default role, e-mail lower-cased', async () => {
+  it('creates an unlinked user with the default role, e-mail lower-cased (Org admins only)', async () => {
     const email = uniqueEmail('New');
-    const res = await user().post('/api/v1/users', { email, name: 'Newcomer' });
+    const res = await admin().post('/api/v1/users', { email, name: 'Newcomer' });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.any(String),
@@ -57,32 +57,28 @@ describe('POST /api/v1/users', () => {
     });
   });
 
-  it('lets nobody create a user above their own role (403)', async () => {
-    const create = (client: ReturnType<typeof as>, role: string) =>
-      client.post('/api/v1/users', { email: uniqueEmail('r'), name: 'R', role });
-    expect((await create(user(), 'Dataset user')).status).toBe(201);
-    expect((await create(user(), 'Dataset editor')).body).toEqual({
-      detail: 'A Dataset user cannot give the role Dataset editor, which is above their own',
-    });
-    expect((await create(editor(), 'Dataset editor')).status).toBe(201);
-    expect((await create(editor(), 'Org admin')).status).toBe(403);
-    expect((await create(admin(), 'Org admin')).status).toBe(201);
+  it('is refused with 403 to every other role, before the input is read', async () => {
+    for (const client of [user(), editor()]) {
+      const res = await client.post('/api/v1/users', { email: uniqueEmail('nope'), name: 'Nope' });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 403, body: { detail: 'Only an Org admin may do this' } });
+      expect((await client.post('/api/v1/users', { email: 'not-an-address' })).status).toBe(403);
+    }
   });
 
   it("answers 409 for an e-mail of the tenant's users, whatever its case, until that user is deleted", async () => {
     const email = uniqueEmail('dup');
-    const first = (await user().post('/api/v1/users', { email, name: 'First' }).expect(201)).body;
-    const res = await user().post('/api/v1/users', { email: email.toUpperCase(), name: 'Second' });
+    const first = (await admin().post('/api/v1/users', { email, name: 'First' }).expect(201)).body;
+    const res = await admin().post('/api/v1/users', { email: email.toUpperCase(), name: 'Second' });
     expect({ status: res.status, body: res.body }).toEqual({
       status: 409,
       body: { detail: `A user with the e-mail ${email.toUpperCase().toLowerCase()} already exists in this tenant` },
     });
     await admin().delete(`/api/v1/users/${first.id}`).expect(204);
-    await user().post('/api/v1/users', { email, name: 'Second' }).expect(201);
+    await admin().post('/api/v1/users', { email, name: 'Second' }).expect(201);
   });
 
   it('answers 422 naming each invalid field', async () => {
-    const res = await user().post('/api/v1/users', { email: 'not-an-address', role: 'Boss' });
+    const res = await admin().post('/api/v1/users', { email: 'not-an-address', role: 'Boss' });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'email'], type: 'value_error' }),
@@ -115,16 +111,86 @@ describe('signing in links a created or invited user by verified e-mail', () => 
     expect(answers.map((res) => [res.status, res.body.id])).toEqual(Array.from({ length: 5 }, () => [200, invited.id]));
   });
 
-  it('does not link a deleted user, and links the oldest invitation when several tenants invited the e-mail', async () => {
-    const email = uniqueEmail('many');
+  it('does not link a deleted user', async () => {
+    const email = uniqueEmail('gone');
     const deleted = (await admin().post('/api/v1/users', { email, name: 'Gone' })).body;
     await admin().delete(`/api/v1/users/${deleted.id}`).expect(204);
     expect((await as(ctx.app, firstSignIn(email)).get('/api/v1/users/me')).status).toBe(401);
+  });
 
+  it('asks for X-Tenant-Id when several tenants await the e-mail, naming none of them, and links the one named', async () => {
+    const email = uniqueEmail('many');
     const other = await seedTenant(ctx, 'Other');
-    const first = (await admin().post('/api/v1/users', { email, name: 'In Acme' })).body;
-    await as(ctx.app, other.admin.token).post('/api/v1/users', { email, name: 'In Other' }).expect(201);
-    expect((await as(ctx.app, firstSignIn(email)).get('/api/v1/users/me')).body.id).toBe(first.id);
+    const inAcme = (await admin().post('/api/v1/users', { email, name: 'In Acme' })).body;
+    const inOther = (await as(ctx.app, other.admin.token).post('/api/v1/users', { email, name: 'In Other' })).body;
+    const token = firstSignIn(email);
+
+    const ambiguous = await as(ctx.app, token).get('/api/v1/users/me');
+    expect(ambiguous.status).toBe(409);
+    expect(ambiguous.body.detail).toMatch(/X-Tenant-Id/);
+    expect(JSON.stringify(ambiguous.body)).not.toMatch(new RegExp(`${acme.id}|${other.id}|Acme|Other`));
+    expect((await as(ctx.app, token).get('/api/v1/users/me').set('X-Tenant-Id', 'not-a-uuid')).status).toBe(422);
+    expect((await as(ctx.app, token).get('/api/v1/users/me').set('X-Tenant-Id', MISSING)).status).toBe(401);
+
+    const chosen = await as(ctx.app, token).get('/api/v1/users/me').set('X-Tenant-Id', other.id);
+    expect(chosen.body.id).toBe(inOther.id);
+    // Linked: the header no longer matters, and Acme's invitation stays pending for another identity.
+    expect((await as(ctx.app, token).get('/api/v1/users/me')).body.id).toBe(inOther.id);
+    expect((await admin().get(`/api/v1/users/${inAcme.id}`)).body.identity_provider_id).toBeNull();
+  });
+
+  it("cannot be hijacked by another tenant: no user can pre-create someone's account, and archiving releases the identity", async () => {
+    const email = uniqueEmail('victim');
+    const attacker = await seedTenant(ctx, 'Attacker');
+    // The attack of issue 9: a Dataset user of another tenant pre-creating the victim's user.
+    expect((await as(ctx.app, attacker.user.token).post('/api/v1/users', { email, name: 'Victim' })).status).toBe(403);
+    // Even an Org admin of that tenant doing so cannot capture the sign-in: it is ambiguous, and the victim chooses.
+    const trap = (await as(ctx.app, attacker.admin.token).post('/api/v1/users', { email, name: 'Victim' })).body;
+    const invitation = (await admin().post('/api/v1/users/invite', { email, name: 'Victim' })).body;
+    const victim = firstSignIn(email);
+    expect((await as(ctx.app, victim).get('/api/v1/users/me')).status).toBe(409);
+    expect((await as(ctx.app, victim).get('/api/v1/users/me').set('X-Tenant-Id', acme.id)).body.id).toBe(invitation.id);
+
+    // Archived, the user no longer holds the identity: the person can accept another invitation.
+    await admin().delete(`/api/v1/users/${invitation.id}`).expect(204);
+    expect((await ctx.db.user.findUniqueOrThrow({ where: { id: invitation.id } })).identityProviderId).toBeNull();
+    expect((await as(ctx.app, victim).get('/api/v1/users/me')).body.id).toBe(trap.id);
+  });
+});
+
+describe('a tenant keeps at least one Org admin', () => {
+  it('refuses to demote or delete the last Org admin, whoever asks', async () => {
+    const solo = await seedTenant(ctx, 'Solo');
+    const other = (
+      await as(ctx.app, solo.admin.token).post('/api/v1/users', { email: uniqueEmail('o'), name: 'O', role: 'Org admin' })
+    ).body;
+    await as(ctx.app, solo.admin.token).delete(`/api/v1/users/${other.id}`).expect(204);
+    // Only solo.admin is left: they cannot demote or delete themselves, and nobody else can either.
+    expect(
+      (await as(ctx.app, solo.admin.token).put(`/api/v1/users/${solo.admin.id}/role`, { role: 'Dataset user' })).status,
+    ).toBe(409);
+    expect((await as(ctx.app, solo.admin.token).delete(`/api/v1/users/${solo.admin.id}`)).status).toBe(409);
+  });
+
+  it('holds when two Org admins demote or delete each other at the same moment', async () => {
+    for (let round = 0; round < 5; round++) {
+      const tenant = await seedTenant(ctx, `Pair ${round}`);
+      const second = (
+        await as(ctx.app, tenant.admin.token).post('/api/v1/users', { email: uniqueEmail('b'), name: 'B', role: 'Org admin' })
+      ).body;
+      const secondToken = ctx.token(`idp|${randomUUID()}`, { email: second.email });
+      await as(ctx.app, secondToken).get('/api/v1/users/me').expect(200);
+      const [byFirst, bySecond] = await Promise.all([
+        round % 2 === 0
+          ? as(ctx.app, tenant.admin.token).put(`/api/v1/users/${second.id}/role`, { role: 'Dataset user' })
+          : as(ctx.app, tenant.admin.token).delete(`/api/v1/users/${second.id}`),
+        as(ctx.app, secondToken).delete(`/api/v1/users/${tenant.admin.id}`),
+      ]);
+      // One of them wins; the other, no longer an Org admin (or no longer a user), is refused.
+      expect([byFirst.status, bySecond.status].filter((status) => status < 300)).toHaveLength(1);
+      const admins = await ctx.db.user.count({ where: { tenantId: tenant.id, role: 'OrgAdmin', archivedAt: null } });
+      expect(admins).toBe(1);
+    }
   });
 });
 

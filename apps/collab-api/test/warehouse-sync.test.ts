@@ -1,7 +1,8 @@
 /**
  * The database and the warehouse never diverge: with the real BigQuery adapter talking to a
  * loopback server that speaks BigQuery's REST API (test/warehouse/fake-bigquery.ts), a failing
- * warehouse call answers 502 with BigQuery's reason and leaves no trace in the database.
+ * warehouse call answers 502 with BigQuery's reason, and the records say what the warehouse has:
+ * a refused create leaves its record archived, a refused update or delete leaves it as it was.
  */
 import { physicalNames } from '../src/adapters/warehouse/index.js';
 import { as, createTestContext, type TestContext } from './context.js';
@@ -65,7 +66,10 @@ describe('datasets', () => {
       status: 502,
       body: { detail: `BigQuery could not create the dataset: ${DENIED} (accessDenied)` },
     });
-    expect(await ctx.db.dataset.count({ where: { name: 'Refused' } })).toBe(0);
+    expect(await ctx.db.dataset.findMany({ where: { name: 'Refused' } })).toEqual([
+      expect.objectContaining({ archivedAt: expect.any(Date), liveName: null }),
+    ]);
+    expect(await ctx.db.warehouseChange.count()).toBe(0);
     // The name is free: nothing holds it.
     await newDataset('Refused');
   });
@@ -111,7 +115,10 @@ describe('tables', () => {
       status: 502,
       body: { detail: `BigQuery could not create the table: ${DENIED} (accessDenied)` },
     });
-    expect(await ctx.db.table.count({ where: { name: 'Refused' } })).toBe(0);
+    expect(await ctx.db.table.count({ where: { name: 'Refused', archivedAt: null } })).toBe(0);
+    expect(
+      (await editor().get(`/api/v1/datasets/${datasetId}/tables`)).body.tables.map((t: { name: string }) => t.name),
+    ).not.toContain('Refused');
   });
 
   it('keep their name and schema when BigQuery fails to alter them', async () => {

@@ -4,6 +4,7 @@ export {
   type Caller,
   requireActor,
   requireOrgAdmin,
+  requireOrgAdminRemains,
   requirePlatformOperator,
   requireRoleChange,
   requireRoleWithinOwn,

@@ -83,6 +83,24 @@ export function requireRoleChange(actor: Actor, target: TargetUser, role: Role):
   }
 }
 
+/**
+ * A tenant keeps at least one live Org admin: a change that makes `target` stop being one (a
+ * demotion, a deletion) needs another. `otherOrgAdmins` must be counted under the lock that
+ * serialises the tenant's membership changes (users/service.ts), or two admins demoting each
+ * other at once would both see the other and leave none.
+ */
+export function requireOrgAdminRemains(
+  target: TargetUser,
+  change: { role?: Role; archived?: boolean },
+  otherOrgAdmins: number,
+): void {
+  const stopsBeingAdmin =
+    target.role === Role.OrgAdmin && (change.archived === true || (change.role ?? target.role) !== Role.OrgAdmin);
+  if (stopsBeingAdmin && otherOrgAdmins === 0) {
+    throw new ConflictError('A tenant keeps at least one Org admin: make another user Org admin first');
+  }
+}
+
 /** Users cannot delete themselves, so a tenant keeps at least the Org admin who deletes. */
 export function requireUserDeletion(actor: Actor, target: TargetUser): void {
   if (target.id === actor.userId) throw new ConflictError('You cannot delete yourself; another Org admin can');

@@ -1,25 +1,45 @@
+import { ConflictError } from '@repo/errors';
 import { isUniqueViolation } from '@repo/db';
 import type { Actor } from '../access/index.js';
-import type { TokenClaims } from './tokens.js';
 import type { Database } from '../database.js';
 import type { Tenant, User } from '../generated/prisma/client.js';
-import { oldestFirst } from '../shared/schemas.js';
+import type { TokenClaims } from './tokens.js';
+
+/** A user created or invited with the token's e-mail and not linked to any identity yet. */
+export interface PendingUser {
+  userId: string;
+  tenantId: string;
+}
 
 /**
- * The user a token signs in (contract.md): the user whose identity_provider_id is the token's
- * `sub`; or else, for a token with a verified e-mail, a user created or invited with that e-mail
- * and not linked yet, which is linked to the `sub` now. Undefined when there is none, or when
- * the user or their tenant is archived: archived users and the users of archived tenants cannot
- * sign in, and the `sub` of an archived user links to no other user.
+ * Which pending user a first sign-in links (contract.md, Tokens): the one of the tenant the request
+ * names in X-Tenant-Id; else the only one there is; none when there is none (or none in the named
+ * tenant). Several, and no tenant named: the caller must choose, and is told so without being told
+ * which tenants invited them (another tenant's pending user is nobody else's business). Pure.
+ */
+export function chooseInvitation(pending: PendingUser[], requestedTenantId: string | undefined): PendingUser | undefined {
+  if (requestedTenantId !== undefined) return pending.find((user) => user.tenantId === requestedTenantId);
+  if (pending.length <= 1) return pending[0];
+  throw new ConflictError(
+    'Several organisations have invited this e-mail address: choose one by sending its tenant id in the X-Tenant-Id header',
+  );
+}
+
+/**
+ * The user a token signs in: the user whose identity_provider_id is the token's `sub`; or else,
+ * for a token with a verified e-mail, a pending user with that e-mail (chooseInvitation), linked
+ * to the `sub` now. Undefined when there is none, or when the user or their tenant is archived.
+ * Archiving a user releases its `sub` (users/service.ts), so that person's next sign-in links anew.
  */
 export async function signIn(
   db: Database,
   claims: Pick<TokenClaims, 'sub' | 'email' | 'emailVerified'>,
+  options: { requestedTenantId?: string } = {},
 ): Promise<Actor | undefined> {
   const linked = await findBySub(db, claims.sub);
   if (linked) return activeActor(linked);
   if (!claims.email || !claims.emailVerified) return undefined;
-  return linkByEmail(db, claims.sub, claims.email.toLowerCase());
+  return linkByEmail(db, claims.sub, claims.email.toLowerCase(), options.requestedTenantId);
 }
 
 type UserWithTenant = User & { tenant: Tenant };
@@ -33,15 +53,21 @@ function activeActor(user: UserWithTenant): Actor | undefined {
   return { userId: user.id, tenantId: user.tenantId, role: user.role };
 }
 
-/**
- * Links the oldest unlinked live user with this e-mail (several tenants may have invited the same
- * person; the first invitation wins, deterministically) to the `sub`.
- */
-async function linkByEmail(db: Database, sub: string, email: string): Promise<Actor | undefined> {
-  const invited = await db.user.findFirst({
+async function linkByEmail(
+  db: Database,
+  sub: string,
+  email: string,
+  requestedTenantId: string | undefined,
+): Promise<Actor | undefined> {
+  const pending = await db.user.findMany({
     where: { email, identityProviderId: null, archivedAt: null, tenant: { archivedAt: null } },
-    ...oldestFirst(),
+    select: { id: true, tenantId: true, role: true },
   });
+  const chosen = chooseInvitation(
+    pending.map((user) => ({ userId: user.id, tenantId: user.tenantId })),
+    requestedTenantId,
+  );
+  const invited = pending.find((user) => user.id === chosen?.userId);
   if (invited && (await link(db, invited.id, sub))) return { userId: invited.id, tenantId: invited.tenantId, role: invited.role };
   // Nothing (left) to link: a concurrent request with the same token may have linked a user to this `sub` meanwhile.
   const linked = await findBySub(db, sub);
@@ -58,7 +84,7 @@ async function link(db: Database, userId: string, sub: string): Promise<boolean>
     return count === 1;
   } catch (error) {
     // The same `sub` was linked to another user first.
-    if (isUniqueViolation(error)) return false;
+    if (isUniqueViolation(error, ['identity_provider_id'])) return false;
     throw error;
   }
 }

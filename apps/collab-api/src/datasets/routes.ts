@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.js';
+import { changeDeps, type Deps } from '../deps.js';
 import type { UserApi } from '../shared/api.js';
 import { projectParams } from '../projects/schemas.js';
 import { listQuery } from '../shared/schemas.js';
@@ -6,9 +6,11 @@ import { createDatasetBody, datasetList, datasetParams, datasetSchema, updateDat
 import { archiveDataset, createDataset, getDataset, listDatasets, listProjectDatasets, updateDataset } from './service.js';
 
 const MIRRORED =
-  'Applied to the warehouse in the same step: if the warehouse fails, nothing changes and the answer is 502 with its reason.';
+  'Answered once the warehouse has applied the change. If the warehouse refuses it, nothing changes and the answer is 502 with its reason. ' +
+  'Changes of the same record run one after another; one that waits too long for the others answers 409.';
 
 export function datasetRoutes(api: UserApi, deps: Deps): void {
+  const changes = changeDeps(deps);
   api.route({
     method: 'post',
     path: '/api/v1/datasets',
@@ -19,7 +21,7 @@ export function datasetRoutes(api: UserApi, deps: Deps): void {
     status: 201,
     response: datasetSchema,
     errors: [404, 409, 502],
-    handler: ({ body, actor }) => createDataset(deps, actor, body),
+    handler: ({ body, actor }) => createDataset(changes, actor, body),
   });
   api.route({
     method: 'get',
@@ -61,7 +63,7 @@ export function datasetRoutes(api: UserApi, deps: Deps): void {
     body: updateDatasetBody,
     response: datasetSchema,
     errors: [404, 409, 502],
-    handler: ({ params, body, actor }) => updateDataset(deps, actor, params.dataset_id, body),
+    handler: ({ params, body, actor }) => updateDataset(changes, actor, params.dataset_id, body),
   });
   api.route({
     method: 'delete',
@@ -71,7 +73,7 @@ export function datasetRoutes(api: UserApi, deps: Deps): void {
     tags: ['datasets'],
     params: datasetParams,
     status: 204,
-    errors: [404, 502],
-    handler: ({ params, actor }) => archiveDataset(deps, actor, params.dataset_id),
+    errors: [404, 409, 502],
+    handler: ({ params, actor }) => archiveDataset(changes, actor, params.dataset_id),
   });
 }

@@ -1,16 +1,22 @@
 import { NotFoundError } from '@repo/errors';
 import { type Actor, liveIn } from '../access/index.js';
-import type { Warehouse, WarehouseMetadata } from '../adapters/warehouse/index.js';
 import type { Database, Transaction } from '../database.js';
 import type { Dataset } from '../generated/prisma/client.js';
 import { findProject } from '../projects/service.js';
 import { conflictOnDuplicate } from '../shared/conflicts.js';
 import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
-import { lockLive, type ParentLock, withWarehouse } from '../shared/transaction.js';
-import { archiveTables } from '../tables/archive.js';
+import { lockLive, type ParentLock } from '../shared/transaction.js';
+import {
+  addChange,
+  applyChange,
+  type ChangeDeps,
+  inTurn,
+  nameKey,
+  requireNameNotHeld,
+  requireNoChangeUnderWay,
+} from '../warehouse-changes/index.js';
+import { datasetData, planDatasetUpdate } from './plan.js';
 import type { CreateDatasetInput, DatasetResponse, UpdateDatasetInput } from './schemas.js';
-
-type DatasetDeps = { db: Database; warehouse: Warehouse };
 
 function toDatasetResponse(dataset: Dataset): DatasetResponse {
   return {
@@ -25,27 +31,42 @@ function toDatasetResponse(dataset: Dataset): DatasetResponse {
 }
 
 const nameTaken = (name: string) => `The project already has a dataset named "${name}"`;
+const BUSY = 'Another change of this dataset, of its tables or of a dataset of that name';
 
 /** Creates the dataset in a live project of the actor's tenant (404 otherwise), and in the warehouse. */
-export function createDataset(deps: DatasetDeps, actor: Actor, input: CreateDatasetInput): Promise<DatasetResponse> {
-  return withWarehouse(deps.db, async (tx) => {
+export async function createDataset(deps: ChangeDeps, actor: Actor, input: CreateDatasetInput): Promise<DatasetResponse> {
+  const { dataset, change } = await inTurn(deps.db, 'A change of a dataset of that name', async (tx) => {
     const project = await findProject(tx, actor, input.project_id, 'share');
     const dataset = await conflictOnDuplicate(
       tx.dataset.create({
         data: {
           tenantId: actor.tenantId,
-          projectId: project.id,
-          name: input.name,
-          liveName: input.name.toLowerCase(),
-          description: input.description ?? null,
+          ...datasetData({ name: input.name, description: input.description ?? null, projectId: project.id }),
         },
       }),
       ['project_id', 'live_name'],
       nameTaken(input.name),
     );
-    await deps.warehouse.createDataset(dataset.id, { friendlyName: dataset.name, description: dataset.description ?? undefined });
-    return toDatasetResponse(dataset);
+    await requireNameNotHeld(tx, nameKey(project.id, dataset.name));
+    const change = await addChange(
+      tx,
+      {
+        kind: 'create_dataset',
+        tenantId: actor.tenantId,
+        recordId: dataset.id,
+        involves: [project.id],
+        plan: {
+          op: 'create_dataset',
+          datasetId: dataset.id,
+          metadata: { friendlyName: dataset.name, description: dataset.description ?? undefined },
+        },
+      },
+      deps.leaseSeconds,
+    );
+    return { dataset, change };
   });
+  await applyChange(deps, change);
+  return toDatasetResponse(dataset);
 }
 
 export async function listDatasets(db: Database, actor: Actor, page: ListOptions): Promise<{ datasets: DatasetResponse[] }> {
@@ -72,43 +93,72 @@ export async function getDataset(db: Database, actor: Actor, datasetId: string):
 
 /**
  * Renames, describes or moves the dataset to another live project of the actor's tenant (404
- * otherwise). The warehouse gets the new name and description; its own name for the dataset
- * comes from the id and never changes.
+ * otherwise), from its row read under lock once the changes before it have ended. The warehouse
+ * gets the new name and description.
  */
-export function updateDataset(
-  deps: DatasetDeps,
+export async function updateDataset(
+  deps: ChangeDeps,
   actor: Actor,
   datasetId: string,
   input: UpdateDatasetInput,
 ): Promise<DatasetResponse> {
-  return withWarehouse(deps.db, async (tx) => {
-    const dataset = await findDataset(tx, actor, datasetId);
-    const projectId = input.project_id ?? dataset.projectId;
-    if (projectId !== dataset.projectId) await findProject(tx, actor, projectId, 'share');
-    const name = input.name ?? dataset.name;
+  const { updated, change } = await inTurn(deps.db, BUSY, async (tx) => {
+    const dataset = await findDataset(tx, actor, datasetId, 'update');
+    const update = planDatasetUpdate(dataset, input);
+    if (update.after.projectId !== dataset.projectId) {
+      await findProject(tx, actor, update.after.projectId, 'share');
+      // The project it leaves too: it gets the dataset back if the warehouse refuses the change.
+      await lockLive(tx, 'projects', actor, dataset.projectId, 'share');
+    }
+    await requireNoChangeUnderWay(tx, { changing: dataset.id });
     const updated = await conflictOnDuplicate(
-      tx.dataset.update({
-        where: { id: dataset.id },
-        data: { name, liveName: name.toLowerCase(), description: input.description, projectId },
-      }),
+      tx.dataset.update({ where: { id: dataset.id }, data: datasetData(update.after) }),
       ['project_id', 'live_name'],
-      nameTaken(name),
+      nameTaken(update.after.name),
     );
-    const metadata = changedMetadata(dataset, updated);
-    if (metadata) await deps.warehouse.updateDataset(dataset.id, metadata);
-    return toDatasetResponse(updated);
+    if (update.names) await requireNameNotHeld(tx, update.names.taken);
+    const change =
+      update.plan &&
+      (await addChange(
+        tx,
+        {
+          kind: 'update_dataset',
+          tenantId: actor.tenantId,
+          recordId: dataset.id,
+          involves: [...new Set([dataset.projectId, updated.projectId])],
+          heldName: update.names?.freed,
+          plan: update.plan,
+          previous: update.before,
+        },
+        deps.leaseSeconds,
+      ));
+    return { updated, change };
   });
+  if (change) await applyChange(deps, change);
+  return toDatasetResponse(updated);
 }
 
-/** Archives the dataset with its tables (and their jobs), and deletes it from the warehouse. */
-export function archiveDataset(deps: DatasetDeps, actor: Actor, datasetId: string): Promise<void> {
-  return withWarehouse(deps.db, async (tx) => {
+/**
+ * Deletes the dataset from the warehouse, then archives it with its tables (and their jobs). It
+ * stays live until the warehouse has dropped it, and keeps it when the warehouse refuses.
+ */
+export async function archiveDataset(deps: ChangeDeps, actor: Actor, datasetId: string): Promise<void> {
+  const change = await inTurn(deps.db, BUSY, async (tx) => {
     const dataset = await findDataset(tx, actor, datasetId, 'update');
-    const now = new Date();
-    await archiveTables(tx, actor, { datasetId: dataset.id }, now);
-    await tx.dataset.update({ where: { id: dataset.id }, data: { archivedAt: now, liveName: null } });
-    await deps.warehouse.deleteDataset(dataset.id);
+    await requireNoChangeUnderWay(tx, { changing: dataset.id });
+    return addChange(
+      tx,
+      {
+        kind: 'delete_dataset',
+        tenantId: actor.tenantId,
+        recordId: dataset.id,
+        involves: [dataset.projectId],
+        plan: { op: 'delete_dataset', datasetId: dataset.id },
+      },
+      deps.leaseSeconds,
+    );
   });
+  await applyChange(deps, change);
 }
 
 /** The live dataset of the actor's tenant, or 404; with `lock`, held until the transaction `db` ends. */
@@ -122,12 +172,4 @@ export async function findDataset(
   const dataset = await db.dataset.findFirst({ where: { id: datasetId, ...liveIn(actor) } });
   if (!dataset) throw new NotFoundError('Dataset not found');
   return dataset;
-}
-
-/** What the warehouse keeps of a dataset that changed: its name and description. */
-function changedMetadata(before: Dataset, after: Dataset): WarehouseMetadata | undefined {
-  const metadata: WarehouseMetadata = {};
-  if (after.name !== before.name) metadata.friendlyName = after.name;
-  if (after.description !== before.description) metadata.description = after.description;
-  return Object.keys(metadata).length > 0 ? metadata : undefined;
 }

@@ -49,7 +49,8 @@ export function projectRoutes(api: UserApi, deps: Deps): void {
     method: 'delete',
     path: '/api/v1/projects/{project_id}',
     summary: 'Delete a project (soft)',
-    description: 'Refused (409) while the project has datasets: delete them first.',
+    description:
+      'Refused (409) while the project has datasets or agents: delete or remove them first. Waits for the warehouse changes of its datasets under way.',
     tags: ['projects'],
     params: projectParams,
     status: 204,

@@ -4,6 +4,7 @@ import type { Database, Transaction } from '../database.js';
 import type { Project } from '../generated/prisma/client.js';
 import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
 import { lockLive, type ParentLock } from '../shared/transaction.js';
+import { inTurn, requireNoChangeUnderWay } from '../warehouse-changes/index.js';
 import type { ProjectResponse, UpdateProjectInput } from './schemas.js';
 
 function toProjectResponse(project: Project): ProjectResponse {
@@ -37,31 +38,40 @@ export async function getProject(db: Database, actor: Actor, projectId: string):
   return toProjectResponse(await findProject(db, actor, projectId));
 }
 
-export async function updateProject(
+/** Renames or describes the project, read under lock: a project archived meanwhile is 404, never answered archived. */
+export function updateProject(
   db: Database,
   actor: Actor,
   projectId: string,
   input: UpdateProjectInput,
 ): Promise<ProjectResponse> {
-  const project = await findProject(db, actor, projectId);
-  const updated = await db.project.update({
-    where: { id: project.id },
-    data: { name: input.name ?? undefined, description: input.description },
+  return db.$transaction(async (tx) => {
+    const project = await findProject(tx, actor, projectId, 'update');
+    const updated = await tx.project.update({
+      where: { id: project.id },
+      data: { name: input.name ?? undefined, description: input.description },
+    });
+    return toProjectResponse(updated);
   });
-  return toProjectResponse(updated);
 }
 
 /**
  * Archives the project. Refused (409) while it has datasets: deleting them one by one keeps each
- * warehouse deletion in the transaction of its own record.
+ * warehouse deletion with its own record; and while agents are assigned to it. Waits for the
+ * warehouse changes of datasets that rely on the project (created in it, moved into or out of
+ * it), whose outcome decides whether it has any.
  */
 export function archiveProject(db: Database, actor: Actor, projectId: string): Promise<void> {
-  return db.$transaction(async (tx) => {
+  return inTurn(db, 'A change of a dataset of this project', async (tx) => {
     const project = await findProject(tx, actor, projectId, 'update');
+    await requireNoChangeUnderWay(tx, { changing: project.id });
     const datasets = await tx.dataset.count({ where: { projectId: project.id, ...liveIn(actor) } });
     if (datasets > 0) {
       throw new ConflictError(`The project still has ${datasets} dataset(s); delete them first`);
     }
+    // Assigning an agent holds the project (FOR SHARE), so none is assigned while this counts.
+    const agents = await tx.projectAgent.count({ where: { projectId: project.id, ...liveIn(actor) } });
+    if (agents > 0) throw new ConflictError(`The project still has ${agents} agent(s); remove them first`);
     await tx.project.update({ where: { id: project.id }, data: { archivedAt: new Date() } });
   });
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { paginationQuery } from '@repo/http';
 
 /** `skip` and `limit` of every list (default 0 and 100, `limit` at most 1000). */
-export const listQuery = z.object(paginationQuery({ defaultLimit: 100, maxLimit: 1000, offsetName: 'skip' }));
+export const listQuery = z.strictObject(paginationQuery({ defaultLimit: 100, maxLimit: 1000, offsetName: 'skip' }));
 
 export type ListOptions = z.output<typeof listQuery>;
 

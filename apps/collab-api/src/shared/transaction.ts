@@ -1,28 +1,16 @@
-import type { Database, Transaction } from '../database.js';
+import type { Transaction } from '../database.js';
 import { quoteIdentifier } from '@repo/db';
 import { Prisma } from '../generated/prisma/client.js';
 
-// Warehouse calls run inside: BigQuery's client retries rate limits and 5xx answers for some
-// 15 s, and a DDL statement can take seconds; Prisma's default (5 s) would cut them short.
-const WAREHOUSE_TRANSACTION = { maxWait: 10_000, timeout: 60_000 };
+/** Tables whose live rows are parents of other records, or are changed under lock. */
+type ParentTable = 'projects' | 'datasets' | 'tables' | 'agents';
 
 /**
- * Runs database writes and the warehouse calls that mirror them in one database transaction:
- * `work` writes first and calls the warehouse last, so a warehouse failure (or a refused schema
- * change) rolls the writes back and the two never diverge.
- */
-export function withWarehouse<T>(db: Database, work: (tx: Transaction) => Promise<T>): Promise<T> {
-  return db.$transaction(work, WAREHOUSE_TRANSACTION);
-}
-
-/** Tables whose live rows are parents of other records. */
-type ParentTable = 'projects' | 'datasets' | 'tables';
-
-/**
- * How a transaction holds a live parent row until it commits. `share` when adding or moving a
- * child under it; `update` when archiving it with its children. The two exclude each other, so
- * a child is never created under a parent that is being archived, and an archive never misses a
- * child created meanwhile.
+ * How a transaction holds a live row until it commits. `share` when adding or moving a child
+ * under it; `update` when changing the row itself or archiving it with its children. The two
+ * exclude each other, so a child is never created under a parent that is being archived, an
+ * archive never misses a child created meanwhile, and an update reads the row it changes as no
+ * other update can change it.
  */
 export type ParentLock = 'share' | 'update';
 

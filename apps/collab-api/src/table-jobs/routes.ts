@@ -34,12 +34,13 @@ function jobRoutes(
     method: 'post',
     path: collection,
     summary: `Create an ${noun} for a table of the caller's tenant`,
-    description: "404 when the table is not one of the caller's tenant.",
+    description:
+      "404 when the table is not one of the caller's tenant. Waits for a warehouse change of the table under way (409 when it takes too long).",
     tags,
     body: schemas.createBody,
     status: 201,
     response: schemas.job,
-    errors: [404],
+    errors: [404, 409],
     handler: ({ body, actor }) => createJob(deps.db, actor, kind, body),
   });
   api.route({

@@ -4,6 +4,7 @@ import type { Database } from '../database.js';
 import type { TableJob, TableJobKind } from '../generated/prisma/client.js';
 import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
 import { findTable } from '../tables/service.js';
+import { inTurn, requireNoChangeUnderWay } from '../warehouse-changes/index.js';
 import type { JobResponse } from './schemas.js';
 
 function toJobResponse(job: TableJob): JobResponse {
@@ -17,15 +18,19 @@ function toJobResponse(job: TableJob): JobResponse {
   };
 }
 
-/** Records a job for a live table of the actor's tenant (404 otherwise). */
+/**
+ * Records a job for a live table of the actor's tenant (404 otherwise), once the warehouse
+ * changes of the table under way have ended: a job never goes to a table being deleted.
+ */
 export async function createJob(
   db: Database,
   actor: Actor,
   kind: TableJobKind,
   input: { status: string; table_id: string },
 ): Promise<JobResponse> {
-  return db.$transaction(async (tx) => {
+  return inTurn(db, 'A change of this table', async (tx) => {
     const table = await findTable(tx, actor, input.table_id, 'share');
+    await requireNoChangeUnderWay(tx, { relyingOn: [table.id] });
     return toJobResponse(
       await tx.tableJob.create({ data: { tenantId: actor.tenantId, tableId: table.id, kind, status: input.status } }),
     );

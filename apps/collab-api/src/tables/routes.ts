@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.js';
+import { changeDeps, type Deps } from '../deps.js';
 import type { UserApi } from '../shared/api.js';
 import { datasetParams } from '../datasets/schemas.js';
 import { listQuery } from '../shared/schemas.js';
@@ -6,9 +6,11 @@ import { createTableBody, tableList, tableParams, tableSchema, updateTableBody }
 import { archiveTable, createTable, getTable, listDatasetTables, listTables, updateTable } from './service.js';
 
 const MIRRORED =
-  'Applied to the warehouse in the same step: if the warehouse fails, nothing changes and the answer is 502 with its reason.';
+  'Answered once the warehouse has applied the change. If the warehouse refuses it, nothing changes and the answer is 502 with its reason. ' +
+  'Changes of the same record run one after another; one that waits too long for the others answers 409.';
 
 export function tableRoutes(api: UserApi, deps: Deps): void {
+  const changes = changeDeps(deps);
   api.route({
     method: 'post',
     path: '/api/v1/tables',
@@ -19,7 +21,7 @@ export function tableRoutes(api: UserApi, deps: Deps): void {
     status: 201,
     response: tableSchema,
     errors: [404, 409, 502],
-    handler: ({ body, actor }) => createTable(deps, actor, body),
+    handler: ({ body, actor }) => createTable(changes, actor, body),
   });
   api.route({
     method: 'get',
@@ -61,7 +63,7 @@ export function tableRoutes(api: UserApi, deps: Deps): void {
     body: updateTableBody,
     response: tableSchema,
     errors: [404, 409, 502],
-    handler: ({ params, body, actor }) => updateTable(deps, actor, params.table_id, body),
+    handler: ({ params, body, actor }) => updateTable(changes, actor, params.table_id, body),
   });
   api.route({
     method: 'delete',
@@ -71,7 +73,7 @@ export function tableRoutes(api: UserApi, deps: Deps): void {
     tags: ['tables'],
     params: tableParams,
     status: 204,
-    errors: [404, 502],
-    handler: ({ params, actor }) => archiveTable(deps, actor, params.table_id),
+    errors: [404, 409, 502],
+    handler: ({ params, actor }) => archiveTable(changes, actor, params.table_id),
   });
 }

@@ -1,57 +1,78 @@
 import { NotFoundError } from '@repo/errors';
 import { type Actor, liveIn } from '../access/index.js';
-import type { Warehouse } from '../adapters/warehouse/index.js';
+import type { Field } from '../adapters/warehouse/index.js';
 import type { Database, Transaction } from '../database.js';
 import { findDataset } from '../datasets/service.js';
 import type { Table } from '../generated/prisma/client.js';
 import { conflictOnDuplicate } from '../shared/conflicts.js';
 import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
-import { lockLive, type ParentLock, withWarehouse } from '../shared/transaction.js';
-import { archiveTables } from './archive.js';
-import { fieldsOf, storedFields } from './fields.js';
-import { mirrorTableUpdate, tableRef } from './mirror.js';
+import { lockLive, type ParentLock } from '../shared/transaction.js';
+import {
+  addChange,
+  applyChange,
+  type ChangeDeps,
+  inTurn,
+  nameKey,
+  requireNameNotHeld,
+  requireNoChangeUnderWay,
+} from '../warehouse-changes/index.js';
+import { fieldsOf } from './fields.js';
+import { planTableUpdate, tableData, tableRef } from './plan.js';
 import type { CreateTableInput, TableResponse, UpdateTableInput } from './schemas.js';
 
-type TableDeps = { db: Database; warehouse: Warehouse };
-
-function toTableResponse(table: Table): TableResponse {
+/** The columns are given apart: a row just written is not read back with them (a megabyte for 10,000). */
+function toTableResponse(table: Omit<Table, 'schema'>, columns: Field[]): TableResponse {
   return {
     id: table.id,
     tenant_id: table.tenantId,
     dataset_id: table.datasetId,
     name: table.name,
-    schema: fieldsOf(table),
+    schema: columns,
     created_at: iso(table.createdAt),
     archived_at: isoOrNull(table.archivedAt),
   };
 }
 
 const nameTaken = (name: string) => `The dataset already has a table named "${name}"`;
+const BUSY = 'Another change of this table, of its dataset or of a table of that name';
 
 /** Creates the table in a live dataset of the actor's tenant (404 otherwise), and in the warehouse. */
-export function createTable(deps: TableDeps, actor: Actor, input: CreateTableInput): Promise<TableResponse> {
-  return withWarehouse(deps.db, async (tx) => {
+export async function createTable(deps: ChangeDeps, actor: Actor, input: CreateTableInput): Promise<TableResponse> {
+  const { table, change } = await inTurn(deps.db, 'A change of the dataset or of a table of that name', async (tx) => {
     const dataset = await findDataset(tx, actor, input.dataset_id, 'share');
+    await requireNoChangeUnderWay(tx, { relyingOn: [dataset.id] });
     const table = await conflictOnDuplicate(
       tx.table.create({
-        data: {
-          tenantId: actor.tenantId,
-          datasetId: dataset.id,
-          name: input.name,
-          liveName: input.name.toLowerCase(),
-          schema: storedFields(input.schema),
-        },
+        data: { tenantId: actor.tenantId, ...tableData({ name: input.name, datasetId: dataset.id, schema: input.schema }) },
+        omit: { schema: true },
       }),
       ['dataset_id', 'live_name'],
       nameTaken(input.name),
     );
-    await deps.warehouse.createTable(tableRef(table), input.schema, { friendlyName: table.name });
-    return toTableResponse(table);
+    await requireNameNotHeld(tx, nameKey(dataset.id, table.name));
+    const change = await addChange(
+      tx,
+      {
+        kind: 'create_table',
+        tenantId: actor.tenantId,
+        recordId: table.id,
+        involves: [dataset.id],
+        plan: { op: 'create_table', table: tableRef(table), fields: input.schema, metadata: { friendlyName: table.name } },
+      },
+      deps.leaseSeconds,
+    );
+    return { table, change };
   });
+  await applyChange(deps, change);
+  return toTableResponse(table, input.schema);
 }
 
 export async function listTables(db: Database, actor: Actor, page: ListOptions): Promise<{ tables: TableResponse[] }> {
-  return { tables: (await db.table.findMany({ where: liveIn(actor), ...oldestFirst(page) })).map(toTableResponse) };
+  return {
+    tables: (await db.table.findMany({ where: liveIn(actor), ...oldestFirst(page) })).map((table) =>
+      toTableResponse(table, fieldsOf(table)),
+    ),
+  };
 }
 
 export async function listDatasetTables(
@@ -62,43 +83,83 @@ export async function listDatasetTables(
 ): Promise<{ tables: TableResponse[] }> {
   const dataset = await findDataset(db, actor, datasetId);
   return {
-    tables: (await db.table.findMany({ where: { datasetId: dataset.id, ...liveIn(actor) }, ...oldestFirst(page) })).map(
-      toTableResponse,
+    tables: (await db.table.findMany({ where: { datasetId: dataset.id, ...liveIn(actor) }, ...oldestFirst(page) })).map((table) =>
+      toTableResponse(table, fieldsOf(table)),
     ),
   };
 }
 
 export async function getTable(db: Database, actor: Actor, tableId: string): Promise<TableResponse> {
-  return toTableResponse(await findTable(db, actor, tableId));
+  const table = await findTable(db, actor, tableId);
+  return toTableResponse(table, fieldsOf(table));
 }
 
-/** Renames the table, changes its columns, or moves it to another live dataset of the actor's tenant (404 otherwise). */
-export function updateTable(deps: TableDeps, actor: Actor, tableId: string, input: UpdateTableInput): Promise<TableResponse> {
-  return withWarehouse(deps.db, async (tx) => {
-    const table = await findTable(tx, actor, tableId);
-    const datasetId = input.dataset_id ?? table.datasetId;
-    if (datasetId !== table.datasetId) await findDataset(tx, actor, datasetId, 'share');
-    const name = input.name ?? table.name;
-    const updated = await conflictOnDuplicate(
-      tx.table.update({
-        where: { id: table.id },
-        data: { name, liveName: name.toLowerCase(), datasetId, schema: input.schema ? storedFields(input.schema) : undefined },
-      }),
-      ['dataset_id', 'live_name'],
-      nameTaken(name),
-    );
-    await mirrorTableUpdate(deps.warehouse, table, updated);
-    return toTableResponse(updated);
-  });
-}
-
-/** Archives the table with its jobs, and drops it from the warehouse. */
-export function archiveTable(deps: TableDeps, actor: Actor, tableId: string): Promise<void> {
-  return withWarehouse(deps.db, async (tx) => {
+/**
+ * Renames the table, changes its columns, or moves it to another live dataset of the actor's
+ * tenant (404 otherwise), from its row read under lock once the changes before it have ended.
+ */
+export async function updateTable(
+  deps: ChangeDeps,
+  actor: Actor,
+  tableId: string,
+  input: UpdateTableInput,
+): Promise<TableResponse> {
+  const { updated, change, columns } = await inTurn(deps.db, BUSY, async (tx) => {
     const table = await findTable(tx, actor, tableId, 'update');
-    await archiveTables(tx, actor, { id: table.id });
-    await deps.warehouse.deleteTable(tableRef(table));
+    const update = planTableUpdate(table, input);
+    const datasets = [...new Set([table.datasetId, update.after.datasetId])];
+    // The dataset it moves to, and the one it leaves (which gets it back if the warehouse refuses the move).
+    for (const datasetId of datasets) await findDataset(tx, actor, datasetId, 'share');
+    await requireNoChangeUnderWay(tx, { changing: table.id, relyingOn: datasets });
+    const updated = await conflictOnDuplicate(
+      tx.table.update({ where: { id: table.id }, data: tableData(update.after), omit: { schema: true } }),
+      ['dataset_id', 'live_name'],
+      nameTaken(update.after.name),
+    );
+    if (update.names) await requireNameNotHeld(tx, update.names.taken);
+    const change =
+      update.plan &&
+      (await addChange(
+        tx,
+        {
+          kind: 'update_table',
+          tenantId: actor.tenantId,
+          recordId: table.id,
+          involves: datasets,
+          heldName: update.names?.freed,
+          plan: update.plan,
+          previous: update.before,
+        },
+        deps.leaseSeconds,
+      ));
+    return { updated, change, columns: update.after.schema };
   });
+  if (change) await applyChange(deps, change);
+  return toTableResponse(updated, columns);
+}
+
+/**
+ * Drops the table from the warehouse, then archives it with its jobs. It stays live until the
+ * warehouse has dropped it, and keeps it when the warehouse refuses.
+ */
+export async function archiveTable(deps: ChangeDeps, actor: Actor, tableId: string): Promise<void> {
+  const change = await inTurn(deps.db, BUSY, async (tx) => {
+    const table = await findTable(tx, actor, tableId, 'update');
+    await lockLive(tx, 'datasets', actor, table.datasetId, 'share');
+    await requireNoChangeUnderWay(tx, { changing: table.id, relyingOn: [table.datasetId] });
+    return addChange(
+      tx,
+      {
+        kind: 'delete_table',
+        tenantId: actor.tenantId,
+        recordId: table.id,
+        involves: [table.datasetId],
+        plan: { op: 'delete_table', table: tableRef(table) },
+      },
+      deps.leaseSeconds,
+    );
+  });
+  await applyChange(deps, change);
 }
 
 /** The live table of the actor's tenant, or 404; with `lock`, held until the transaction `db` ends. */

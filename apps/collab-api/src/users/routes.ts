@@ -6,7 +6,10 @@ import { createUserBody, roleBody, updateUserBody, userList, userParams, userSch
 import { archiveUser, changeRole, createUser, getUser, listUsers, updateUser } from './service.js';
 
 const NOT_ABOVE_OWN = 'Nobody may give a role above their own (403).';
-const LINKING = 'The user is linked to an identity the first time a token with this verified e-mail arrives.';
+const LINKING =
+  'The user is linked to an identity the first time a token with this verified e-mail arrives; when several ' +
+  'tenants await the same e-mail, that request names the tenant in X-Tenant-Id (409 otherwise).';
+const ADMIN_REMAINS = 'A tenant keeps at least one Org admin (409).';
 
 export function userRoutes(api: UserApi, deps: Deps): void {
   api.route({
@@ -22,8 +25,9 @@ export function userRoutes(api: UserApi, deps: Deps): void {
     method: 'post',
     path: '/api/v1/users',
     summary: "Create a user in the caller's tenant",
-    description: `Open to every role. ${NOT_ABOVE_OWN} ${LINKING} E-mails are unique among a tenant's users (409).`,
+    description: `Org admins only (403 otherwise), like invite. ${LINKING} E-mails are unique among a tenant's users (409).`,
     tags: ['users'],
+    authorize: ({ actor }) => requireOrgAdmin(actor),
     body: createUserBody,
     status: 201,
     response: userSchema,
@@ -68,7 +72,7 @@ export function userRoutes(api: UserApi, deps: Deps): void {
     summary: 'Update a user',
     description:
       'Org admins may update any user of their tenant; other roles only themselves, and without changing their role (403). ' +
-      `${NOT_ABOVE_OWN} Org admins cannot change their own role (409).`,
+      `${NOT_ABOVE_OWN} Org admins cannot change their own role (409). ${ADMIN_REMAINS}`,
     tags: ['users'],
     params: userParams,
     body: updateUserBody,
@@ -80,7 +84,7 @@ export function userRoutes(api: UserApi, deps: Deps): void {
     method: 'delete',
     path: '/api/v1/users/{user_id}',
     summary: 'Delete a user (soft)',
-    description: 'Org admins only (403 otherwise). Users cannot delete themselves (409). A deleted user can no longer sign in.',
+    description: `Org admins only (403 otherwise). Users cannot delete themselves (409). ${ADMIN_REMAINS} A deleted user can no longer sign in, and their identity is free to accept another invitation.`,
     tags: ['users'],
     authorize: ({ actor }) => requireOrgAdmin(actor),
     params: userParams,
@@ -92,7 +96,7 @@ export function userRoutes(api: UserApi, deps: Deps): void {
     method: 'put',
     path: '/api/v1/users/{user_id}/role',
     summary: "Change a user's role",
-    description: `Org admins only (403 otherwise). Org admins cannot change their own role (409).`,
+    description: `Org admins only (403 otherwise). Org admins cannot change their own role (409). ${ADMIN_REMAINS}`,
     tags: ['users'],
     authorize: ({ actor }) => requireOrgAdmin(actor),
     params: userParams,

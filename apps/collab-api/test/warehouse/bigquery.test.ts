@@ -254,24 +254,53 @@ describe('BigQuery warehouse', () => {
     expect(tableOf(ref)).toBeUndefined();
   });
 
-  it("turns BigQuery's error bodies into UpstreamError with its message and reason", async () => {
+  it('takes a dataset or table already there (Already Exists) as made, so that a change can be applied again', async () => {
+    const ref = await newTable([field('a')]);
+    await warehouse.createDataset(ref.datasetId);
+    await warehouse.createTable(ref, [field('a')]);
+    expect(sent().map((r) => [r.method, r.path])).toEqual([
+      ['POST', `${API}/datasets`],
+      ['POST', `${API}/datasets/${physicalNames(ref).dataset}/tables`],
+    ]);
+    expect(tableOf(ref)).toBeDefined();
+  });
+
+  it("lists the app's datasets and their tables, every page, and nothing named otherwise", async () => {
+    const refs = await Promise.all([newTable([field('a')]), newTable([field('a')])]);
+    const [first] = refs;
+    const more = Array.from({ length: 4 }, () => ({ datasetId: first.datasetId, tableId: randomUUID() }));
+    for (const ref of more) await warehouse.createTable(ref, [field('a')]);
+    bigquery.datasets.set('not_ours', {
+      datasetReference: { projectId: PROJECT, datasetId: 'not_ours' },
+      location: 'EU',
+    });
+    bigquery.requests.length = 0;
+
+    const listed = await warehouse.listDatasets();
+    expect(listed.find((dataset) => dataset.datasetId === first.datasetId)?.tableIds.sort()).toEqual(
+      [first.tableId, ...more.map((ref) => ref.tableId)].sort(),
+    );
+    expect(listed.find((dataset) => dataset.datasetId === refs[1].datasetId)).toEqual({
+      datasetId: refs[1].datasetId,
+      tableIds: [refs[1].tableId],
+    });
+    expect(listed.map((dataset) => dataset.datasetId)).not.toContain('not_ours');
+    expect(sent().filter((r) => r.query.pageToken !== undefined).length).toBeGreaterThan(0);
+    bigquery.datasets.delete('not_ours');
+  });
+
+  it("turns BigQuery's error bodies into UpstreamError with its message and reason, naming no physical name", async () => {
     const datasetId = randomUUID();
-    const { dataset } = physicalNames({ datasetId });
     await warehouse.createDataset(datasetId);
 
-    const duplicate = await caught(warehouse.createDataset(datasetId));
-    expect(duplicate).toBeInstanceOf(UpstreamError);
-    expect(duplicate).toMatchObject({
+    const missing = { datasetId: randomUUID(), tableId: randomUUID() };
+    expect(await warehouse.tableRowCount(missing)).toBeNull();
+    expect(await caught(warehouse.updateTable(missing, { friendlyName: 'x' }))).toMatchObject({
       status: 502,
       code: 'upstream_error',
-      message: `BigQuery could not create the dataset: Already Exists: Dataset ${PROJECT}:${dataset} (duplicate)`,
-      details: { status: 409, reason: 'duplicate' },
+      message: `BigQuery could not update the table: Not found: Dataset <dataset> (notFound)`,
+      details: { status: 404, reason: 'notFound' },
     });
-
-    const missing = { datasetId: randomUUID(), tableId: randomUUID() };
-    expect((await caught(warehouse.tableRowCount(missing))).message).toBe(
-      `BigQuery could not read the table: Not found: Dataset ${PROJECT}:${physicalNames(missing).dataset} (notFound)`,
-    );
 
     bigquery.failNext(403, 'accessDenied', 'Access Denied: Dataset collab-test: Permission bigquery.datasets.update denied');
     expect(await caught(warehouse.updateDataset(datasetId, { description: 'x' }))).toMatchObject({

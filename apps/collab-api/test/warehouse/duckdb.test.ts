@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
@@ -107,7 +107,7 @@ describe('DuckDB warehouse', () => {
     await warehouse.deleteDataset(datasetId);
   });
 
-  it('maps every column type, mode and description', async () => {
+  it('maps every column type and mode, and keeps the table description (column descriptions stay in the records)', async () => {
     const ref = { datasetId: await newDataset(), tableId: randomUUID() };
     await warehouse.createTable(
       ref,
@@ -130,7 +130,7 @@ describe('DuckDB warehouse', () => {
 
     expect(await tablesOf(ref.datasetId)).toEqual([{ name: physicalNames(ref).table, comment: 'Orders' }]);
     expect(await columnsOf(ref)).toEqual([
-      { name: 's', type: 'VARCHAR', nullable: false, comment: "Customer's name" },
+      { name: 's', type: 'VARCHAR', nullable: false, comment: null },
       { name: 'i', type: 'BIGINT', nullable: true, comment: null },
       { name: 'f', type: 'DOUBLE', nullable: true, comment: null },
       { name: 'n', type: 'DECIMAL(38,9)', nullable: true, comment: null },
@@ -157,7 +157,7 @@ describe('DuckDB warehouse', () => {
     expect(await rows(`SELECT a FROM ${physicalNames(ref).dataset}.${physicalNames(ref).table}`)).toEqual([{ a: 'kept' }]);
   });
 
-  it('adds columns, relaxes modes and changes descriptions of a table with rows, keeping its data', async () => {
+  it('adds columns and relaxes modes of a table with rows, keeping its data', async () => {
     const ref = { datasetId: await newDataset(), tableId: randomUUID() };
     const before = [field('id', 'INT64', { mode: 'REQUIRED' }), field('name', 'STRING', { description: 'Name' })];
     await warehouse.createTable(ref, before);
@@ -172,8 +172,8 @@ describe('DuckDB warehouse', () => {
 
     expect(await columnsOf(ref)).toEqual([
       { name: 'id', type: 'BIGINT', nullable: true, comment: null },
-      { name: 'name', type: 'VARCHAR', nullable: true, comment: 'Full name' },
-      { name: 'scores', type: 'DOUBLE[]', nullable: true, comment: 'Test scores' },
+      { name: 'name', type: 'VARCHAR', nullable: true, comment: null },
+      { name: 'scores', type: 'DOUBLE[]', nullable: true, comment: null },
     ]);
     const { dataset, table } = physicalNames(ref);
     expect(await rows(`SELECT * FROM ${dataset}.${table} ORDER BY id`)).toEqual([
@@ -236,23 +236,79 @@ describe('DuckDB warehouse', () => {
     expect(await tablesOf(datasetId)).toHaveLength(8);
   });
 
-  it('reports DuckDB failures as UpstreamError with the first line of the reason, and goes on working', async () => {
-    const datasetId = await newDataset();
-    const duplicate = await caught(warehouse.createDataset(datasetId));
-    expect(duplicate).toBeInstanceOf(UpstreamError);
-    expect(duplicate).toMatchObject({ code: 'upstream_error', status: 502 });
-    expect(duplicate.message).toMatch(/^Warehouse error: Catalog Error: Schema with name "ds_\w+" already exists!$/);
+  it('takes what is already made as made, so that a change can be applied again after an interruption', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    await warehouse.createDataset(ref.datasetId);
+    const before = [field('id', 'INT64', { mode: 'REQUIRED' })];
+    await warehouse.createTable(ref, before);
+    await warehouse.createTable(ref, before);
+    await insert(ref, '(1)');
+    const change = { schema: { from: before, to: [field('id', 'INT64'), field('note')] } };
+    await warehouse.updateTable(ref, change);
+    await warehouse.updateTable(ref, change);
+    expect(await columnsOf(ref)).toEqual([
+      { name: 'id', type: 'BIGINT', nullable: true, comment: null },
+      { name: 'note', type: 'VARCHAR', nullable: true, comment: null },
+    ]);
+    expect(await tablesOf(ref.datasetId)).toHaveLength(1);
+  });
 
-    const missing = { datasetId: randomUUID(), tableId: randomUUID() };
-    expect(await caught(warehouse.createTable(missing, [field('a')]))).toBeInstanceOf(UpstreamError);
-    expect(await caught(warehouse.tableRowCount(missing))).toBeInstanceOf(UpstreamError);
-    expect(await caught(warehouse.updateDataset(missing.datasetId, { description: 'x' }))).toEqual(
-      new UpstreamError(`Warehouse error: dataset ${physicalNames(missing).dataset} does not exist`),
+  it('makes an empty table anew for a change of its columns, however many (10,000 here)', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    const before = [field('id', 'INT64', { mode: 'REQUIRED' })];
+    await warehouse.createTable(ref, before, { description: 'Wide' });
+    const wide = [field('id', 'INT64'), ...Array.from({ length: 9_999 }, (_, i) => field(`c${i}`))];
+    await warehouse.updateTable(ref, { schema: { from: before, to: wide } });
+    const columns = await columnsOf(ref);
+    expect(columns).toHaveLength(10_000);
+    expect(columns.slice(0, 2)).toEqual([
+      { name: 'id', type: 'BIGINT', nullable: true, comment: null },
+      { name: 'c0', type: 'VARCHAR', nullable: true, comment: null },
+    ]);
+    expect(await tablesOf(ref.datasetId)).toEqual([{ name: physicalNames(ref).table, comment: 'Wide' }]);
+  });
+
+  it("lists the app's datasets with their tables, and nothing named otherwise", async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    await warehouse.createTable(ref, [field('a')]);
+    const empty = await newDataset();
+    await catalog.run('CREATE SCHEMA IF NOT EXISTS not_ours; CREATE TABLE IF NOT EXISTS not_ours.t (a INT)');
+    await catalog.run(`CREATE TABLE ${physicalNames(ref).dataset}.notes (a INT)`);
+
+    const listed = await warehouse.listDatasets();
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        { datasetId: ref.datasetId, tableIds: [ref.tableId] },
+        { datasetId: empty, tableIds: [] },
+      ]),
     );
+    expect(listed.every(({ datasetId }) => /^[0-9a-f-]{36}$/.test(datasetId))).toBe(true);
+  });
+
+  it('reports DuckDB failures as UpstreamError with the first line of the reason, naming no physical name, and goes on working', async () => {
+    const missing = { datasetId: randomUUID(), tableId: randomUUID() };
+    const error = await caught(warehouse.createTable(missing, [field('a')]));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code: 'upstream_error', status: 502 });
+    expect(error.message).toBe('Warehouse error: Catalog Error: Schema with name <dataset> does not exist!');
+    expect(await warehouse.tableRowCount(missing)).toBeNull();
+    expect(await caught(warehouse.updateDataset(missing.datasetId, { description: 'x' }))).toEqual(
+      new UpstreamError('Warehouse error: the dataset does not exist'),
+    );
+
+    const datasetId = await newDataset();
 
     const ref = { datasetId, tableId: randomUUID() };
     await warehouse.createTable(ref, [field('a')]);
     expect(await warehouse.tableRowCount(ref)).toBe(0);
+  });
+
+  it('names no file path in its errors', async () => {
+    const notAFile = path.join(dataDir, 'a-folder.duckdb');
+    await mkdir(notAFile);
+    const error = await caught(openDuckDbWarehouse(notAFile));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error.message).toBe('Warehouse error: IO Error: Could not read from file "<file>": Is a directory');
   });
 
   it('keeps everything in the file after closing, and refuses work once closed', async () => {

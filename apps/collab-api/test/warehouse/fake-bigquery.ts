@@ -1,8 +1,9 @@
 /**
  * A loopback server that speaks the part of the BigQuery REST API v2 the warehouse calls
- * (datasets.insert/patch/delete, tables.insert/get/patch/delete). It checks request bodies as
- * BigQuery documents them, enforces BigQuery's rules for schema patches, and answers failures
- * with BigQuery's error body `{ error: { code, message, errors: [{ reason, message }] } }`.
+ * (datasets.insert/list/patch/delete, tables.insert/list/get/patch/delete). It checks request
+ * bodies as BigQuery documents them, enforces BigQuery's rules for schema patches, pages lists
+ * with `pageToken`/`nextPageToken` (PAGE_SIZE items a page unless `maxResults` says fewer), and
+ * answers failures with BigQuery's error body `{ error: { code, message, errors: [{ reason, message }] } }`.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -41,6 +42,35 @@ interface DatasetResource {
   labels?: Record<string, string>;
 }
 
+interface LoadConfiguration {
+  sourceUris?: string[];
+  sourceFormat?: string;
+  destinationTable: { projectId: string; datasetId: string; tableId: string };
+  writeDisposition?: string;
+  autodetect?: boolean;
+  schema?: { fields: SchemaField[] };
+  [option: string]: unknown;
+}
+
+type LoadOutcome =
+  { rows: number; detected?: SchemaField[] } | { errors: { reason: string; message: string; location?: string }[] };
+
+interface JobResource {
+  kind: 'bigquery#job';
+  id: string;
+  jobReference: { projectId: string; jobId: string; location: string };
+  configuration: { load: LoadConfiguration };
+  status: {
+    state: 'RUNNING' | 'DONE';
+    errorResult?: { reason: string; message: string };
+    errors?: { reason: string; message: string }[];
+  };
+  statistics?: { load: { outputRows: string; inputFileBytes: string } };
+  outcome: LoadOutcome;
+}
+
+const LOAD_FORMATS = new Set(['CSV', 'NEWLINE_DELIMITED_JSON', 'AVRO', 'PARQUET', 'ORC']);
+
 class BigQueryFailure extends Error {
   constructor(
     readonly status: number,
@@ -58,12 +88,17 @@ const TYPES = new Set(
 const MODES = new Set(['NULLABLE', 'REQUIRED', 'REPEATED']);
 const FIELD_KEYS = new Set(['name', 'type', 'mode', 'description']);
 const ID = /^[A-Za-z0-9_]{1,1024}$/;
+// Small, so that tests list more than one page.
+const PAGE_SIZE = 3;
 
 export async function startFakeBigQuery(project: string) {
   const datasets = new Map<string, DatasetResource>();
   const tables = new Map<string, TableResource>();
   const requests: RecordedRequest[] = [];
   let nextFailure: BigQueryFailure | undefined;
+  const jobs = new Map<string, JobResource>();
+  /** What the next load job does: load this many rows (and, with autodetect, give the table these columns), or fail. */
+  let loadOutcome: LoadOutcome = { rows: 0 };
 
   function dataset(id: string): DatasetResource {
     const found = datasets.get(id);
@@ -79,15 +114,46 @@ export async function startFakeBigQuery(project: string) {
   }
 
   function handle(method: string, segments: string[], query: Record<string, string>, body: Record<string, unknown>): unknown {
+    if (segments[0] === 'jobs') return handleJob(method, segments[1], segments[2], body);
     const [datasetsWord, datasetId, tablesWord, tableId] = segments;
     if (datasetsWord !== 'datasets') throw new BigQueryFailure(404, 'notFound', 'Unknown path');
     if (datasetId === undefined && method === 'POST') return insertDataset(body);
+    if (datasetId === undefined && method === 'GET') {
+      return page(query, [...datasets.values()], (items, nextPageToken) => ({
+        kind: 'bigquery#datasetList',
+        ...(items.length > 0 && {
+          datasets: items.map((resource) => ({
+            kind: 'bigquery#dataset',
+            id: `${project}:${resource.datasetReference.datasetId}`,
+            ...pick(resource as unknown as Record<string, unknown>, ['datasetReference', 'location', 'friendlyName', 'labels']),
+          })),
+        }),
+        ...(nextPageToken && { nextPageToken }),
+      }));
+    }
     if (datasetId !== undefined && tablesWord === undefined) {
       if (method === 'PATCH') return Object.assign(dataset(datasetId), pick(body, ['description', 'friendlyName', 'labels']));
       if (method === 'DELETE') return deleteDataset(datasetId, query.deleteContents === 'true');
     }
     if (datasetId !== undefined && tablesWord === 'tables') {
       if (tableId === undefined && method === 'POST') return insertTable(datasetId, body);
+      if (tableId === undefined && method === 'GET') {
+        dataset(datasetId);
+        const own = [...tables.values()].filter((resource) => resource.tableReference.datasetId === datasetId);
+        return page(query, own, (items, nextPageToken) => ({
+          kind: 'bigquery#tableList',
+          totalItems: own.length,
+          ...(items.length > 0 && {
+            tables: items.map((resource) => ({
+              kind: 'bigquery#table',
+              id: `${project}:${datasetId}.${resource.tableReference.tableId}`,
+              tableReference: resource.tableReference,
+              type: 'TABLE',
+            })),
+          }),
+          ...(nextPageToken && { nextPageToken }),
+        }));
+      }
       if (tableId !== undefined && method === 'GET') return table(datasetId, tableId);
       if (tableId !== undefined && method === 'PATCH') return patchTable(table(datasetId, tableId), body);
       if (tableId !== undefined && method === 'DELETE') {
@@ -97,6 +163,81 @@ export async function startFakeBigQuery(project: string) {
       }
     }
     throw new BigQueryFailure(404, 'notFound', `No method ${method} here`);
+  }
+
+  /**
+   * jobs.insert of a load job (checked as BigQuery documents it; an id already used: 409), jobs.get
+   * (RUNNING once, then DONE with the outcome applied to the table) and jobs.cancel.
+   */
+  function handleJob(
+    method: string,
+    jobId: string | undefined,
+    action: string | undefined,
+    body: Record<string, unknown>,
+  ): unknown {
+    if (jobId === undefined && method === 'POST') {
+      const reference = body.jobReference as { jobId?: string; location?: string } | undefined;
+      const load = (body.configuration as { load?: LoadConfiguration } | undefined)?.load;
+      if (!reference?.jobId || !ID.test(reference.jobId.replaceAll('-', '_')))
+        throw new BigQueryFailure(400, 'invalid', 'Invalid job ID');
+      if (!load) throw new BigQueryFailure(400, 'invalid', 'Only load jobs are faked');
+      if (jobs.has(reference.jobId))
+        throw new BigQueryFailure(409, 'duplicate', `Already Exists: Job ${project}:${reference.jobId}`);
+      if (!load.sourceUris?.every((uri) => uri.startsWith('gs://')))
+        throw new BigQueryFailure(400, 'invalid', 'Source URIs must be gs://');
+      if (!LOAD_FORMATS.has(load.sourceFormat ?? ''))
+        throw new BigQueryFailure(400, 'invalid', `Bad sourceFormat ${load.sourceFormat}`);
+      table(load.destinationTable.datasetId, load.destinationTable.tableId);
+      const job: JobResource = {
+        kind: 'bigquery#job',
+        id: `${project}:${reference.jobId}`,
+        jobReference: { projectId: project, jobId: reference.jobId, location: reference.location ?? 'US' },
+        configuration: { load },
+        status: { state: 'RUNNING' },
+        outcome: loadOutcome,
+      };
+      jobs.set(reference.jobId, job);
+      return view(job);
+    }
+    const job = jobId === undefined ? undefined : jobs.get(jobId);
+    if (!job) throw new BigQueryFailure(404, 'notFound', `Not found: Job ${project}:${jobId}`);
+    if (method === 'POST' && action === 'cancel') {
+      job.status = { state: 'DONE', errorResult: { reason: 'stopped', message: 'Job was cancelled' } };
+      return { kind: 'bigquery#jobCancelResponse', job: view(job) };
+    }
+    if (method === 'GET' && action === undefined) {
+      if (job.status.state === 'RUNNING') finishJob(job);
+      return view(job);
+    }
+    throw new BigQueryFailure(404, 'notFound', `No method ${method} here`);
+  }
+
+  function finishJob(job: JobResource): void {
+    const { load } = job.configuration;
+    const target = table(load.destinationTable.datasetId, load.destinationTable.tableId);
+    const { outcome } = job;
+    if ('errors' in outcome) {
+      job.status = { state: 'DONE', errorResult: outcome.errors[0], errors: outcome.errors };
+      return;
+    }
+    const before = load.writeDisposition === 'WRITE_TRUNCATE' ? 0 : Number(target.numRows);
+    if (load.writeDisposition === 'WRITE_EMPTY' && before > 0) {
+      const error = {
+        reason: 'duplicate',
+        message: `Already Exists: Table ${project}:${load.destinationTable.datasetId}.${load.destinationTable.tableId}`,
+      };
+      job.status = { state: 'DONE', errorResult: error, errors: [error] };
+      return;
+    }
+    target.numRows = String(before + outcome.rows);
+    if (load.autodetect && outcome.detected) target.schema = { fields: outcome.detected };
+    job.status = { state: 'DONE' };
+    job.statistics = { load: { outputRows: String(outcome.rows), inputFileBytes: String(outcome.rows * 10) } };
+  }
+
+  function view(job: JobResource): Omit<JobResource, 'outcome'> {
+    const { outcome: _, ...visible } = job;
+    return visible;
   }
 
   function insertDataset(body: Record<string, unknown>): DatasetResource {
@@ -229,6 +370,11 @@ export async function startFakeBigQuery(project: string) {
     requests,
     datasets,
     tables,
+    jobs,
+    /** What the next load jobs do. */
+    loadsWill(outcome: LoadOutcome) {
+      loadOutcome = outcome;
+    },
     /** The next request fails as BigQuery would, e.g. (403, 'accessDenied', 'Access Denied: ...'). */
     failNext(status: number, reason: string, message: string) {
       nextFailure = new BigQueryFailure(status, reason, message);
@@ -262,6 +408,15 @@ function checkedFields(schema: unknown): SchemaField[] {
       throw new BigQueryFailure(400, 'invalid', 'Bad description');
     return field as unknown as SchemaField;
   });
+}
+
+/** One page of `items`: from the offset in `pageToken`, at most PAGE_SIZE (or `maxResults`) of them. */
+function page<T>(query: Record<string, string>, items: T[], body: (items: T[], nextPageToken?: string) => unknown): unknown {
+  const start = query.pageToken === undefined ? 0 : Number(Buffer.from(query.pageToken, 'base64url').toString());
+  if (!Number.isInteger(start) || start < 0) throw new BigQueryFailure(400, 'invalid', 'Invalid page token');
+  const size = Math.min(PAGE_SIZE, query.maxResults === undefined ? PAGE_SIZE : Number(query.maxResults));
+  const end = start + size;
+  return body(items.slice(start, end), end < items.length ? Buffer.from(String(end)).toString('base64url') : undefined);
 }
 
 function pick(body: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -1,13 +1,25 @@
 /**
  * The warehouse in BigQuery: a dataset is a BigQuery dataset, a table a table, changed through
- * the REST API (datasets.insert/patch/delete, tables.insert/get/patch/delete).
+ * the REST API (datasets.insert/list/patch/delete, tables.insert/list/get/patch/delete).
  */
-import { BigQuery, type FormattedMetadata, type TableField } from '@google-cloud/bigquery';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BigQuery, type FormattedMetadata, type Job, type JobMetadata, type TableField } from '@google-cloud/bigquery';
 import { UpstreamError } from '@repo/errors';
 import { PassThroughClient } from 'google-auth-library';
-import type { TableRef, TableUpdate, Warehouse, WarehouseMetadata } from './interface.js';
-import { physicalNames } from './names.js';
-import { type Field, planSchemaChange } from './schema.js';
+import type {
+  LoadRequest,
+  LoadResult,
+  PreparedLoad,
+  SourceFormat,
+  TableRef,
+  TableUpdate,
+  Warehouse,
+  WarehouseDataset,
+  WarehouseMetadata,
+} from './interface.js';
+import { LoadFailure, type LoadProblem, problemsFailure } from './load/problems.js';
+import { idOfPhysicalName, physicalNames, withoutPhysicalNames } from './names.js';
+import { type Field, type FieldType, FIELD_TYPES, planSchemaChange } from './schema.js';
 
 export interface BigQueryWarehouseOptions {
   projectId: string;
@@ -46,12 +58,16 @@ class BigQueryWarehouse implements Warehouse {
   constructor(
     private readonly client: BigQuery,
     private readonly location: string,
+    private readonly pollMs = 1000,
   ) {}
 
   async createDataset(datasetId: string, metadata: WarehouseMetadata = {}): Promise<void> {
     const { dataset } = physicalNames({ datasetId });
-    await call('create the dataset', () =>
-      this.client.createDataset(dataset, { location: this.location, ...metadataBody(metadata) }),
+    await ignoring(
+      409,
+      call('create the dataset', () =>
+        this.client.createDataset(dataset, { location: this.location, ...metadataBody(metadata) }),
+      ),
     );
   }
 
@@ -65,22 +81,29 @@ class BigQueryWarehouse implements Warehouse {
   async deleteDataset(datasetId: string): Promise<void> {
     const { dataset } = physicalNames({ datasetId });
     // force: deleteContents=true, so the dataset's tables go with it.
-    await ignoringNotFound(call('delete the dataset', () => this.client.dataset(dataset).delete({ force: true })));
+    await ignoring(
+      404,
+      call('delete the dataset', () => this.client.dataset(dataset).delete({ force: true })),
+    );
   }
 
   async createTable(ref: TableRef, fields: Field[], metadata: WarehouseMetadata = {}): Promise<void> {
     const { dataset, table } = physicalNames(ref);
-    await call('create the table', () =>
-      this.client
-        .dataset(dataset)
-        .createTable(table, { schema: { fields: toBigQueryFields(fields) }, ...metadataBody(metadata) }),
+    await ignoring(
+      409,
+      call('create the table', () =>
+        this.client
+          .dataset(dataset)
+          .createTable(table, { schema: { fields: toBigQueryFields(fields) }, ...metadataBody(metadata) }),
+      ),
     );
   }
 
   async updateTable(ref: TableRef, update: TableUpdate): Promise<void> {
     const body: Record<string, unknown> = metadataBody(update);
-    if (update.schema) {
-      const current = await this.tableMetadata(ref);
+    const current = update.schema && (await this.tableMetadata(ref));
+    // Already so (applied before an interruption, or by a load that changed the columns): nothing to change.
+    if (update.schema && current && !sameBigQueryColumns(current.schema?.fields ?? [], update.schema.to)) {
       const plan = planSchemaChange(update.schema.from, update.schema.to, { tableHasRows: rowCount(current) > 0 });
       if (plan.kind === 'replace') {
         await this.replaceTable(ref, plan.fields, { ...keptMetadata(current), ...body });
@@ -99,11 +122,123 @@ class BigQueryWarehouse implements Warehouse {
 
   async deleteTable(ref: TableRef): Promise<void> {
     const { dataset, table } = physicalNames(ref);
-    await ignoringNotFound(call('delete the table', () => this.client.dataset(dataset).table(table).delete()));
+    await ignoring(
+      404,
+      call('delete the table', () => this.client.dataset(dataset).table(table).delete()),
+    );
   }
 
-  async tableRowCount(ref: TableRef): Promise<number> {
-    return rowCount(await this.tableMetadata(ref));
+  async tableRowCount(ref: TableRef): Promise<number | null> {
+    try {
+      return rowCount(await this.tableMetadata(ref));
+    } catch (error) {
+      if (error instanceof UpstreamError && error.details.status === 404) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * A BigQuery load job from the file in Cloud Storage, which BigQuery reads, checks and loads
+   * all or nothing (maxBadRecords 0); autodetect infers the columns there. Nothing to prepare.
+   */
+  prepareLoad(ref: TableRef, request: LoadRequest): Promise<PreparedLoad> {
+    if (!request.source.uri.startsWith('gs://')) {
+      return Promise.reject(new LoadFailure('BigQuery loads files from Cloud Storage: run with STORAGE_BACKEND=gcs'));
+    }
+    return Promise.resolve({
+      fields: request.autodetect ? undefined : request.fields,
+      commit: () => this.runLoadJob(ref, request),
+      abort: () => Promise.resolve(),
+    });
+  }
+
+  async findLoad(ref: TableRef, loadId: string): Promise<LoadResult | undefined> {
+    let metadata: JobMetadata;
+    try {
+      metadata = await this.jobMetadata(this.client.job(loadJobId(loadId), { location: this.location }));
+    } catch (error) {
+      if (error instanceof UpstreamError && error.details.status === 404) return undefined;
+      throw error;
+    }
+    if (metadata.status?.state !== 'DONE' || metadata.status.errorResult) return undefined;
+    return this.loadResult(ref, metadata);
+  }
+
+  /**
+   * jobs.insert with an id made from the load's, so that a load asked for again (after an
+   * interruption) finds the job of the first ask (409) instead of loading twice; then jobs.get
+   * until it is done. Aborting cancels the job (jobs.cancel).
+   */
+  private async runLoadJob(ref: TableRef, request: LoadRequest): Promise<LoadResult> {
+    const jobId = loadJobId(request.loadId);
+    const { dataset, table } = physicalNames(ref);
+    const csv = request.format === 'CSV';
+    const appendsWithNewColumns = request.autodetect && request.disposition === 'WRITE_APPEND';
+    const load = {
+      sourceUris: [request.source.uri],
+      sourceFormat: BIGQUERY_FORMATS[request.format],
+      destinationTable: { projectId: this.client.projectId, datasetId: dataset, tableId: table },
+      createDisposition: 'CREATE_NEVER',
+      writeDisposition: request.disposition,
+      maxBadRecords: 0,
+      ...(request.autodetect ? { autodetect: true } : { schema: { fields: toBigQueryFields(request.fields) } }),
+      ...(appendsWithNewColumns ? { schemaUpdateOptions: ['ALLOW_FIELD_ADDITION', 'ALLOW_FIELD_RELAXATION'] } : {}),
+      ...(csv ? { encoding: 'UTF-8', allowQuotedNewlines: true } : {}),
+      ...(csv && !request.autodetect ? { skipLeadingRows: request.csvHeader ? 1 : 0 } : {}),
+      ...(request.format === 'AVRO' ? { useAvroLogicalTypes: true } : {}),
+    };
+    let job: Job;
+    try {
+      [job] = await call('start the load job', () =>
+        this.client.createJob({ jobId, location: this.location, configuration: { load } }),
+      );
+    } catch (error) {
+      // Already started by an earlier attempt: follow that job.
+      if (!(error instanceof UpstreamError && error.details.status === 409)) throw failedJob(error) ?? error;
+      job = this.client.job(jobId, { location: this.location });
+    }
+    for (;;) {
+      if (request.signal.aborted) {
+        await call('cancel the load job', () => job.cancel()).catch(() => undefined);
+        throw request.signal.reason;
+      }
+      const metadata = await this.jobMetadata(job);
+      if (metadata.status?.state === 'DONE') {
+        if (metadata.status.errorResult) throw loadJobFailure(metadata.status.errors ?? [metadata.status.errorResult]);
+        return this.loadResult(ref, metadata);
+      }
+      await sleep(this.pollMs);
+    }
+  }
+
+  private async jobMetadata(job: Job): Promise<JobMetadata> {
+    const [metadata] = (await call('read the load job', () => job.getMetadata())) as [JobMetadata, unknown];
+    return metadata;
+  }
+
+  private async loadResult(ref: TableRef, metadata: JobMetadata): Promise<LoadResult> {
+    const statistics = metadata.statistics?.load;
+    const result: LoadResult = {
+      rowsLoaded: Number(statistics?.outputRows ?? 0),
+      bytesProcessed: Number(statistics?.inputFileBytes ?? 0),
+    };
+    if (!metadata.configuration?.load?.autodetect) return result;
+    const current = await this.tableMetadata(ref);
+    return { ...result, fields: fromBigQueryFields(current.schema?.fields ?? []) };
+  }
+
+  // datasets.list and tables.list, every page: one request per page of datasets, and per page of each dataset's tables.
+  async listDatasets(): Promise<WarehouseDataset[]> {
+    const [datasets] = await call('list the datasets', () => this.client.getDatasets());
+    const listed: WarehouseDataset[] = [];
+    for (const dataset of datasets) {
+      const datasetId = dataset.id === undefined ? undefined : idOfPhysicalName('dataset', dataset.id);
+      if (datasetId === undefined) continue;
+      const [tables] = await call('list the tables', () => dataset.getTables());
+      const tableIds = tables.flatMap((table) => idOfPhysicalName('table', table.id ?? '') ?? []);
+      listed.push({ datasetId, tableIds });
+    }
+    return listed;
   }
 
   // The client holds no connections or timers that outlive a request.
@@ -121,7 +256,8 @@ class BigQueryWarehouse implements Warehouse {
   /**
    * BigQuery cannot drop, retype or tighten columns in place; planSchemaChange allows those on
    * an empty table only, so deleting it and creating it anew loses nothing. Not atomic: if the
-   * create fails, the table is gone and the error says so; a retry of the update recreates it.
+   * create fails, the table is gone and the error says so; the update is undone in the records,
+   * and the reconciler makes the missing table again from them.
    */
   private async replaceTable(ref: TableRef, fields: Field[], metadata: Record<string, unknown>): Promise<void> {
     const { dataset, table } = physicalNames(ref);
@@ -130,6 +266,84 @@ class BigQueryWarehouse implements Warehouse {
       this.client.dataset(dataset).createTable(table, { ...metadata, schema: { fields: toBigQueryFields(fields) } }),
     );
   }
+}
+
+const BIGQUERY_FORMATS: Record<SourceFormat, string> = {
+  CSV: 'CSV',
+  JSON: 'NEWLINE_DELIMITED_JSON',
+  AVRO: 'AVRO',
+  PARQUET: 'PARQUET',
+  ORC: 'ORC',
+};
+
+/** A BigQuery job id for a load (letters, digits, `_` and `-`). */
+export function loadJobId(loadId: string): string {
+  return `collab_load_${loadId.replaceAll('-', '_')}`;
+}
+
+/** BigQuery's legacy names, as it reports a schema it inferred. */
+const LEGACY_TYPES: Record<string, FieldType> = { INTEGER: 'INT64', FLOAT: 'FLOAT64', BOOLEAN: 'BOOL' };
+
+/** The columns BigQuery has (autodetect's): nested RECORDs become JSON, as the app has no nested columns. */
+function fromBigQueryFields(fields: TableField[]): Field[] {
+  return fields.map((field) => {
+    const type = String(field.type ?? 'STRING').toUpperCase();
+    const known = LEGACY_TYPES[type] ?? FIELD_TYPES.find((candidate) => candidate === type) ?? 'JSON';
+    const mode = field.mode === 'REQUIRED' || field.mode === 'REPEATED' ? field.mode : 'NULLABLE';
+    return {
+      name: field.name ?? '',
+      type: known,
+      mode,
+      ...(field.description ? { description: field.description } : {}),
+      private: false,
+    };
+  });
+}
+
+interface BigQueryJobError {
+  reason?: string;
+  location?: string;
+  message?: string;
+}
+
+/**
+ * The job's errors as problems: BigQuery names the column in its message (`for field amount`),
+ * the row rarely (`Row 3` / `line 3`); the first error is the summary.
+ */
+function loadJobFailure(errors: BigQueryJobError[]): LoadFailure {
+  const problems: LoadProblem[] = errors.map((error) => {
+    const message = withoutPhysicalNames(error.message ?? error.reason ?? 'unknown error');
+    const row = /\b(?:row|line)[: ]+(\d+)/i.exec(message)?.[1];
+    const column = /\bfield[: ]+([A-Za-z_][A-Za-z0-9_]*)/i.exec(message)?.[1];
+    return { row: row === undefined ? null : Number(row), column: column ?? null, reason: message };
+  });
+  return problemsFailure(problems, problems.length, 'BigQuery refused the load');
+}
+
+/** A job that BigQuery refused as it was inserted (done at once, with errors). */
+function failedJob(error: unknown): LoadFailure | undefined {
+  const cause = (error as { cause?: { errors?: BigQueryJobError[]; response?: { status?: { errors?: BigQueryJobError[] } } } })
+    .cause;
+  const errors = cause?.response?.status?.errors;
+  return errors?.length ? loadJobFailure(errors) : undefined;
+}
+
+/** Whether BigQuery's columns are `fields` (names, types, modes, descriptions; privacy is the app's own). */
+function sameBigQueryColumns(columns: TableField[], fields: Field[]): boolean {
+  const wanted = fromBigQueryFields(toBigQueryFields(fields));
+  const found = fromBigQueryFields(columns);
+  return (
+    found.length === wanted.length &&
+    found.every((column, i) => {
+      const field = wanted[i]!;
+      return (
+        column.name === field.name &&
+        column.type === field.type &&
+        column.mode === field.mode &&
+        column.description === field.description
+      );
+    })
+  );
 }
 
 /** BigQuery's column schema; `private` is the app's own flag and stays out of it. */
@@ -179,12 +393,16 @@ async function call<T>(action: string, request: () => Promise<T>): Promise<T> {
   }
 }
 
-/** For deletes: what is already gone needs no deleting. */
-async function ignoringNotFound(deletion: Promise<unknown>): Promise<void> {
+/**
+ * A call whose failure with `status` means the change is already made: 404 for a delete (what is
+ * gone needs no deleting), 409 for an insert (physical names come from ids, so what is there is
+ * this record's, made by an earlier attempt).
+ */
+async function ignoring(status: 404 | 409, request: Promise<unknown>): Promise<void> {
   try {
-    await deletion;
+    await request;
   } catch (error) {
-    if (error instanceof UpstreamError && error.details.status === 404) return;
+    if (error instanceof UpstreamError && error.details.status === status) return;
     throw error;
   }
 }
@@ -198,8 +416,8 @@ function toUpstreamError(action: string, error: unknown): UpstreamError {
   }
   const [first] = errors ?? [];
   const reason = first?.reason;
-  const text = first?.message ?? (typeof message === 'string' && message ? message.split('\n')[0] : `HTTP ${code}`);
-  return new UpstreamError(`BigQuery could not ${action}: ${text}${reason ? ` (${reason})` : ''}`, {
+  const text = first?.message ?? (typeof message === 'string' && message ? message.split('\n')[0]! : `HTTP ${code}`);
+  return new UpstreamError(`BigQuery could not ${action}: ${withoutPhysicalNames(text)}${reason ? ` (${reason})` : ''}`, {
     details: { status: code, ...(reason ? { reason } : {}) },
     cause: error,
   });

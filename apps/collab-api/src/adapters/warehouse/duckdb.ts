@@ -1,40 +1,41 @@
 /**
  * The warehouse as one DuckDB database file: a dataset is a DuckDB schema, a table a table.
+ *
+ * Column descriptions are not kept here: DuckDB sets them one `COMMENT ON COLUMN` at a time, and
+ * each of those rewrites the table's catalog entry, so a wide table's descriptions cost time in
+ * proportion to columns × described columns (minutes for 10,000). They stay in the app's records.
+ * For the same reason every DDL statement here is one per table, or one per column added to a
+ * table with rows; operations run one at a time (see transaction), so a statement's cost is also
+ * what every other tenant's operation may wait.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { types } from 'node:util';
-import {
-  type DuckDBConnection,
-  DuckDBInstance,
-  type DuckDBResultReader,
-  type DuckDBValue,
-  quotedIdentifier,
-  quotedString,
-} from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, quotedIdentifier } from '@duckdb/node-api';
 import { AppError, UpstreamError } from '@repo/errors';
-import type { TableRef, TableUpdate, Warehouse, WarehouseMetadata } from './interface.js';
-import { physicalNames } from './names.js';
-import { type Field, type FieldType, planSchemaChange, type SchemaChange } from './schema.js';
-
-/**
- * Column types in DuckDB. REPEATED columns are LISTs of these (`VARCHAR[]`), REQUIRED ones
- * NOT NULL. DATETIME is a civil date and time (no zone), TIMESTAMP an instant; NUMERIC has
- * BigQuery's precision and scale.
- */
-const DUCKDB_TYPES: Record<FieldType, string> = {
-  STRING: 'VARCHAR',
-  INT64: 'BIGINT',
-  FLOAT64: 'DOUBLE',
-  NUMERIC: 'DECIMAL(38, 9)',
-  BOOL: 'BOOLEAN',
-  DATE: 'DATE',
-  DATETIME: 'TIMESTAMP',
-  TIMESTAMP: 'TIMESTAMPTZ',
-  TIME: 'TIME',
-  BYTES: 'BLOB',
-  JSON: 'JSON',
-};
+import type {
+  LoadRequest,
+  LoadResult,
+  PreparedLoad,
+  TableRef,
+  TableUpdate,
+  Warehouse,
+  WarehouseDataset,
+  WarehouseMetadata,
+} from './interface.js';
+import { CREATE_LOADS_TABLE, findDuckDbLoad, prepareDuckDbLoad } from './load/duckdb.js';
+import { idOfPhysicalName, physicalNames, withoutPhysicalNames } from './names.js';
+import {
+  alterStatements,
+  commentText,
+  countRows,
+  createTable,
+  qualifiedName,
+  type Sql,
+  tableColumns,
+  sameColumns,
+} from './duckdb-sql.js';
+import { type Field, planSchemaChange } from './schema.js';
 
 /**
  * Opens (or creates) the database file; its folder is created when missing. The instance comes
@@ -47,13 +48,13 @@ export async function openDuckDbWarehouse(file: string): Promise<Warehouse> {
     await mkdir(path.dirname(file), { recursive: true });
     // One cache key per file, however the path was written.
     const instance = await DuckDBInstance.fromCache(path.resolve(file));
-    return new DuckDbWarehouse(instance, await instance.connect());
+    const connection = await instance.connect();
+    await connection.run(CREATE_LOADS_TABLE);
+    return new DuckDbWarehouse(instance, connection);
   } catch (error) {
     throw toWarehouseError(error);
   }
 }
-
-type Sql = (sql: string, values?: DuckDBValue[]) => Promise<DuckDBResultReader>;
 
 class DuckDbWarehouse implements Warehouse {
   readonly kind = 'duckdb';
@@ -71,7 +72,7 @@ class DuckDbWarehouse implements Warehouse {
   createDataset(datasetId: string): Promise<void> {
     const { dataset } = physicalNames({ datasetId });
     return this.transaction(async (sql) => {
-      await sql(`CREATE SCHEMA ${quotedIdentifier(dataset)}`);
+      await sql(`CREATE SCHEMA IF NOT EXISTS ${quotedIdentifier(dataset)}`);
     });
   }
 
@@ -82,7 +83,7 @@ class DuckDbWarehouse implements Warehouse {
       const found = await sql('SELECT 1 FROM duckdb_schemas() WHERE database_name = current_database() AND schema_name = $1', [
         dataset,
       ]);
-      if (found.currentRowCount === 0) throw new UpstreamError(`Warehouse error: dataset ${dataset} does not exist`);
+      if (found.currentRowCount === 0) throw new UpstreamError('Warehouse error: the dataset does not exist');
     });
   }
 
@@ -101,18 +102,21 @@ class DuckDbWarehouse implements Warehouse {
     const table = qualifiedName(ref);
     return this.transaction(async (sql) => {
       const { description } = update;
-      if (update.schema) {
-        const plan = planSchemaChange(update.schema.from, update.schema.to, {
-          tableHasRows: (await countRows(sql, table)) > 0,
-        });
-        if (plan.kind === 'replace') {
+      // Already so (applied before an interruption, or by a load that replaced the columns): nothing to change.
+      if (update.schema && !sameColumns(await tableColumns(sql, ref), update.schema.to)) {
+        const tableHasRows = (await countRows(sql, table)) > 0;
+        const plan = planSchemaChange(update.schema.from, update.schema.to, { tableHasRows });
+        const statements = plan.kind === 'alter' ? alterStatements(table, plan.changes) : [];
+        // An empty table is made anew, one CREATE however many columns change, where ALTERs
+        // would cost one statement per column; a table with rows keeps them.
+        if (plan.kind === 'replace' || (!tableHasRows && statements.length > 0)) {
           // The new table keeps the old one's description unless this update sets another.
           const kept = description === undefined ? await tableComment(sql, ref) : description;
           await sql(`DROP TABLE ${table}`);
-          await createTable(sql, table, plan.fields, kept);
+          await createTable(sql, table, update.schema.to, kept);
           return;
         }
-        for (const change of plan.changes) await applyChange(sql, table, change);
+        for (const statement of statements) await sql(statement);
       }
       if (description !== undefined) await sql(`COMMENT ON TABLE ${table} IS ${commentText(description)}`);
     });
@@ -124,8 +128,46 @@ class DuckDbWarehouse implements Warehouse {
     });
   }
 
-  tableRowCount(ref: TableRef): Promise<number> {
-    return this.transaction((sql) => countRows(sql, qualifiedName(ref)));
+  tableRowCount(ref: TableRef): Promise<number | null> {
+    const { dataset, table } = physicalNames(ref);
+    return this.transaction(async (sql) => {
+      const found = await sql(
+        'SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2',
+        [dataset, table],
+      );
+      return found.currentRowCount === 0 ? null : countRows(sql, qualifiedName(ref));
+    });
+  }
+
+  /**
+   * On a connection of its own (see load/duckdb.ts), so that a long load holds up no other
+   * operation; DuckDB's transactions keep the two apart.
+   */
+  prepareLoad(ref: TableRef, request: LoadRequest): Promise<PreparedLoad> {
+    if (this.closed) return Promise.reject(new UpstreamError('Warehouse error: the warehouse is closed'));
+    return prepareDuckDbLoad(this.instance, ref, request);
+  }
+
+  findLoad(_ref: TableRef, loadId: string): Promise<LoadResult | undefined> {
+    return this.transaction(() => findDuckDbLoad(this.connection, loadId));
+  }
+
+  listDatasets(): Promise<WarehouseDataset[]> {
+    return this.transaction(async (sql) => {
+      const reader = await sql(`SELECT s.schema_name, t.table_name
+          FROM duckdb_schemas() s LEFT JOIN duckdb_tables() t USING (database_name, schema_name)
+         WHERE s.database_name = current_database()`);
+      const datasets = new Map<string, WarehouseDataset>();
+      for (const [schemaName, tableName] of reader.getRows()) {
+        const datasetId = idOfPhysicalName('dataset', String(schemaName));
+        if (datasetId === undefined) continue;
+        const dataset = datasets.get(datasetId) ?? { datasetId, tableIds: [] };
+        datasets.set(datasetId, dataset);
+        const tableId = typeof tableName === 'string' ? idOfPhysicalName('table', tableName) : undefined;
+        if (tableId !== undefined) dataset.tableIds.push(tableId);
+      }
+      return [...datasets.values()];
+    });
   }
 
   async close(): Promise<void> {
@@ -157,56 +199,6 @@ class DuckDbWarehouse implements Warehouse {
   }
 }
 
-function qualifiedName(ref: TableRef): string {
-  const { dataset, table } = physicalNames(ref);
-  return `${quotedIdentifier(dataset)}.${quotedIdentifier(table)}`;
-}
-
-function columnType(field: Field): string {
-  return `${DUCKDB_TYPES[field.type]}${field.mode === 'REPEATED' ? '[]' : ''}`;
-}
-
-function commentText(text: string | null | undefined): string {
-  return text ? quotedString(text) : 'NULL';
-}
-
-async function createTable(sql: Sql, table: string, fields: Field[], description: string | null | undefined): Promise<void> {
-  const columns = fields.map(
-    (field) => `${quotedIdentifier(field.name)} ${columnType(field)}${field.mode === 'REQUIRED' ? ' NOT NULL' : ''}`,
-  );
-  await sql(`CREATE TABLE ${table} (${columns.join(', ')})`);
-  if (description) await sql(`COMMENT ON TABLE ${table} IS ${commentText(description)}`);
-  for (const field of fields) {
-    if (field.description)
-      await sql(`COMMENT ON COLUMN ${table}.${quotedIdentifier(field.name)} IS ${commentText(field.description)}`);
-  }
-}
-
-async function applyChange(sql: Sql, table: string, change: SchemaChange): Promise<void> {
-  switch (change.kind) {
-    case 'add_column': {
-      const column = quotedIdentifier(change.field.name);
-      await sql(`ALTER TABLE ${table} ADD COLUMN ${column} ${columnType(change.field)}`);
-      if (change.field.description) await sql(`COMMENT ON COLUMN ${table}.${column} IS ${commentText(change.field.description)}`);
-      return;
-    }
-    case 'relax_column':
-      await sql(`ALTER TABLE ${table} ALTER COLUMN ${quotedIdentifier(change.name)} DROP NOT NULL`);
-      return;
-    case 'set_description':
-      await sql(`COMMENT ON COLUMN ${table}.${quotedIdentifier(change.name)} IS ${commentText(change.description)}`);
-      return;
-    case 'set_private':
-      // Privacy is applied by the app when it returns results; the warehouse has nothing to change.
-      return;
-  }
-}
-
-async function countRows(sql: Sql, table: string): Promise<number> {
-  const reader = await sql(`SELECT count(*) FROM ${table}`);
-  return Number(reader.getRows()[0]?.[0] ?? 0);
-}
-
 async function tableComment(sql: Sql, ref: TableRef): Promise<string | null> {
   const { dataset, table } = physicalNames(ref);
   const reader = await sql(
@@ -217,13 +209,18 @@ async function tableComment(sql: Sql, ref: TableRef): Promise<string | null> {
   return typeof comment === 'string' ? comment : null;
 }
 
+// An absolute path, as DuckDB's I/O errors name the database file.
+const FILE_PATH = /(?<=^|[\s"'(])\/[^\s"']+/g;
+
 /**
  * Errors of this module's own (a refused schema change) pass through; DuckDB's become a 502 with
- * the first line of DuckDB's message, which names the problem without the SQL that follows it.
+ * the first line of DuckDB's message, which names the problem without the SQL that follows it,
+ * and without physical names or file paths.
  */
 function toWarehouseError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   // isNativeError, unlike instanceof, also knows errors made in another realm (jest's sandbox).
   const message = types.isNativeError(error) ? error.message : String(error);
-  return new UpstreamError(`Warehouse error: ${message.split('\n')[0]}`, { cause: error });
+  const reason = withoutPhysicalNames(message.split('\n')[0]!).replace(FILE_PATH, '<file>');
+  return new UpstreamError(`Warehouse error: ${reason}`, { cause: error });
 }

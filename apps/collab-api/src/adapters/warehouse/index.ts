@@ -4,7 +4,22 @@ import { openDuckDbWarehouse } from './duckdb.js';
 import type { Warehouse } from './interface.js';
 import type { WarehouseSettings } from './settings.js';
 
-export type { TableRef, TableUpdate, Warehouse, WarehouseKind, WarehouseMetadata } from './interface.js';
+export {
+  type LoadRequest,
+  type LoadResult,
+  type PreparedLoad,
+  SOURCE_FORMATS,
+  type SourceFormat,
+  type TableRef,
+  type TableUpdate,
+  type Warehouse,
+  type WarehouseDataset,
+  type WarehouseKind,
+  type WarehouseMetadata,
+  WRITE_DISPOSITIONS,
+  type WriteDisposition,
+} from './interface.js';
+export { LoadFailure, type LoadProblem } from './load/problems.js';
 export { physicalNames } from './names.js';
 export {
   type Field,

@@ -1,0 +1,137 @@
+/**
+ * A2A agents, through @a2a-js/sdk 1.x. The agent card (`.well-known/agent-card.json` under the
+ * endpoint URL, cached) decides the protocol: the SDK's ClientFactory, with its v0.3
+ * compatibility on, sends `SendMessage` to an agent whose card lists A2A 1.0 interfaces and
+ * `message/send` to one whose card is 0.3's. Every request, the card's included, goes through
+ * the checked fetch of network.ts.
+ */
+import { AGENT_CARD_PATH, type AgentCard, Message, SendMessageRequest, Task } from '@a2a-js/sdk';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
+import { isLegacyJsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
+import { A2AError, isJsonRpcError, toJsonRpcError } from '@a2a-js/sdk/errors';
+import { mapTaskIds, readA2aMessage, v1ToV03Result } from './a2a-shapes.js';
+import { AgentCallError, type AgentClient, type ForwardedAnswer, type JsonRpcError, type JsonRpcRequest } from './interface.js';
+import { callFetch, readJsonBody, timed } from './network.js';
+
+export interface A2aClientOptions {
+  /** The checked fetch of network.ts. */
+  fetch: typeof fetch;
+  timeoutSeconds: number;
+  /** How long an agent card is used before it is read again. */
+  cardTtlSeconds: number;
+}
+
+const LEGACY = { enabled: true };
+// Cards of this many endpoints are kept; the oldest goes first.
+const MAX_CACHED_CARDS = 1000;
+// Not passed through the gateway: their answer is a stream of events whose ids would need mapping one by one.
+const STREAMING_METHODS = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
+
+export function createA2aClient(options: A2aClientOptions): AgentClient {
+  const cards = new Map<string, { card: AgentCard; until: number }>();
+  const resolver = new DefaultAgentCardResolver({ legacyCompat: LEGACY });
+
+  const cardOf = async (endpointUrl: string, fetchCard: typeof fetch): Promise<AgentCard> => {
+    const cached = cards.get(endpointUrl);
+    if (cached && cached.until > Date.now()) return cached.card;
+    const url = new URL(AGENT_CARD_PATH, endpointUrl.endsWith('/') ? endpointUrl : `${endpointUrl}/`);
+    const response = await fetchCard(url, { headers: { 'A2A-Version': '1.0', accept: 'application/json' } });
+    if (!response.ok) {
+      throw new AgentCallError('invalid_response', `The agent's card could not be read (HTTP ${response.status})`);
+    }
+    const card = resolver.normalizeAgentCard(await readJsonBody(response, "The agent's card"));
+    cards.delete(endpointUrl);
+    cards.set(endpointUrl, { card, until: Date.now() + options.cardTtlSeconds * 1000 });
+    if (cards.size > MAX_CACHED_CARDS) cards.delete(cards.keys().next().value!);
+    return card;
+  };
+
+  return {
+    readMessage: readA2aMessage,
+
+    send: (endpointUrl, message, call) =>
+      timed(options.timeoutSeconds, async (signal) => {
+        const fetchImpl = callFetch(options.fetch, signal, call.requestId);
+        const factory = new ClientFactory({
+          transports: [
+            new JsonRpcTransportFactory({ fetchImpl, legacyCompat: LEGACY }),
+            new RestTransportFactory({ fetchImpl, legacyCompat: LEGACY }),
+          ],
+          cardResolver: resolver,
+        });
+        const card = await cardOf(endpointUrl, fetchImpl);
+        const client = await factory.createFromAgentCard(card).catch((error: unknown) => {
+          throw new AgentCallError(
+            'invalid_response',
+            "The agent's card offers no interface this service speaks (A2A 1.0 or 0.3 over JSON-RPC or HTTP+JSON)",
+            { cause: error },
+          );
+        });
+        const protocolVersion = client.protocolVersion;
+        try {
+          const sent = await client.sendMessage(SendMessageRequest.fromJSON({ message: mapTaskIds(message, call.ids.toAgent) }), {
+            signal,
+          });
+          const result = 'messageId' in sent ? { message: Message.toJSON(sent) } : { task: Task.toJSON(sent) };
+          const shaped = isLegacyVersion(protocolVersion) ? v1ToV03Result(result) : result;
+          return { protocolVersion, result: mapTaskIds(shaped, call.ids.fromAgent) };
+        } catch (error) {
+          const agentError = answeredError(error);
+          if (agentError) return { protocolVersion, error: agentError };
+          throw error;
+        }
+      }),
+
+    forward: (endpointUrl, request, call) =>
+      timed(options.timeoutSeconds, async (signal): Promise<ForwardedAnswer> => {
+        const fetchImpl = callFetch(options.fetch, signal, call.requestId);
+        if (STREAMING_METHODS.has(request.method)) {
+          return rpcError(request, {
+            code: -32004,
+            message: `${request.method} is not passed through the gateway; send without streaming`,
+          });
+        }
+        const legacy = isLegacyJsonRpcMethod(request.method);
+        const card = await cardOf(endpointUrl, fetchImpl);
+        const target = card.supportedInterfaces.find(
+          (entry) => entry.protocolBinding.toUpperCase() === 'JSONRPC' && isLegacyVersion(entry.protocolVersion) === legacy,
+        );
+        if (!target) {
+          return rpcError(request, {
+            code: -32009,
+            message: `The agent offers no A2A ${legacy ? '0.3' : '1.0'} JSON-RPC interface`,
+          });
+        }
+        const response = await fetchImpl(target.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json', 'A2A-Version': legacy ? '0.3' : '1.0' },
+          body: JSON.stringify({ ...request, params: mapTaskIds(request.params, call.ids.toAgent, request.method) }),
+        });
+        const answer = await readJsonBody(response, 'The agent');
+        if (typeof answer !== 'object' || answer === null || !('jsonrpc' in answer)) {
+          throw new AgentCallError('invalid_response', `The agent answered HTTP ${response.status} without a JSON-RPC response`);
+        }
+        return { status: 200, body: { json: mapTaskIds(answer, call.ids.fromAgent) }, headers: {} };
+      }),
+  };
+}
+
+/** Whether an A2A protocol version is 0.3's line (the SDK takes an empty one for 0.3 too). */
+function isLegacyVersion(version: string): boolean {
+  const trimmed = version.trim();
+  return trimmed === '' || trimmed.startsWith('0.');
+}
+
+/** The agent's own error answer, as JSON-RPC's error object; undefined for anything that is no answer. */
+function answeredError(error: unknown): JsonRpcError | undefined {
+  if (isJsonRpcError(error)) {
+    return { code: error.envelopeCode, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) };
+  }
+  // HTTP+JSON agents answer with A2A's errors, which have JSON-RPC codes too.
+  if (error instanceof A2AError) return toJsonRpcError(error);
+  return undefined;
+}
+
+function rpcError(request: JsonRpcRequest, error: JsonRpcError): ForwardedAnswer {
+  return { status: 200, body: { json: { jsonrpc: '2.0', id: request.id ?? null, error } }, headers: {} };
+}

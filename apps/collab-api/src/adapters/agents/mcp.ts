@@ -1,0 +1,93 @@
+/**
+ * MCP agents, through the MCP SDK's Client over streamable HTTP: a routed message is one
+ * `tools/call` (tool named in `message.tool`, arguments in `message.arguments`) in a session of
+ * its own, ended after the call. Every request goes through the checked fetch of network.ts.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { parseInput } from '@repo/errors';
+import { AgentCallError, type AgentClient, type ForwardedAnswer } from './interface.js';
+import { callFetch, readJsonBody, timed } from './network.js';
+
+export interface McpClientOptions {
+  /** The checked fetch of network.ts. */
+  fetch: typeof fetch;
+  timeoutSeconds: number;
+}
+
+const toolCall = z.object({
+  tool: z.string().min(1).meta({ description: 'The MCP tool to call' }),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+});
+
+const CLIENT_INFO = { name: 'collab-api', version: '1.0.0' };
+
+export function createMcpClient(options: McpClientOptions): AgentClient {
+  const timeout = options.timeoutSeconds * 1000;
+  return {
+    // Other fields are dropped: a message for a whole project may carry an A2A message too.
+    readMessage: (input) => parseInput(z.object({ message: toolCall }), 'body', { message: input }).message,
+
+    send: (endpointUrl, message, call) =>
+      timed(options.timeoutSeconds, async (signal) => {
+        const { tool, arguments: args } = message as z.output<typeof toolCall>;
+        const transport = new StreamableHTTPClientTransport(new URL(endpointUrl), {
+          fetch: callFetch(options.fetch, signal, call.requestId),
+        });
+        const client = new Client(CLIENT_INFO);
+        try {
+          await client.connect(transport, { signal, timeout });
+          const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout });
+          return { protocolVersion: transport.protocolVersion ?? null, result };
+        } catch (error) {
+          if (signal.aborted || !(error instanceof McpError)) throw error;
+          // The SDK prefixes "MCP error <code>: " to the agent's message.
+          const text = error.message.replace(/^MCP error -?\d+: /, '');
+          const data = (error as McpError & { data?: unknown }).data;
+          return {
+            protocolVersion: transport.protocolVersion ?? null,
+            error: { code: error.code, message: text, ...(data === undefined ? {} : { data }) },
+          };
+        } finally {
+          // Ends the session on the agent (a DELETE, for agents that keep sessions); nothing to do if it fails.
+          await transport.terminateSession().catch(() => undefined);
+          await client.close().catch(() => undefined);
+        }
+      }),
+
+    forward: (endpointUrl, request, call) =>
+      timed(options.timeoutSeconds, async (signal): Promise<ForwardedAnswer> => {
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        };
+        const session = call.headers['mcp-session-id'];
+        if (session) headers['mcp-session-id'] = call.ids.toAgent(session);
+        const version = call.headers['mcp-protocol-version'];
+        if (version) headers['mcp-protocol-version'] = version;
+        const response = await callFetch(
+          options.fetch,
+          signal,
+          call.requestId,
+        )(endpointUrl, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(request),
+        });
+        const agentSession = response.headers.get('mcp-session-id');
+        const answerHeaders: Record<string, string> = agentSession ? { 'mcp-session-id': call.ids.fromAgent(agentSession) } : {};
+        // A notification or a response is accepted with 202 and no body.
+        if (response.status === 202) return { status: 202, headers: answerHeaders };
+        if (response.ok && response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+          return { status: 200, body: { stream: response.body, contentType: 'text/event-stream' }, headers: answerHeaders };
+        }
+        const answer = await readJsonBody(response, 'The agent');
+        if (typeof answer !== 'object' || answer === null || !('jsonrpc' in answer)) {
+          throw new AgentCallError('invalid_response', `The agent answered HTTP ${response.status} without a JSON-RPC response`);
+        }
+        return { status: 200, body: { json: answer }, headers: answerHeaders };
+      }),
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * Newline-delimited JSON: one object per line, its keys the columns. Each line is read as text
+ * first, so that every line that is not a JSON object, and every key the table lacks, is
+ * reported with its line; the values are then taken out of the objects as text (nested arrays
+ * and objects as their JSON).
+ */
+import { quotedString } from '@duckdb/node-api';
+import type { Field } from '../schema.js';
+import { problemsFailure } from './problems.js';
+import { columnNames, inferredField, stagedColumn } from './rules.js';
+import { describe, MAX_LINE_BYTES, type Reader, rowNumber, rowsOf, unreadable } from './staging.js';
+
+// The unit separator never occurs in JSON text (control characters are escaped there), so each line is one value.
+const AS_LINES = `columns = {'line': 'VARCHAR'}, header = false, auto_detect = false, delim = E'\\x1F', quote = '', escape = '',
+  max_line_size = ${MAX_LINE_BYTES}, store_rejects = true`;
+
+/** The temporary table `lines`: the file's lines as text, in order (blank ones null). */
+export async function readLines(sql: Parameters<Reader>[0], file: string, format = 'newline-delimited JSON'): Promise<void> {
+  try {
+    await sql(`CREATE TEMP TABLE lines AS SELECT line FROM read_csv(${quotedString(file)}, ${AS_LINES})`);
+  } catch (error) {
+    throw unreadable(format, error);
+  }
+}
+
+export const readJson: Reader = async (sql, file, options) => {
+  const path = quotedString(file);
+  await readLines(sql, file);
+  const known = options.fields?.map((field) => quotedString(field.name)).join(', ');
+  const line = await rowNumber(sql, 'lines');
+  // One row per problem: the line, the key (if any), why.
+  const problems = `
+    SELECT line AS row_no, NULL AS key, 'the line cannot be read (a control character, or longer than ${MAX_LINE_BYTES} bytes)' AS reason
+      FROM reject_errors
+    UNION ALL
+    SELECT ${line}, NULL, CASE WHEN NOT json_valid(line) THEN 'invalid JSON' ELSE 'not a JSON object (one object per line)' END
+      FROM lines WHERE trim(line) <> '' AND (NOT json_valid(line) OR json_type(CAST(line AS JSON)) <> 'OBJECT')
+    ${
+      known === undefined
+        ? ''
+        : `UNION ALL
+    SELECT row_no, key, 'the table has no column of this name' FROM (
+      SELECT ${line} AS row_no, unnest(list_filter(json_keys(line), k -> NOT list_contains([${known}], k))) AS key
+        FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT')`
+    }`;
+  const [{ count }] = (await rowsOf(sql, `SELECT count(*)::INTEGER AS count FROM (${problems})`)) as [{ count: number }];
+  if (count > 0) {
+    const first = await rowsOf(sql, `SELECT * FROM (${problems}) ORDER BY row_no, key LIMIT 10`);
+    throw problemsFailure(
+      first.map((row) => ({ row: Number(row.row_no), column: (row.key as string | null) ?? null, reason: String(row.reason) })),
+      count,
+      'lines that are not JSON objects of the table’s columns',
+    );
+  }
+  const { fields, keys } = options.fields
+    ? { fields: options.fields, keys: options.fields.map((field) => field.name) }
+    : await inferredFields(sql, path);
+  await stageObjects(sql, 'lines', fields, keys);
+  return { fields, declaredModes: false };
+};
+
+/** The columns DuckDB's JSON reader finds over every line (types widened to fit all values), and the key of each. */
+async function inferredFields(sql: Parameters<Reader>[0], path: string): Promise<{ fields: Field[]; keys: string[] }> {
+  let columns;
+  try {
+    columns = await describe(
+      sql,
+      `read_json(${path}, format = 'newline_delimited', sample_size = -1, maximum_object_size = ${MAX_LINE_BYTES})`,
+    );
+  } catch (error) {
+    throw unreadable('newline-delimited JSON', error);
+  }
+  const names = columnNames(columns.map((column) => column.name));
+  return {
+    fields: columns.map((column, i) => inferredField(names[i]!, column.type)),
+    keys: columns.map((column) => column.name),
+  };
+}
+
+/**
+ * `staged` from the JSON objects in `relation`'s `line` column (blank lines skipped, line numbers
+ * kept): each field's value (under the key `keys` names for it) as text, taken out in one pass.
+ */
+export async function stageObjects(sql: Parameters<Reader>[0], relation: string, fields: Field[], keys: string[]): Promise<void> {
+  const paths = keys.map((key) => quotedString(`$.${JSON.stringify(key)}`)).join(', ');
+  const columns = fields.map((field, i) => `v[${i + 1}] AS ${stagedColumn(field)}`).join(', ');
+  await sql(`CREATE TEMP TABLE staged AS SELECT row_no, ${columns} FROM (
+      SELECT ${await rowNumber(sql, relation)} AS row_no, json_extract_string(line, [${paths}]) AS v FROM ${relation} WHERE trim(line) <> '')`);
+}

@@ -1,0 +1,73 @@
+import type { Logger } from '@repo/http';
+import type { Deps } from './deps.js';
+import { resolveInterruptedChanges, sweepWarehouse } from './warehouse-changes/index.js';
+
+export interface ReconcileReport {
+  /** Warehouse changes a crash interrupted, finished (or undone when the warehouse refused them). */
+  interrupted: number;
+  /** Warehouse objects dropped or made again so that the warehouse holds exactly the live records' objects. */
+  repaired: number;
+}
+
+type ReconcilerDeps = Pick<Deps, 'db' | 'warehouse' | 'logger'> & { leaseSeconds: number };
+
+/**
+ * Puts right what a crash (or kill) interrupted, safe to run on several replicas at once and
+ * again after a crash of its own: warehouse changes recorded but not finished, past their lease;
+ * with `sweep`, also any other difference between the warehouse and the records (objects without
+ * a live record, live records without their object).
+ */
+export async function reconcile(deps: ReconcilerDeps, options: { sweep: boolean }): Promise<ReconcileReport> {
+  const interrupted = await resolveInterruptedChanges(deps);
+  const repaired = options.sweep ? await sweepWarehouse(deps) : 0;
+  return { interrupted, repaired };
+}
+
+export interface Reconciler {
+  /** Waits for the round under way, and runs no more. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs reconcile now and then every `intervalSeconds` (never two rounds at once), sweeping in the
+ * first round and then once `sweepIntervalSeconds` have passed since the last sweep; 0: once. A
+ * failed round is logged, and the next one tries again.
+ */
+export function startReconciler(
+  deps: ReconcilerDeps,
+  options: { intervalSeconds: number; sweepIntervalSeconds: number },
+): Reconciler {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<void> = Promise.resolve();
+  let lastSweep: number | undefined;
+  const run = () => {
+    const sweep =
+      lastSweep === undefined ||
+      (options.sweepIntervalSeconds > 0 && Date.now() - lastSweep >= options.sweepIntervalSeconds * 1000);
+    round = reconcile(deps, { sweep })
+      .then((report) => {
+        if (sweep) lastSweep = Date.now();
+        logReport(deps.logger, report);
+      })
+      .catch((error: unknown) => deps.logger.error({ err: error }, 'reconciliation failed'))
+      .finally(() => {
+        if (!stopped && options.intervalSeconds > 0) {
+          timer = setTimeout(run, options.intervalSeconds * 1000);
+          timer.unref();
+        }
+      });
+  };
+  run();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await round;
+    },
+  };
+}
+
+function logReport(logger: Logger, report: ReconcileReport): void {
+  if (Object.values(report).some((count) => count > 0)) logger.info(report, 'reconciled the warehouse with the records');
+}

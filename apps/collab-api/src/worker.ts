@@ -1,0 +1,34 @@
+/**
+ * The background worker: runs the jobs of the catalog (src/jobs/catalog.ts) in this process.
+ * server.ts starts it beside the API (COLLAB_WORKER=inline) or alone (only).
+ */
+import { type Express, Router } from 'express';
+import { collabErrorFormat } from '@repo/errors';
+import { createServiceApp } from '@repo/http';
+import type { Deps } from './deps.js';
+
+export interface Worker {
+  /** Lets running jobs finish within `graceSeconds`; those still running then are released to be retried. */
+  stop(graceSeconds: number): Promise<void>;
+}
+
+export async function startWorker(deps: Deps): Promise<Worker> {
+  await deps.queue.work(deps);
+  deps.logger.info({ mode: deps.config.COLLAB_WORKER }, 'background worker started');
+  return { stop: (graceSeconds) => deps.queue.stop(graceSeconds) };
+}
+
+/** What a worker-only process (COLLAB_WORKER=only) serves: /health, /ready and /metrics, for its probes. */
+export function buildWorkerApp(deps: Deps): Express {
+  return createServiceApp({
+    service: 'collab-api-worker',
+    version: '1',
+    logger: deps.logger,
+    metrics: deps.metrics,
+    errorFormat: collabErrorFormat,
+    checkReadiness: async () => {
+      await deps.db.$queryRaw`SELECT 1`;
+    },
+    routes: Router(),
+  });
+}

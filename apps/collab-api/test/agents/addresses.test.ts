@@ -1,0 +1,97 @@
+import { type AddressKind, classifyAddress, refusedAddress, refusedHost } from '../../src/adapters/agents/index.js';
+
+describe('classifyAddress', () => {
+  it.each<[string, AddressKind]>([
+    ['93.184.215.14', 'public'],
+    ['8.8.8.8', 'public'],
+    ['10.0.0.1', 'private'],
+    ['10.255.255.255', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.254', 'private'],
+    ['172.32.0.1', 'public'],
+    ['192.168.1.10', 'private'],
+    ['100.64.0.1', 'private'],
+    ['100.127.255.254', 'private'],
+    ['100.128.0.1', 'public'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.3', 'loopback'],
+    ['169.254.169.254', 'metadata'],
+    ['100.100.100.200', 'metadata'],
+    ['169.254.0.1', 'link-local'],
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast'],
+    ['240.0.0.1', 'reserved'],
+    ['255.255.255.255', 'reserved'],
+    ['2606:4700:4700::1111', 'public'],
+    ['::1', 'loopback'],
+    ['::', 'unspecified'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['febf:ffff::1', 'link-local'],
+    ['fec0::1', 'public'],
+    ['fc00::1', 'private'],
+    ['fd12:3456::1', 'private'],
+    ['fd00:ec2::254', 'metadata'],
+    ['FD00:EC2:0:0:0:0:0:254', 'metadata'],
+    ['ff02::1', 'multicast'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:169.254.169.254', 'metadata'],
+    ['::ffff:10.1.2.3', 'private'],
+    ['::ffff:8.8.8.8', 'public'],
+    ['64:ff9b::a9fe:a9fe', 'metadata'],
+    ['::127.0.0.1', 'loopback'],
+  ])('%s is %s', (address, kind) => {
+    expect(classifyAddress(address)).toBe(kind);
+  });
+
+  it('throws for anything that is not an address', () => {
+    expect(() => classifyAddress('example.com')).toThrow(TypeError);
+  });
+});
+
+describe('refusedAddress', () => {
+  it.each<[string, string | undefined, string | undefined]>([
+    // address, refusal without COLLAB_AGENT_ALLOW_PRIVATE, refusal with it
+    ['93.184.215.14', undefined, undefined],
+    ['10.0.0.1', 'a private address', undefined],
+    ['127.0.0.1', 'a loopback address', undefined],
+    ['::1', 'a loopback address', undefined],
+    ['fd12::1', 'a private address', undefined],
+    ['169.254.169.254', 'a metadata address', 'a metadata address'],
+    ['fd00:ec2::254', 'a metadata address', 'a metadata address'],
+    ['169.254.10.10', 'a link-local address', 'a link-local address'],
+    ['fe80::abcd', 'a link-local address', 'a link-local address'],
+    ['0.0.0.0', 'an unspecified address', 'an unspecified address'],
+    ['224.0.0.251', 'a multicast address', 'a multicast address'],
+    ['::ffff:169.254.169.254', 'a metadata address', 'a metadata address'],
+  ])('%s', (address, strict, allowingPrivate) => {
+    expect(refusedAddress(address, { allowPrivate: false })).toBe(strict);
+    expect(refusedAddress(address, { allowPrivate: true })).toBe(allowingPrivate);
+  });
+});
+
+describe('refusedHost', () => {
+  it.each<[string, string | undefined, string | undefined]>([
+    ['agents.example.com', undefined, undefined],
+    ['metadata.google.internal', 'a metadata service', 'a metadata service'],
+    ['METADATA.GOOGLE.INTERNAL.', 'a metadata service', 'a metadata service'],
+    ['localhost', 'a loopback address', undefined],
+    ['api.localhost', 'a loopback address', undefined],
+    ['[::1]', 'a loopback address', undefined],
+    ['[fd00:ec2::254]', 'a metadata address', 'a metadata address'],
+    ['169.254.169.254', 'a metadata address', 'a metadata address'],
+    ['192.168.0.2', 'a private address', undefined],
+  ])('%s', (host, strict, allowingPrivate) => {
+    expect(refusedHost(host, { allowPrivate: false })).toBe(strict);
+    expect(refusedHost(host, { allowPrivate: true })).toBe(allowingPrivate);
+  });
+
+  it('sees the address behind the other ways of writing it, as URLs normalise them', () => {
+    for (const url of ['http://2852039166/', 'http://0xa9fea9fe/', 'http://169.254.43518/', 'http://0251.0376.0251.0376/']) {
+      expect(refusedHost(new URL(url).hostname, { allowPrivate: true })).toBe('a metadata address');
+    }
+  });
+});

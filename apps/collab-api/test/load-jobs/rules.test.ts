@@ -1,0 +1,132 @@
+/** The pure rules of loading: value checks (run in DuckDB), inferred columns, CSV headers, file names. */
+import { DuckDBInstance, quotedString } from '@duckdb/node-api';
+import type { Field, FieldType } from '../../src/adapters/warehouse/index.js';
+import { decimalText } from '../../src/adapters/warehouse/load/avro.js';
+import {
+  acceptable,
+  columnNames,
+  columnValue,
+  inferredField,
+  inferredModes,
+  keepingNullable,
+} from '../../src/adapters/warehouse/load/rules.js';
+import { firstCsvRecord, isHeader } from '../../src/load-jobs/csv-header.js';
+import { formatOfFileName, keySafeFileName } from '../../src/load-jobs/formats.js';
+
+const field = (type: FieldType, mode: Field['mode'] = 'NULLABLE'): Field => ({ name: 'v', type, mode, private: false });
+
+describe('value rules, evaluated by DuckDB', () => {
+  let instance: DuckDBInstance;
+  let run: (sql: string) => Promise<unknown>;
+  beforeAll(async () => {
+    instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    run = async (sql) => (await connection.runAndReadAll(`SELECT ${sql} AS v`)).getRowObjectsJson()[0]!.v;
+  });
+  afterAll(() => instance.closeSync());
+
+  const fits = (f: Field, text: string | null) => run(acceptable(f, text === null ? 'NULL::VARCHAR' : quotedString(text)));
+
+  it.each<[FieldType, string[], string[]]>([
+    ['INT64', ['1', ' -42 ', '+7'], ['1.5', '1e3', 'x', '99999999999999999999']],
+    ['FLOAT64', ['1.5', '-2e3', ' 3 '], ['x', '1,5']],
+    ['NUMERIC', ['12.345', '-0.5', '.5'], ['x', '1.2.3']],
+    ['BOOL', ['true', 'F', 'yes', 'n', '1', '0'], ['maybe', '2']],
+    ['DATE', ['2026-11-23'], ['2026-13-01', 'today']],
+    ['DATETIME', ['2026-11-23 10:00:00', '2026-11-23T10:00:00'], ['10:00']],
+    ['TIMESTAMP', ['2026-11-23T10:00:00Z', '2026-11-23 10:00:00+02'], ['soon']],
+    ['TIME', ['10:30:00', '10:30'], ['25:00:00']],
+    ['BYTES', ['aGk=', ''], ['not base64!', 'aGk']],
+    ['JSON', ['{"a":1}', '[1]', '"s"'], ['{a:1}']],
+  ])('%s takes %j and refuses %j', async (type, good, bad) => {
+    for (const text of good) expect({ text, fits: await fits(field(type), text) }).toEqual({ text, fits: true });
+    for (const text of bad) expect({ text, fits: await fits(field(type), text) }).toEqual({ text, fits: false });
+  });
+
+  it('takes a missing value only where the mode allows it; a REPEATED column is a JSON array of its type', async () => {
+    expect(await fits(field('STRING', 'NULLABLE'), null)).toBe(true);
+    expect(await fits(field('STRING', 'REQUIRED'), null)).toBe(false);
+    expect(await fits(field('INT64', 'REPEATED'), '[1, "2", 3]')).toBe(true);
+    expect(await fits(field('INT64', 'REPEATED'), '[1, "x"]')).toBe(false);
+    expect(await fits(field('INT64', 'REPEATED'), '[1, null]')).toBe(false);
+    expect(await fits(field('INT64', 'REPEATED'), '7')).toBe(false);
+    expect(await run(columnValue(field('INT64', 'REPEATED'), 'NULL::VARCHAR'))).toEqual([]);
+    expect(await run(columnValue(field('BOOL'), "'Yes'"))).toBe(true);
+    expect(await run(columnValue(field('BYTES'), "'aGk='"))).toBe('hi');
+  });
+});
+
+describe('autodetect', () => {
+  it('maps DuckDB types to columns: lists REPEATED, nested values JSON', () => {
+    expect(inferredField('a', 'BIGINT')).toEqual({ name: 'a', type: 'INT64', mode: 'NULLABLE', private: false });
+    expect(inferredField('a', 'DECIMAL(18,3)').type).toBe('NUMERIC');
+    expect(inferredField('a', 'TIMESTAMP WITH TIME ZONE').type).toBe('TIMESTAMP');
+    expect(inferredField('a', 'TIMESTAMP').type).toBe('DATETIME');
+    expect(inferredField('a', 'VARCHAR[]')).toMatchObject({ type: 'STRING', mode: 'REPEATED' });
+    expect(inferredField('a', 'BIGINT[][]')).toMatchObject({ type: 'JSON', mode: 'NULLABLE' });
+    expect(inferredField('a', 'STRUCT(x INTEGER)')).toMatchObject({ type: 'JSON', mode: 'NULLABLE' });
+  });
+
+  it('makes a column with a value in every row REQUIRED, and keeps NULLABLE what a table with rows has so', () => {
+    const fields = [field('INT64'), { ...field('STRING'), name: 'w' }, { ...field('JSON', 'REPEATED'), name: 'r' }];
+    expect(inferredModes(fields, [0, 2, 0], 5).map((f) => f.mode)).toEqual(['REQUIRED', 'NULLABLE', 'REPEATED']);
+    expect(inferredModes(fields, [0, 0, 0], 0).map((f) => f.mode)).toEqual(['NULLABLE', 'NULLABLE', 'REPEATED']);
+    expect(keepingNullable([field('INT64', 'REQUIRED')], [field('INT64', 'NULLABLE')])[0]!.mode).toBe('NULLABLE');
+  });
+
+  it('turns headings into column names', () => {
+    expect(columnNames(['id', 'full name', '2nd', '', 'ID', '_TABLE_x', 'é'])).toEqual([
+      'id',
+      'full_name',
+      'c_2nd',
+      'column_4',
+      'ID_2',
+      'c__TABLE_x',
+      '_',
+    ]);
+  });
+});
+
+describe('CSV headers', () => {
+  it('reads the first record of CSV text, quotes and a byte order mark included', () => {
+    expect(firstCsvRecord('\uFEFFa,"b,c","d\n""e"""\nnext')).toEqual(['a', 'b,c', 'd\n"e"']);
+    expect(firstCsvRecord('a,"open')).toBeUndefined();
+    expect(firstCsvRecord('a,b', true)).toEqual(['a', 'b']);
+  });
+
+  it('takes a first record for a header when it names columns of the table, each once', () => {
+    const fields = [{ name: 'id' }, { name: 'Name' }];
+    expect(isHeader(['name', ' ID '], fields)).toBe(true);
+    expect(isHeader(['1', 'Ada'], fields)).toBe(false);
+    expect(isHeader(['id', 'id'], fields)).toBe(false);
+  });
+});
+
+describe('file names', () => {
+  it.each([
+    ['a.csv', 'CSV'],
+    ['a.JSON', 'JSON'],
+    ['a.ndjson', 'JSON'],
+    ['a.jsonl', 'JSON'],
+    ['a.avro', 'AVRO'],
+    ['a.parquet', 'PARQUET'],
+    ['a.pqt', 'PARQUET'],
+    ['a.orc', 'ORC'],
+    ['a.txt', undefined],
+    ['csv', undefined],
+  ])('%s is %s', (name, format) => {
+    expect(formatOfFileName(name)).toBe(format);
+  });
+
+  it('keeps object keys to safe characters', () => {
+    expect(keySafeFileName('../../ét é.csv')).toBe('_.._t_.csv');
+    expect(keySafeFileName('.hidden')).toBe('hidden');
+    expect(keySafeFileName('')).toBe('upload');
+  });
+});
+
+it('writes Avro decimals from their two’s-complement bytes', () => {
+  expect(decimalText(Buffer.from([0x30, 0x39]), 2)).toBe('123.45');
+  expect(decimalText(Buffer.from([0xff, 0x85]), 2)).toBe('-1.23');
+  expect(decimalText(Buffer.from([0x05]), 3)).toBe('0.005');
+});
