@@ -7,6 +7,7 @@ import { configSchema as collabApiConfig } from '../../apps/collab-api/src/confi
 import { createTestContext as collabApiContext } from '../../apps/collab-api/test/context.js';
 import { configSchema as inboxApiConfig } from '../../apps/inbox-api/src/config.js';
 import { createTestContext as inboxApiContext } from '../../apps/inbox-api/test/context.js';
+import { InboxApiClient } from '../../apps/inbox-mcp/src/api-client.js';
 import { configSchema as inboxMcpConfig, environmentWithFlags } from '../../apps/inbox-mcp/src/config.js';
 import { buildHttpApp } from '../../apps/inbox-mcp/src/http-app.js';
 import { createMcpServer } from '../../apps/inbox-mcp/src/mcp-server.js';
@@ -54,9 +55,11 @@ export const services: ServiceUnderTest[] = [
     migrates: false,
     start: () => {
       const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
+      // The probes never reach inbox-api.
+      const api = new InboxApiClient({ baseUrl: 'http://127.0.0.1:8000' });
       const app = buildHttpApp({
         transport: 'http',
-        createServer: createMcpServer,
+        createServer: () => createMcpServer({ api, logger }),
         logger,
         metrics: createMetrics({ service: 'inbox-mcp', collectDefault: false }),
         host: '0.0.0.0',
