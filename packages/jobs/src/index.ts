@@ -1,0 +1,186 @@
+/**
+ * Background jobs on pg-boss, in an app's own Postgres (schema `pgboss`, created by pg-boss itself,
+ * apart from the app's migrations). An app lists its jobs in a catalog (name → payload schema,
+ * retries, handler); the API queues them, in the transaction that records what they are for when
+ * it has one; workers run them. A running job sends a heartbeat: one whose process stopped is
+ * failed when it goes quiet, then retried, and handed to the catalog's `gaveUp` once out of
+ * retries (through a dead-letter queue), so that no record is left saying it runs.
+ */
+import { fromPrisma, PgBoss, type PrismaTransactionLike, type QueuePolicy } from 'pg-boss';
+import type { z } from 'zod';
+
+/** What a handler gets besides its payload. */
+export interface JobContext {
+  /** Aborted when the worker stops (and the wait for the handler ends) or the job was taken from it: stop, and leave it to a retry. */
+  signal: AbortSignal;
+  /** From 0; the attempt that a retry is. */
+  attempt: number;
+}
+
+export interface JobDefinition<D, P extends z.ZodType = z.ZodType> {
+  payload: P;
+  /** Attempts after the first, for a handler that threw or a process that stopped while running it. */
+  retryLimit: number;
+  /** Before the first retry; doubles for each next one. */
+  retryDelaySeconds: number;
+  /** How long an attempt may run before it is failed (and retried). */
+  expireInSeconds: number;
+  /**
+   * `short`: at most one job per `key` waits to run (another may be running), so that a burst of
+   * sends with the same key, delayed by `delaySeconds`, makes one run. Default: every send is a job.
+   */
+  policy?: Extract<QueuePolicy, 'standard' | 'short'>;
+  handle(deps: D, payload: z.output<P>, context: JobContext): Promise<void>;
+  /** After the last attempt failed (or its process stopped): leaves the records as they must be then. */
+  gaveUp?(deps: D, payload: z.output<P>, reason: string): Promise<void>;
+}
+
+/** Definitions of different payload types: `handle` and `gaveUp` are methods, so each fits. */
+export type JobCatalog<D> = Record<string, JobDefinition<D>>;
+
+/** Writes a catalog entry with its payload type inferred. */
+export const defineJob = <D, P extends z.ZodType>(definition: JobDefinition<D, P>) => definition;
+
+export type JobPayload<C extends JobCatalog<never>, N extends keyof C> = z.input<C[N]['payload']>;
+
+export interface SendOptions {
+  /** The app's Prisma transaction: the job exists only if it commits. */
+  tx?: PrismaTransactionLike;
+  /** Runs no sooner than this. */
+  delaySeconds?: number;
+  /** With policy `short`: a send while a job with this key still waits adds nothing. */
+  key?: string;
+}
+
+export interface JobQueue<D, C extends JobCatalog<D>> {
+  /** Queues a job. Answers false when policy `short` dropped it (one with its key already waits). */
+  send<N extends keyof C & string>(name: N, payload: JobPayload<C, N>, options?: SendOptions): Promise<boolean>;
+  /** Has this process's worker look for `name` jobs now rather than at its next poll (a job just committed). */
+  wake(name: keyof C & string): void;
+  /** Runs every catalog job in this process, one at a time per kind. */
+  work(deps: D): Promise<void>;
+  /** Stops: jobs running get `graceSeconds` to finish, then are released (failed, so retried) and their signals aborted. */
+  stop(graceSeconds: number): Promise<void>;
+}
+
+export interface JobQueueOptions {
+  databaseUrl: string;
+  /** The embedded database (PGlite behind its socket server), which takes few connections. */
+  embedded: boolean;
+  /** Names the connections in pg_stat_activity. */
+  applicationName: string;
+  logger: { error(details: object, message: string): void; warn(details: object, message: string): void };
+  pollSeconds: number;
+  heartbeatSeconds: number;
+  /** This process runs jobs, so it also fails those whose process stopped. */
+  supervise: boolean;
+}
+
+const deadLetterQueue = (name: string) => `${name}.gave-up`;
+
+export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: JobQueueOptions): JobQueue<D, C> {
+  const boss = new PgBoss({
+    connectionString: options.databaseUrl,
+    application_name: options.applicationName,
+    backend: options.embedded ? 'pglite' : 'postgres',
+    // The embedded database takes ten connections in all, the app's pool among them.
+    max: options.embedded ? 2 : 4,
+    schedule: false,
+    registerInstance: false,
+    supervise: options.supervise,
+    superviseIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 4)),
+  });
+  boss.on('error', (error: unknown) => options.logger.error({ err: error }, 'background jobs: pg-boss error'));
+  boss.on('warning', (warning: unknown) => options.logger.warn({ warning }, 'background jobs: pg-boss warning'));
+  const entries = Object.entries(catalog) as [keyof C & string, JobDefinition<D>][];
+  const workers = new Map<string, string>();
+  let started: Promise<void> | undefined;
+  let stopped = false;
+
+  // Started on first use, so that a process that never queues or runs a job never connects for it.
+  const start = () =>
+    (started ??= (async () => {
+      await boss.start();
+      for (const [name, job] of entries) {
+        const deadLetter = job.gaveUp ? deadLetterQueue(name) : undefined;
+        if (deadLetter) await boss.createQueue(deadLetter, { retryLimit: 5, retryDelay: 5, retryBackoff: true });
+        const settings = {
+          retryLimit: job.retryLimit,
+          retryDelay: job.retryDelaySeconds,
+          retryBackoff: true,
+          expireInSeconds: job.expireInSeconds,
+          heartbeatSeconds: options.heartbeatSeconds,
+          ...(deadLetter ? { deadLetter } : {}),
+        };
+        await boss.createQueue(name, { ...settings, policy: job.policy ?? 'standard' });
+        // A queue made by an older version keeps its settings otherwise (its policy cannot change).
+        await boss.updateQueue(name, settings);
+      }
+    })());
+
+  return {
+    async send(name, payload, sendOptions = {}) {
+      await start();
+      const data = catalog[name]!.payload.parse(payload) as object;
+      const id = await boss.send(name, data, {
+        ...(sendOptions.tx ? { db: fromPrisma(sendOptions.tx) } : {}),
+        ...(sendOptions.delaySeconds ? { startAfter: sendOptions.delaySeconds } : {}),
+        ...(sendOptions.key ? { singletonKey: sendOptions.key } : {}),
+      });
+      return id !== null;
+    },
+
+    wake(name) {
+      const worker = workers.get(name);
+      if (worker) boss.notifyWorker(worker);
+    },
+
+    async work(deps) {
+      await start();
+      for (const [name, job] of entries) {
+        const id = await boss.work(
+          name,
+          { pollingIntervalSeconds: options.pollSeconds, includeMetadata: true },
+          async ([received]) => {
+            const payload: unknown = job.payload.parse(received!.data);
+            try {
+              await job.handle(deps, payload, { signal: received!.signal, attempt: received!.retryCount });
+            } catch (error) {
+              options.logger.error(
+                { err: error, job: name, id: received!.id, attempt: received!.retryCount },
+                'background job failed',
+              );
+              throw error;
+            }
+          },
+        );
+        workers.set(name, id);
+        if (job.gaveUp) {
+          const gaveUp = job.gaveUp.bind(job);
+          await boss.work(
+            deadLetterQueue(name),
+            { pollingIntervalSeconds: options.pollSeconds, includeMetadata: true },
+            async ([received]) => {
+              await gaveUp(deps, job.payload.parse(received!.data), failureReason(received!.sourceOutput));
+            },
+          );
+        }
+      }
+    },
+
+    async stop(graceSeconds) {
+      if (stopped || !started) return;
+      stopped = true;
+      await started.catch(() => undefined);
+      await boss.stop({ graceful: true, timeout: graceSeconds * 1000 });
+    },
+  };
+}
+
+/** What pg-boss recorded of the last attempt's failure: the handler's error, or why it was failed (a heartbeat or expiry). */
+function failureReason(output: object | null): string {
+  const message = (output as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : 'it stopped without finishing';
+}
+
+export { type Periodic, startPeriodic } from './periodic.js';
