@@ -1,11 +1,16 @@
 import { z } from 'zod';
 import { crashTestSettings, httpSettings, setting, storageSettings } from '@repo/config';
 import { checkStorageBackendSettings, storageBackendSettings } from '@repo/storage';
+import { checkNotificationSettings, notificationSettings } from './adapters/notifications/index.js';
 import { checkWarehouseSettings, warehouseSettings } from './adapters/warehouse/index.js';
 import { agentSettings } from './agents/settings.js';
+import { approvalSettings } from './approvals/settings.js';
 import { type AuthSettings, authSettings, checkAuthSettings } from './auth/index.js';
 import { workerSettings } from './jobs/settings.js';
+import { exportSettings } from './exports/settings.js';
 import { loadJobSettings } from './load-jobs/settings.js';
+import { queryJobSettings } from './query-jobs/settings.js';
+import { quotaSettings } from './quota/settings.js';
 
 /** Every environment variable collab-api reads. The README's configuration table mirrors this. */
 export const configSchema = z
@@ -40,12 +45,18 @@ export const configSchema = z
     ...storageBackendSettings(),
     ...workerSettings(),
     ...loadJobSettings(),
+    ...queryJobSettings(),
+    ...quotaSettings(),
+    ...exportSettings(),
+    ...approvalSettings(),
+    ...notificationSettings(),
     ...crashTestSettings(),
   })
   .superRefine((config, ctx) => {
     checkAuthSettings(config, ctx, { secretGenerated: generatesLocalSecret(config) });
     checkWarehouseSettings(config, ctx);
     checkStorageBackendSettings(config, ctx);
+    checkNotificationSettings(config, ctx);
     // Load files are streamed in and out; a database row holds its whole value.
     if (config.STORAGE_BACKEND === 'database') {
       ctx.addIssue({ code: 'custom', path: ['STORAGE_BACKEND'], message: 'must be local or gcs for collab-api' });

@@ -4,7 +4,9 @@ import type { Logger, Metrics } from '@repo/http';
 import { connectRedis } from '@repo/rate-limit';
 import { createObjectStorage, type ObjectStorage } from '@repo/storage';
 import { type AgentClients, createAgentClients, type Resolve } from './adapters/agents/index.js';
+import { createNotifier, type Notifier } from './adapters/notifications/index.js';
 import { createWarehouse, type Warehouse } from './adapters/warehouse/index.js';
+import { createQueryEngine, type QueryEngine } from './adapters/warehouse/query/index.js';
 import { type AgentRequestLimit, createAgentRequestLimit } from './agents/rate-limits.js';
 import { createTokenVerifier, type TokenVerifier } from './auth/index.js';
 import type { Config } from './config.js';
@@ -24,6 +26,8 @@ export interface Deps {
   tokens: TokenVerifier;
   /** Mirrors datasets and tables. */
   warehouse: Warehouse;
+  /** Runs query jobs and keeps their results (DuckDB); null where query jobs are not supported yet (BigQuery). */
+  queryEngine: QueryEngine | null;
   /** Where crash tests stop the process (TEST_CRASH_POINT); does nothing otherwise. */
   crashPoint: CrashPoint;
   /** Calls A2A and MCP agents, only at addresses the rules allow (src/adapters/agents). */
@@ -38,6 +42,10 @@ export interface Deps {
   queue: JobQueue;
   /** Signs the upload links this service serves itself (local storage). */
   uploadUrlSecret: string;
+  /** Sends notification e-mails (.eml files under DATA_DIR, or SMTP); only background jobs call it. */
+  notifier: Notifier;
+  /** The time of the rules that depend on it (approval expiry); tests set another. */
+  now: () => Date;
 }
 
 /**
@@ -62,6 +70,7 @@ export async function createDeps(
     );
   }
   const warehouse = await createWarehouse(config, { dataDir });
+  const queryEngine = await createQueryEngine(config, { dataDir });
   const agentIdSecret = config.COLLAB_AGENT_ID_SECRET ?? (await generatedAgentIdSecret(dataDir, base.logger));
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL) : undefined;
   const agents = createAgentClients({
@@ -81,6 +90,7 @@ export async function createDeps(
   const storage = createObjectStorage(config, { localRoot: path.join(dataDir, 'objects') });
   const uploadUrlSecret =
     config.COLLAB_UPLOAD_URL_SECRET ?? (await generatedUploadUrlSecret(dataDir, base.logger, storage.backend === 'local'));
+  const notifier = createNotifier(config, { dataDir });
   const { databaseUrl: _, ...clients } = base;
   return {
     deps: {
@@ -88,6 +98,7 @@ export async function createDeps(
       config,
       tokens: createTokenVerifier(auth),
       warehouse,
+      queryEngine,
       crashPoint: crashPoints(config.TEST_CRASH_POINT),
       agents,
       agentRequests: createAgentRequestLimit(redis),
@@ -95,12 +106,16 @@ export async function createDeps(
       storage,
       queue,
       uploadUrlSecret,
+      notifier,
+      now: () => new Date(),
     },
     close: async () => {
       // Jobs still running get no grace here: server.ts stops the worker first, with its grace.
       await queue.stop(0);
+      await queryEngine?.close();
       await warehouse.close();
       await agents.close();
+      await notifier.close();
       await redis?.quit();
     },
   };

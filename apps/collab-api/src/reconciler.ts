@@ -1,4 +1,5 @@
 import type { Logger } from '@repo/http';
+import { type Periodic, startPeriodic } from '@repo/jobs';
 import type { Deps } from './deps.js';
 import { resolveInterruptedChanges, sweepWarehouse } from './warehouse-changes/index.js';
 
@@ -23,11 +24,6 @@ export async function reconcile(deps: ReconcilerDeps, options: { sweep: boolean 
   return { interrupted, repaired };
 }
 
-export interface Reconciler {
-  /** Waits for the round under way, and runs no more. */
-  stop(): Promise<void>;
-}
-
 /**
  * Runs reconcile now and then every `intervalSeconds` (never two rounds at once), sweeping in the
  * first round and then once `sweepIntervalSeconds` have passed since the last sweep; 0: once. A
@@ -36,36 +32,22 @@ export interface Reconciler {
 export function startReconciler(
   deps: ReconcilerDeps,
   options: { intervalSeconds: number; sweepIntervalSeconds: number },
-): Reconciler {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let round: Promise<void> = Promise.resolve();
+): Periodic {
   let lastSweep: number | undefined;
-  const run = () => {
-    const sweep =
-      lastSweep === undefined ||
-      (options.sweepIntervalSeconds > 0 && Date.now() - lastSweep >= options.sweepIntervalSeconds * 1000);
-    round = reconcile(deps, { sweep })
-      .then((report) => {
-        if (sweep) lastSweep = Date.now();
-        logReport(deps.logger, report);
-      })
-      .catch((error: unknown) => deps.logger.error({ err: error }, 'reconciliation failed'))
-      .finally(() => {
-        if (!stopped && options.intervalSeconds > 0) {
-          timer = setTimeout(run, options.intervalSeconds * 1000);
-          timer.unref();
-        }
-      });
-  };
-  run();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await round;
+  return startPeriodic(
+    async () => {
+      const sweep =
+        lastSweep === undefined ||
+        (options.sweepIntervalSeconds > 0 && Date.now() - lastSweep >= options.sweepIntervalSeconds * 1000);
+      const report = await reconcile(deps, { sweep });
+      if (sweep) lastSweep = Date.now();
+      logReport(deps.logger, report);
     },
-  };
+    {
+      intervalSeconds: options.intervalSeconds,
+      onError: (error) => deps.logger.error({ err: error }, 'reconciliation failed'),
+    },
+  );
 }
 
 function logReport(logger: Logger, report: ReconcileReport): void {

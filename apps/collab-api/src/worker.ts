@@ -1,10 +1,12 @@
 /**
- * The background worker: runs the jobs of the catalog (src/jobs/catalog.ts) in this process.
- * server.ts starts it beside the API (COLLAB_WORKER=inline) or alone (only).
+ * The background worker: runs the jobs of the catalog (src/jobs/catalog.ts) in this process, and
+ * expires approval requests hourly. server.ts starts it beside the API (COLLAB_WORKER=inline) or
+ * alone (only).
  */
 import { type Express, Router } from 'express';
 import { collabErrorFormat } from '@repo/errors';
 import { createServiceApp } from '@repo/http';
+import { scheduleExpiry } from './approvals/expiry.js';
 import type { Deps } from './deps.js';
 
 export interface Worker {
@@ -14,8 +16,14 @@ export interface Worker {
 
 export async function startWorker(deps: Deps): Promise<Worker> {
   await deps.queue.work(deps);
+  const expiry = scheduleExpiry(deps);
   deps.logger.info({ mode: deps.config.COLLAB_WORKER }, 'background worker started');
-  return { stop: (graceSeconds) => deps.queue.stop(graceSeconds) };
+  return {
+    stop: (graceSeconds) => {
+      expiry.stop();
+      return deps.queue.stop(graceSeconds);
+    },
+  };
 }
 
 /** What a worker-only process (COLLAB_WORKER=only) serves: /health, /ready and /metrics, for its probes. */

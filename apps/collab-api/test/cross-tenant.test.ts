@@ -24,6 +24,9 @@ interface Records {
   importJobId: string;
   exportJobId: string;
   agentId: string;
+  queryId: string;
+  queryJobId: string;
+  queryExportId: string;
 }
 
 async function createRecords(member: Member): Promise<Records> {
@@ -43,11 +46,50 @@ async function createRecords(member: Member): Promise<Records> {
     importJobId: await post('/api/v1/import-jobs', { status: 'queued', table_id: tableId }),
     exportJobId: await post('/api/v1/export-jobs', { status: 'queued', table_id: tableId }),
     agentId: await post('/api/v1/agents', agentBody(projectId)),
+    ...(await queryRecords(member, projectId)),
   };
+}
+
+/** A saved query, a DONE job of it and an export (written directly: this test runs no worker). */
+async function queryRecords(member: Member, projectId: string) {
+  const queryId = (
+    await as(ctx.app, member.token).post('/api/v1/queries', { query_text: 'SELECT 1 AS one', project_id: projectId }).expect(201)
+  ).body.id as string;
+  const { tenantId } = await ctx.db.query.findUniqueOrThrow({ where: { id: queryId } });
+  const job = await ctx.db.queryJob.create({
+    data: { tenantId, queryId, status: 'DONE', queryText: 'SELECT 1 AS one', totalRows: 0n, resultColumns: [] },
+  });
+  const queryExport = await ctx.db.queryExport.create({
+    data: {
+      tenantId,
+      queryJobId: job.id,
+      status: 'DONE',
+      format: 'CSV',
+      compression: 'NONE',
+      storageKey: `query-exports/${tenantId}/x.csv`,
+    },
+  });
+  return { queryId, queryJobId: job.id, queryExportId: queryExport.id };
 }
 
 function agentBody(projectId: string) {
   return { name: 'Shared name', protocol: 'A2A', endpoint_url: 'https://agents.example.com/a', project_id: projectId };
+}
+
+/** A project of B that tenant C was invited to, with a dataset of C shared into it (both approved by C). */
+let sharing: { projectId: string; tenantId: string; datasetId: string; approvalId: string };
+
+async function shareBetween(owner: TenantFixture, invited: TenantFixture) {
+  const post = async (member: Member, path: string, body: object) =>
+    (await as(ctx.app, member.token).post(path, body).expect(201)).body.id as string;
+  const projectId = await post(owner.admin, '/api/v1/projects', { name: 'Shared with C' });
+  const invitedProject = await post(invited.admin, '/api/v1/projects', { name: 'C data' });
+  const datasetId = await post(invited.admin, '/api/v1/datasets', { name: 'C dataset', project_id: invitedProject });
+  const invitation = await post(owner.user, '/api/v1/approval/project-tenant', { project_id: projectId, tenant_id: invited.id });
+  await as(ctx.app, invited.admin.token).post(`/api/v1/approval/${invitation}/approve`).expect(200);
+  const approvalId = await post(owner.user, '/api/v1/approval/project-dataset', { project_id: projectId, dataset_id: datasetId });
+  await as(ctx.app, invited.admin.token).post(`/api/v1/approval/${approvalId}/approve`).expect(200);
+  return { projectId, tenantId: invited.id, datasetId, approvalId };
 }
 
 beforeAll(async () => {
@@ -56,6 +98,7 @@ beforeAll(async () => {
   b = await seedTenant(ctx, 'Tenant B');
   own = await createRecords(a.admin);
   foreign = await createRecords(b.admin);
+  sharing = await shareBetween(b, await seedTenant(ctx, 'Tenant C'));
 });
 afterAll(() => ctx.close());
 
@@ -70,7 +113,7 @@ type Case =
   /** Lists: B's records never appear under `key`. */
   | { kind: 'list'; path: () => string; key: string }
   /** Calls that name no record: they act in A's tenant only (or are refused by role). */
-  | { kind: 'own'; call: (client: Client) => Promise<Response>; status: Record<Role, 200 | 201 | 403> };
+  | { kind: 'own'; call: (client: Client) => Promise<Response>; status: Record<Role, 200 | 201 | 401 | 403> };
 
 const everyone = <S extends number>(status: S) => ({ admin: status, editor: status, user: status });
 const adminOnly = { admin: 404, editor: 403, user: 403 } as const;
@@ -205,6 +248,85 @@ const CASES: Record<string, Case> = {
     ],
     status: adminOnly,
   },
+
+  'POST /api/v1/approval/project-tenant': foreignCall((c) =>
+    c.post('/api/v1/approval/project-tenant', { project_id: foreign.projectId, tenant_id: a.id }),
+  ),
+  'POST /api/v1/approval/project-dataset': foreignCall((c) =>
+    c.post('/api/v1/approval/project-dataset', { project_id: sharing.projectId, dataset_id: sharing.datasetId }),
+  ),
+  'GET /api/v1/approval/pending': {
+    kind: 'own',
+    call: (c) => c.get('/api/v1/approval/pending'),
+    status: { admin: 200, editor: 403, user: 403 },
+  },
+  // Internal: a user's token is no internal token.
+  'POST /api/v1/approval/expire': { kind: 'own', call: (c) => c.post('/api/v1/approval/expire'), status: everyone(401) },
+  'GET /api/v1/approval/{approval_id}': {
+    kind: 'foreign',
+    calls: [(c) => c.get(`/api/v1/approval/${sharing.approvalId}`)],
+    status: adminOnly,
+  },
+  'POST /api/v1/approval/{id}/approve': {
+    kind: 'foreign',
+    calls: [(c) => c.post(`/api/v1/approval/${sharing.approvalId}/approve`)],
+    status: adminOnly,
+  },
+  'POST /api/v1/approval/{id}/reject': {
+    kind: 'foreign',
+    calls: [(c) => c.post(`/api/v1/approval/${sharing.approvalId}/reject`, { rejection_reason: 'x' })],
+    status: adminOnly,
+  },
+  'POST /api/v1/queries': foreignCall((c) =>
+    c.post('/api/v1/queries', { query_text: 'SELECT 1', project_id: foreign.projectId }),
+  ),
+  'GET /api/v1/queries': { kind: 'list', path: () => '/api/v1/queries', key: 'queries' },
+  'GET /api/v1/queries/{query_id}': foreignCall((c) => c.get(`/api/v1/queries/${foreign.queryId}`)),
+  'PATCH /api/v1/queries/{query_id}': foreignCall(
+    (c) => c.patch(`/api/v1/queries/${foreign.queryId}`, { query_text: 'SELECT 2' }),
+    (c) => c.patch(`/api/v1/queries/${own.queryId}`, { project_id: foreign.projectId }),
+  ),
+  'DELETE /api/v1/queries/{query_id}': foreignCall((c) => c.delete(`/api/v1/queries/${foreign.queryId}`)),
+  'POST /api/v1/queries/run': foreignCall((c) =>
+    c.post('/api/v1/queries/run', { query_id: foreign.queryId, query_text: 'SELECT 1 AS one' }),
+  ),
+  'GET /api/v1/query-jobs': { kind: 'list', path: () => '/api/v1/query-jobs', key: 'query_jobs' },
+  'GET /api/v1/query-jobs/{job_id}': foreignCall((c) => c.get(`/api/v1/query-jobs/${foreign.queryJobId}`)),
+  'GET /api/v1/queries/{query_id}/jobs': foreignCall((c) => c.get(`/api/v1/queries/${foreign.queryId}/jobs`)),
+  'GET /api/v1/query-jobs/{job_id}/results': foreignCall((c) => c.get(`/api/v1/query-jobs/${foreign.queryJobId}/results`)),
+  'POST /api/v1/query-jobs/{job_id}/exports': foreignCall((c) => c.post(`/api/v1/query-jobs/${foreign.queryJobId}/exports`, {})),
+  'GET /api/v1/query-jobs/{job_id}/exports': foreignCall((c) => c.get(`/api/v1/query-jobs/${foreign.queryJobId}/exports`)),
+  'GET /api/v1/exports/{export_id}': foreignCall((c) => c.get(`/api/v1/exports/${foreign.queryExportId}`)),
+  'GET /api/v1/exports/{export_id}/download-url': foreignCall((c) =>
+    c.get(`/api/v1/exports/${foreign.queryExportId}/download-url`),
+  ),
+  'GET /api/v1/quota/summary': {
+    kind: 'own',
+    call: (c) => c.get('/api/v1/quota/summary'),
+    status: { admin: 200, editor: 403, user: 403 },
+  },
+  'GET /api/v1/quota/cost-history': {
+    kind: 'own',
+    call: (c) => c.get('/api/v1/quota/cost-history'),
+    status: { admin: 200, editor: 403, user: 403 },
+  },
+  'PUT /api/v1/quota': {
+    kind: 'own',
+    call: (c) => c.put('/api/v1/quota', { tenant_id: b.id, daily_quota_usd: '0', monthly_quota_usd: '0' }),
+    status: everyone(403),
+  },
+
+  'GET /api/v1/projects/{project_id}/tenants': foreignCall((c) => c.get(`/api/v1/projects/${sharing.projectId}/tenants`)),
+  'DELETE /api/v1/projects/{project_id}/tenants/{tenant_id}': {
+    kind: 'foreign',
+    calls: [(c) => c.delete(`/api/v1/projects/${sharing.projectId}/tenants/${sharing.tenantId}`)],
+    status: adminOnly,
+  },
+  'DELETE /api/v1/projects/{project_id}/shared-datasets/{dataset_id}': {
+    kind: 'foreign',
+    calls: [(c) => c.delete(`/api/v1/projects/${sharing.projectId}/shared-datasets/${sharing.datasetId}`)],
+    status: adminOnly,
+  },
 };
 
 it('covers every /api/v1 operation of the OpenAPI document', async () => {
@@ -278,6 +400,23 @@ it("leaves B's records exactly as they were", async () => {
     expect.objectContaining({ agent_id: foreign.agentId }),
   ]);
   expect(await ctx.db.user.count({ where: { tenantId: b.id } })).toBe(3);
+  expect(await get(`/api/v1/queries/${foreign.queryId}`)).toMatchObject({ query_text: 'SELECT 1 AS one', archived_at: null });
+  expect((await get(`/api/v1/queries/${foreign.queryId}/jobs`)).query_jobs).toEqual([
+    expect.objectContaining({ id: foreign.queryJobId }),
+  ]);
+  expect((await get(`/api/v1/query-jobs/${foreign.queryJobId}/exports`)).exports).toEqual([
+    expect.objectContaining({ id: foreign.queryExportId, signed_url: null }),
+  ]);
+  expect((await as(ctx.app, b.admin.token).get('/api/v1/quota/summary').expect(200)).body.quota.daily_quota_usd).not.toBe(
+    '0.000000',
+  );
+  expect((await get(`/api/v1/projects/${sharing.projectId}/tenants`)).tenants).toEqual([
+    expect.objectContaining({ tenant_id: sharing.tenantId }),
+  ]);
+  expect((await get(`/api/v1/projects/${sharing.projectId}/datasets`)).datasets).toEqual([
+    expect.objectContaining({ id: sharing.datasetId, tenant_id: sharing.tenantId }),
+  ]);
+  expect((await get(`/api/v1/approval/${sharing.approvalId}`)).approval.status).toBe('approved');
   const catalog = await openWarehouseCatalog(ctx.dataDir);
   try {
     expect(await catalog.tablesOf(foreign.datasetId)).toEqual([`t_${foreign.tableId.replaceAll('-', '_')}`]);

@@ -36,6 +36,8 @@ export function datasetRoutes(api: UserApi, deps: Deps): void {
     method: 'get',
     path: '/api/v1/projects/{project_id}/datasets',
     summary: 'List the datasets of a project, oldest first',
+    description:
+      "For the project's own tenant and the tenants invited to it: its datasets, and the datasets of other tenants shared into it by approved project-dataset requests, each with its owning tenant_id.",
     tags: ['datasets'],
     params: projectParams,
     query: listQuery,

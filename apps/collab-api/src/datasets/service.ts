@@ -1,5 +1,6 @@
 import { NotFoundError } from '@repo/errors';
 import { type Actor, liveIn } from '../access/index.js';
+import { datasetsOfProject, findReachableProject } from '../associations/access.js';
 import type { Database, Transaction } from '../database.js';
 import type { Dataset } from '../generated/prisma/client.js';
 import { findProject } from '../projects/service.js';
@@ -79,11 +80,9 @@ export async function listProjectDatasets(
   projectId: string,
   page: ListOptions,
 ): Promise<{ datasets: DatasetResponse[] }> {
-  const project = await findProject(db, actor, projectId);
+  const { project } = await findReachableProject(db, actor, projectId);
   return {
-    datasets: (await db.dataset.findMany({ where: { projectId: project.id, ...liveIn(actor) }, ...oldestFirst(page) })).map(
-      toDatasetResponse,
-    ),
+    datasets: (await db.dataset.findMany({ where: datasetsOfProject(project.id), ...oldestFirst(page) })).map(toDatasetResponse),
   };
 }
 

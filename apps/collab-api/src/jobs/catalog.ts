@@ -3,32 +3,17 @@
  * long an attempt may run. A job is one entry here and a handler in its feature folder; queue.ts
  * creates the queues and runs the handlers from this list.
  */
+import { defineJob as defineAnyJob, type JobDefinition } from '@repo/jobs';
 import { z } from 'zod';
+import { approvalMailPayload, sendApprovalMail } from '../approvals/mail.js';
 import type { Deps } from '../deps.js';
+import { exportGaveUp, runExportJob } from '../exports/job.js';
 import { loadJobGaveUp, runLoadJob } from '../load-jobs/job.js';
+import { queryJobGaveUp, runQueryJob } from '../query-jobs/job.js';
 
-/** What a handler gets besides its payload. */
-export interface JobContext {
-  /** Aborted when the worker stops (and the wait for the handler ends) or the job was taken from it: stop, and leave it to a retry. */
-  signal: AbortSignal;
-  /** From 0; the attempt that a retry is. */
-  attempt: number;
-}
+export type { JobContext } from '@repo/jobs';
 
-export interface JobDefinition<P extends z.ZodType = z.ZodType> {
-  payload: P;
-  /** Attempts after the first, for a handler that threw or a process that stopped while running it. */
-  retryLimit: number;
-  /** Before the first retry; doubles for each next one. */
-  retryDelaySeconds: number;
-  /** How long an attempt may run before it is failed (and retried). */
-  expireInSeconds: number;
-  handle(deps: Deps, payload: z.output<P>, context: JobContext): Promise<void>;
-  /** After the last attempt failed (or its process stopped): leaves the records as they must be then. */
-  gaveUp?(deps: Deps, payload: z.output<P>, reason: string): Promise<void>;
-}
-
-const defineJob = <P extends z.ZodType>(definition: JobDefinition<P>) => definition;
+const defineJob = <P extends z.ZodType>(definition: JobDefinition<Deps, P>) => defineAnyJob(definition);
 
 export const JOBS = {
   /** Loads a file into a table (src/load-jobs). */
@@ -41,7 +26,30 @@ export const JOBS = {
     handle: (deps, payload, context) => runLoadJob(deps, payload.load_job_id, context),
     gaveUp: (deps, payload, reason) => loadJobGaveUp(deps, payload.load_job_id, reason),
   }),
+  /** One notification e-mail about an approval request (src/approvals/mail.ts); a failing mail server is retried for about two hours. */
+  'approval-mail': defineJob({
+    payload: approvalMailPayload,
+    retryLimit: 8,
+    retryDelaySeconds: 30,
+    expireInSeconds: 300,
+    handle: (deps, payload) => sendApprovalMail(deps, payload),
+  }),
+  /** Runs a query job and stores its result (src/query-jobs). */
+  'query-job': defineJob({
+    payload: z.object({ query_job_id: z.uuid() }),
+    retryLimit: 2,
+    retryDelaySeconds: 5,
+    expireInSeconds: 6 * 3600,
+    handle: (deps, payload, context) => runQueryJob(deps, payload.query_job_id, context),
+    gaveUp: (deps, payload) => queryJobGaveUp(deps, payload.query_job_id),
+  }),
+  /** Writes a query job's result to a file in object storage (src/exports). */
+  'query-export': defineJob({
+    payload: z.object({ export_id: z.uuid() }),
+    retryLimit: 2,
+    retryDelaySeconds: 5,
+    expireInSeconds: 3600,
+    handle: (deps, payload) => runExportJob(deps, payload.export_id),
+    gaveUp: (deps, payload) => exportGaveUp(deps, payload.export_id),
+  }),
 };
-
-export type JobName = keyof typeof JOBS;
-export type JobPayload<N extends JobName> = z.input<(typeof JOBS)[N]['payload']>;

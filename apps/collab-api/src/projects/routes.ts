@@ -18,7 +18,7 @@ export function projectRoutes(api: UserApi, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/api/v1/projects',
-    summary: "List the projects of the caller's tenant, oldest first",
+    summary: "List the projects of the caller's tenant and those it was invited to, oldest first",
     tags: ['projects'],
     query: listQuery,
     response: projectList,
@@ -28,6 +28,7 @@ export function projectRoutes(api: UserApi, deps: Deps): void {
     method: 'get',
     path: '/api/v1/projects/{project_id}',
     summary: 'Get a project',
+    description: "A project of the caller's tenant, or one it was invited to by an approved project-tenant request.",
     tags: ['projects'],
     params: projectParams,
     response: projectSchema,
@@ -38,11 +39,12 @@ export function projectRoutes(api: UserApi, deps: Deps): void {
     method: 'patch',
     path: '/api/v1/projects/{project_id}',
     summary: 'Update a project',
+    description: "The project's own tenant only: 403 for a tenant invited to it.",
     tags: ['projects'],
     params: projectParams,
     body: updateProjectBody,
     response: projectSchema,
-    errors: [404],
+    errors: [403, 404],
     handler: ({ params, body, actor }) => updateProject(deps.db, actor, params.project_id, body),
   });
   api.route({
@@ -50,11 +52,11 @@ export function projectRoutes(api: UserApi, deps: Deps): void {
     path: '/api/v1/projects/{project_id}',
     summary: 'Delete a project (soft)',
     description:
-      'Refused (409) while the project has datasets or agents: delete or remove them first. Waits for the warehouse changes of its datasets under way.',
+      "The project's own tenant only (403 for a tenant invited to it). Refused (409) while the project has datasets or agents: delete or remove them first. Waits for the warehouse changes of its datasets under way.",
     tags: ['projects'],
     params: projectParams,
     status: 204,
-    errors: [404, 409],
+    errors: [403, 404, 409],
     handler: ({ params, actor }) => archiveProject(deps.db, actor, params.project_id),
   });
 }

@@ -1,5 +1,6 @@
-import { ConflictError, NotFoundError } from '@repo/errors';
+import { ConflictError } from '@repo/errors';
 import { type Actor, liveIn } from '../access/index.js';
+import { findReachableProject, projectNotOwned, reachableProjects } from '../associations/access.js';
 import type { Database, Transaction } from '../database.js';
 import type { Project } from '../generated/prisma/client.js';
 import { iso, isoOrNull, oldestFirst, type ListOptions } from '../shared/schemas.js';
@@ -29,13 +30,15 @@ export async function createProject(
   return toProjectResponse(project);
 }
 
+/** The tenant's own projects and those it was invited to (each with its own tenant_id). */
 export async function listProjects(db: Database, actor: Actor, page: ListOptions): Promise<{ projects: ProjectResponse[] }> {
-  const projects = await db.project.findMany({ where: liveIn(actor), ...oldestFirst(page) });
+  const projects = await db.project.findMany({ where: reachableProjects(actor.tenantId), ...oldestFirst(page) });
   return { projects: projects.map(toProjectResponse) };
 }
 
+/** A project of the tenant, or one it was invited to. */
 export async function getProject(db: Database, actor: Actor, projectId: string): Promise<ProjectResponse> {
-  return toProjectResponse(await findProject(db, actor, projectId));
+  return toProjectResponse((await findReachableProject(db, actor, projectId)).project);
 }
 
 /** Renames or describes the project, read under lock: a project archived meanwhile is 404, never answered archived. */
@@ -76,7 +79,10 @@ export function archiveProject(db: Database, actor: Actor, projectId: string): P
   });
 }
 
-/** The live project of the actor's tenant, or 404; with `lock`, held until the transaction `db` ends. */
+/**
+ * The live project of the actor's tenant, to change it or add to it: 403 for a project the tenant
+ * was only invited to, 404 otherwise; with `lock`, held until the transaction `db` ends.
+ */
 export async function findProject(
   db: Database | Transaction,
   actor: Actor,
@@ -85,6 +91,6 @@ export async function findProject(
 ): Promise<Project> {
   if (lock) await lockLive(db, 'projects', actor, projectId, lock);
   const project = await db.project.findFirst({ where: { id: projectId, ...liveIn(actor) } });
-  if (!project) throw new NotFoundError('Project not found');
+  if (!project) throw await projectNotOwned(db, actor, projectId);
   return project;
 }

@@ -10,13 +10,18 @@ export type UserApi = Api<{ actor: Actor }>;
 /** Routes open to platform operators too (tenants): handlers get the `caller`. */
 export type CallerApi = Api<{ caller: Caller }>;
 
+/** Routes called by the platform rather than by users (the scheduler's approval expiry): each checks its own token. */
+export type InternalApi = Api;
+
 /**
- * The two ways /api/v1 routes are declared. Both authenticate first, so that no route can be
- * declared without it, and document 401 on every route; invalid input is FastAPI's 422.
+ * The ways /api/v1 routes are declared. Users' and callers' routes authenticate first, so that
+ * none can be declared without it, and document 401 on every route; internal routes take no user
+ * token and check their own. Invalid input is FastAPI's 422.
  */
 export function collabApis(options: { router: Router; openapi: OpenAPIRegistry; authenticate: Authenticate }): {
   users: UserApi;
   callers: CallerApi;
+  internal: InternalApi;
 } {
   const { router, openapi, authenticate } = options;
   const base = {
@@ -30,5 +35,6 @@ export function collabApis(options: { router: Router; openapi: OpenAPIRegistry; 
   return {
     users: createApi({ ...base, context: async (req, res) => ({ actor: requireActor(await authenticate(req, res)) }) }),
     callers: createApi({ ...base, context: async (req, res) => ({ caller: await authenticate(req, res) }) }),
+    internal: createApi({ router, openapi, errorBody: collabErrorBody, validationStatus: 422 }),
   };
 }

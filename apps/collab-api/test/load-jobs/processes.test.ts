@@ -9,70 +9,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
-import { runToExit, startService } from '@repo/testing';
+import { runToExit } from '@repo/testing';
 import { mintLocalToken } from '../../src/auth/index.js';
 import { createDatabaseClient, type Database } from '../../src/database.js';
 import { appRoot, migrationsDir } from '../../src/paths.js';
 import { bootstrapTenant } from '../../src/tenants/bootstrap.js';
 import { TEST_SECRET } from '../context.js';
+import { client, start } from '../service-process.js';
 import { openWarehouseCatalog } from '../warehouse-catalog.js';
 
 jest.setTimeout(300_000);
 
 const ROWS = 5000;
 const CSV = `id,name\n${Array.from({ length: ROWS }, (_, i) => `${i},name ${i}`).join('\n')}\n`;
-
-function start(env: Record<string, string | undefined>) {
-  return startService('src/server.ts', {
-    cwd: appRoot,
-    env: {
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      COLLAB_JWT_SECRET: TEST_SECRET,
-      COLLAB_JWKS_URL: undefined,
-      COLLAB_WORKER_POLL_SECONDS: '1',
-      // As short as they go, so that a restarted service retries the dead one's job soon.
-      COLLAB_JOB_HEARTBEAT_SECONDS: '10',
-      COLLAB_WAREHOUSE_LEASE_SECONDS: '1',
-      COLLAB_RECONCILE_INTERVAL_SECONDS: '1',
-      ...env,
-    },
-    timeoutMs: 90_000,
-    keepLogs: false,
-  });
-}
-
-function client(baseUrl: string, token: string) {
-  const call = async (method: string, urlPath: string, body?: unknown) => {
-    const res = await fetch(`${baseUrl}${urlPath}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }) },
-      body: body instanceof FormData ? body : body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, unknown> & { id: string } };
-  };
-  return {
-    call,
-    /** A project, dataset and table (id, name) made through the API; the table's id and its dataset's. */
-    async table(): Promise<{ tableId: string; datasetId: string }> {
-      const project = await call('POST', '/api/v1/projects', { name: 'P' });
-      const dataset = await call('POST', '/api/v1/datasets', { name: `D${Date.now()}`, project_id: project.body.id });
-      const schema = [
-        { name: 'id', type: 'INT64', mode: 'REQUIRED' },
-        { name: 'name', type: 'STRING' },
-      ];
-      const table = await call('POST', '/api/v1/tables', { name: 'T', schema, dataset_id: dataset.body.id });
-      expect(table.status).toBe(201);
-      return { tableId: table.body.id, datasetId: dataset.body.id };
-    },
-    upload(tableId: string) {
-      const form = new FormData();
-      form.append('table_id', tableId);
-      form.append('file', new Blob([CSV]), 'rows.csv');
-      return call('POST', '/load_job/', form);
-    },
-  };
-}
 
 async function rowCount(dataDir: string, datasetId: string, tableId: string): Promise<number> {
   const catalog = await openWarehouseCatalog(dataDir);
@@ -88,12 +37,20 @@ describe('kill -9 during a load, then a restart', () => {
   let dataDir: string;
   let db: Database;
   let token: string;
+  let env: Record<string, string>;
+  const POINTS = ['load_job:prepared', 'load_job:committed'];
+  const tables = new Map<string, { tableId: string; datasetId: string }>();
+  // A table for each case, made by one process before them.
   beforeAll(async () => {
     database = await createScratchDatabase({ label: 'collab_load_crash', migrationsDir });
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'collab-load-crash-'));
     db = createDatabaseClient(database.url, 2);
     await bootstrapTenant(db, { tenantName: 'Crash', adminEmail: 'admin@crash.test', adminName: 'Admin', adminSub: 'idp|crash' });
     token = mintLocalToken({ secret: TEST_SECRET, sub: 'idp|crash' });
+    env = { DATABASE_URL: database.url, DATA_DIR: dataDir };
+    const setup = await start(env);
+    for (const point of POINTS) tables.set(point, await client(setup.url, token).table());
+    expect(await setup.stop()).toBe(0);
   });
   afterAll(async () => {
     await db.$disconnect();
@@ -101,42 +58,36 @@ describe('kill -9 during a load, then a restart', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it.each(['load_job:prepared', 'load_job:committed'])(
-    'at %s: the job ends, the table has all of its rows or none',
-    async (point) => {
-      const env = { DATABASE_URL: database.url, DATA_DIR: dataDir };
-      const setup = await start(env);
-      const { tableId, datasetId } = await client(setup.url, token).table();
-      expect(await setup.stop()).toBe(0);
+  it.each(POINTS)('at %s: the job ends, the table has all of its rows or none', async (point) => {
+    const { tableId, datasetId } = tables.get(point)!;
 
-      const doomed = await start({ ...env, TEST_CRASH_POINT: point });
-      const exited = once(doomed.child, 'exit');
-      const started = await client(doomed.url, token).upload(tableId);
-      expect(started).toMatchObject({ status: 201, body: { status: 'Running' } });
-      expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
+    const doomed = await start({ ...env, TEST_CRASH_POINT: point });
+    const exited = once(doomed.child, 'exit');
+    const started = await client(doomed.url, token).upload(tableId, CSV);
+    expect(started).toMatchObject({ status: 201, body: { status: 'Running' } });
+    expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
 
-      const restarted = await start(env);
-      try {
-        const deadline = Date.now() + 120_000;
-        let job;
-        do {
-          await new Promise((resolve) => setTimeout(resolve, 500));
-          job = (await client(restarted.url, token).call('GET', `/load_job/${started.body.id}`)).body;
-          if (Date.now() > deadline) throw new Error(`the job is still ${String(job.status)}`);
-        } while (job.status === 'Running');
-        // Retried (the warehouse load is idempotent), or failed with nothing loaded.
-        expect(['Completed', 'Failed']).toContain(job.status);
-        while ((await db.warehouseChange.count()) > 0) await new Promise((resolve) => setTimeout(resolve, 200));
-        expect(await restarted.stop()).toBe(0);
-        const rows = await rowCount(dataDir, datasetId, tableId);
-        expect({ status: job.status, rows }).toEqual(
-          job.status === 'Completed' ? { status: 'Completed', rows: ROWS } : { status: 'Failed', rows: 0 },
-        );
-      } finally {
-        if (restarted.child.exitCode === null) await restarted.stop();
-      }
-    },
-  );
+    const restarted = await start(env);
+    try {
+      const deadline = Date.now() + 120_000;
+      let job;
+      do {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        job = (await client(restarted.url, token).call('GET', `/load_job/${started.body.id}`)).body;
+        if (Date.now() > deadline) throw new Error(`the job is still ${String(job.status)}`);
+      } while (job.status === 'Running');
+      // Retried (the warehouse load is idempotent), or failed with nothing loaded.
+      expect(['Completed', 'Failed']).toContain(job.status);
+      while ((await db.warehouseChange.count()) > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await restarted.stop()).toBe(0);
+      const rows = await rowCount(dataDir, datasetId, tableId);
+      expect({ status: job.status, rows }).toEqual(
+        job.status === 'Completed' ? { status: 'Completed', rows: ROWS } : { status: 'Failed', rows: 0 },
+      );
+    } finally {
+      if (restarted.child.exitCode === null) await restarted.stop();
+    }
+  });
 });
 
 describe('on the embedded database (no DATABASE_URL)', () => {
@@ -154,7 +105,7 @@ describe('on the embedded database (no DATABASE_URL)', () => {
         expect(bootstrap.code).toBe(0);
         const api = client(service.url, mintLocalToken({ secret: TEST_SECRET, sub: 'idp|embedded' }));
         const { tableId } = await api.table();
-        const started = await api.upload(tableId);
+        const started = await api.upload(tableId, CSV);
         expect(started.status).toBe(201);
         const deadline = Date.now() + 60_000;
         let job;

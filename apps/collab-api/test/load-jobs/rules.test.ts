@@ -1,11 +1,16 @@
 /** The pure rules of loading: value checks (run in DuckDB), inferred columns, CSV headers, file names. */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { DuckDBInstance, quotedString } from '@duckdb/node-api';
 import type { Field, FieldType } from '../../src/adapters/warehouse/index.js';
 import { decimalText } from '../../src/adapters/warehouse/load/avro.js';
 import {
   acceptable,
+  checkedValue,
   columnNames,
   columnValue,
+  csvType,
   inferredField,
   inferredModes,
   keepingNullable,
@@ -53,6 +58,35 @@ describe('value rules, evaluated by DuckDB', () => {
     expect(await run(columnValue(field('INT64', 'REPEATED'), 'NULL::VARCHAR'))).toEqual([]);
     expect(await run(columnValue(field('BOOL'), "'Yes'"))).toBe(true);
     expect(await run(columnValue(field('BYTES'), "'aGk='"))).toBe('hi');
+  });
+
+  // insertCsv reads these types typed: the reading must refuse what the rules refuse, and read as they do.
+  it.each<[FieldType, string[]]>([
+    ['FLOAT64', ['1.5', ' 1.5 ', '1e3', '1_000.5', 'inf', 'NaN', '.5', '0x10', '1.5e', 'x']],
+    ['BOOL', ['true', 'T', 'yes', 'N', ' true ', '01', '2', 'on', 'x']],
+    ['DATE', ['2026-01-10', ' 2026-01-10 ', '2026-1-1', '2026-01-10 12:00:00', '20260110', '2026-02-30', 'infinity']],
+    ['DATETIME', ['2026-01-10 12:00:00', '2026-01-10T12:00', '2026-01-10', '2026-01-10 12:00:00+02', '2026-01-10 12', 'x']],
+    ['TIME', ['12:00:00', '12:00', '24:00:00', '12:00:00+02', '25:00:00', '12', '12:00:00.1234567']],
+  ])('DuckDB’s typed CSV reading of %s refuses or reads as the rules do', async (type, texts) => {
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'collab-rules-')), 'v.csv');
+    const f = field(type);
+    for (const text of texts) {
+      await writeFile(file, `v\n${text}\n`);
+      const reading = `read_csv(${quotedString(file)}, header = true, auto_detect = false, columns = {'v': '${csvType(f)}'})`;
+      const typed = await run(`(SELECT v::VARCHAR FROM ${reading})`).catch(() => 'refused');
+      const v = quotedString(text);
+      const rules = await run(`CASE WHEN ${acceptable(f, v)} THEN (${columnValue(f, v)})::VARCHAR ELSE 'refused' END`);
+      if (typed !== 'refused') expect({ text, typed }).toEqual({ text, typed: rules });
+    }
+  });
+
+  it('checks a value as it converts it, failing the statement where it does not fit', async () => {
+    expect(await run(checkedValue(field('INT64'), "' 7 '", false))).toBe('7');
+    expect(await run(checkedValue(field('INT64'), 'NULL::VARCHAR', false))).toBeNull();
+    expect(await run(checkedValue(field('BOOL', 'REQUIRED'), 'true', true))).toBe(true);
+    await expect(run(checkedValue(field('INT64'), "'1.5'", false))).rejects.toThrow('a value does not fit its column');
+    await expect(run(checkedValue(field('DATE', 'REQUIRED'), 'NULL::DATE', true))).rejects.toThrow('a value does not fit');
+    await expect(run(checkedValue(field('INT64', 'REPEATED'), `'[1, "x"]'`, false))).rejects.toThrow('a value does not fit');
   });
 });
 

@@ -76,3 +76,27 @@ it('reports a CSV header with a column the table lacks', async () => {
   // Not a header (a name the table lacks), so the first line is data with one value too many.
   expect(details.problems[0]).toMatchObject({ row: 1, reason: expect.stringContaining('Expected Number of Columns') });
 });
+
+it('leaves the rows a refused WRITE_TRUNCATE load was to replace', async () => {
+  const table = await fixture.table(schema);
+  expect(await load(ctx, fixture.token, table, { fileName: 'a.csv', content: 'id,name,at\n1,Ada,2026-01-01\n' })).toMatchObject({
+    status: 'Completed',
+  });
+  const job = await load(ctx, fixture.token, table, {
+    fileName: 'b.csv',
+    content: 'id,name,at\n2,Bob,2026-01-02\n3,Cy,someday\n',
+    write_disposition: 'WRITE_TRUNCATE',
+  });
+  expect(job.error_details.problems).toEqual([{ row: 2, column: 'at', reason: 'expected a DATE value, got "someday"' }]);
+  expect(await rowsOf(ctx, fixture, table)).toEqual([{ id: '1', name: 'Ada', at: '2026-01-01' }]);
+});
+
+it('loads values that DuckDB’s typed CSV reading refuses but the rules take (spaces around them)', async () => {
+  const table = await fixture.table([...schema, { name: 'ok', type: 'BOOL' }]);
+  const job = await load(ctx, fixture.token, table, {
+    fileName: 'a.csv',
+    content: 'id,name,at,ok\n 1 ,Ada, 2026-01-01 , yes \n',
+  });
+  expect(job).toMatchObject({ status: 'Completed', statistics: { rows_loaded: 1 } });
+  expect(await rowsOf(ctx, fixture, table)).toEqual([{ id: '1', name: 'Ada', at: '2026-01-01', ok: true }]);
+});

@@ -303,6 +303,11 @@ describe('DuckDB warehouse', () => {
     expect(await warehouse.tableRowCount(ref)).toBe(0);
   });
 
+  it("caps DuckDB's memory at COLLAB_DUCKDB_MEMORY_LIMIT, for every connection", async () => {
+    const reader = await catalog.runAndReadAll(`SELECT current_setting('memory_limit') AS limit`);
+    expect(reader.getRowObjectsJS()).toEqual([{ limit: '244.1 MiB' }]);
+  });
+
   it('names no file path in its errors', async () => {
     const notAFile = path.join(dataDir, 'a-folder.duckdb');
     await mkdir(notAFile);

@@ -8,7 +8,11 @@ const problemsOf = (env: Record<string, string>) => configProblems(schema, env);
 
 describe('warehouse settings', () => {
   it('default to DuckDB', () => {
-    expect(loadConfig(schema, {})).toEqual({ COLLAB_WAREHOUSE: 'duckdb', COLLAB_BIGQUERY_LOCATION: 'US' });
+    expect(loadConfig(schema, {})).toEqual({
+      COLLAB_WAREHOUSE: 'duckdb',
+      COLLAB_BIGQUERY_LOCATION: 'US',
+      COLLAB_DUCKDB_MEMORY_LIMIT: '256MB',
+    });
   });
 
   it('read a BigQuery configuration', () => {
@@ -24,7 +28,20 @@ describe('warehouse settings', () => {
       COLLAB_BIGQUERY_PROJECT: 'acme-data',
       COLLAB_BIGQUERY_LOCATION: 'EU',
       COLLAB_BIGQUERY_CREDENTIALS: '/secrets/bigquery.json',
+      COLLAB_DUCKDB_MEMORY_LIMIT: '256MB',
     });
+  });
+
+  it('take a DuckDB memory limit as DuckDB writes sizes, and refuse anything else', () => {
+    expect(loadConfig(schema, { COLLAB_DUCKDB_MEMORY_LIMIT: '1GiB', COLLAB_DUCKDB_THREADS: '2' })).toMatchObject({
+      COLLAB_DUCKDB_MEMORY_LIMIT: '1GiB',
+      COLLAB_DUCKDB_THREADS: 2,
+    });
+    for (const bad of ['lots', "256MB'; SET enable_external_access=true; --", '-1GB']) {
+      expect(problemsOf({ COLLAB_DUCKDB_MEMORY_LIMIT: bad })).toEqual([
+        expect.stringMatching(/^COLLAB_DUCKDB_MEMORY_LIMIT must be a size such as 256MB or 1GiB/),
+      ]);
+    }
   });
 
   it('name what BigQuery is missing', () => {

@@ -11,7 +11,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { types } from 'node:util';
-import { type DuckDBConnection, DuckDBInstance, quotedIdentifier } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, quotedIdentifier, quotedString } from '@duckdb/node-api';
 import { AppError, UpstreamError } from '@repo/errors';
 import type {
   LoadRequest,
@@ -37,18 +37,27 @@ import {
 } from './duckdb-sql.js';
 import { type Field, planSchemaChange } from './schema.js';
 
+/** DuckDB's share of the process: its buffer pool's size (DuckDB's syntax, e.g. '256MB') and its threads. */
+export interface DuckDbLimits {
+  memoryLimit?: string;
+  threads?: number;
+}
+
 /**
  * Opens (or creates) the database file; its folder is created when missing. The instance comes
  * from DuckDB's per-process cache: a file must be open only once in a process, and other modules
  * (query execution) get their own handle on the same database with `DuckDBInstance.fromCache`.
- * The file closes when the last handle does.
+ * The file closes when the last handle does. `limits` hold for the whole instance, loads and
+ * query jobs alike (DuckDB's defaults: 80% of the machine's memory, one thread per core).
  */
-export async function openDuckDbWarehouse(file: string): Promise<Warehouse> {
+export async function openDuckDbWarehouse(file: string, limits: DuckDbLimits = {}): Promise<Warehouse> {
   try {
     await mkdir(path.dirname(file), { recursive: true });
     // One cache key per file, however the path was written.
     const instance = await DuckDBInstance.fromCache(path.resolve(file));
     const connection = await instance.connect();
+    if (limits.memoryLimit) await connection.run(`SET GLOBAL memory_limit = ${quotedString(limits.memoryLimit)}`);
+    if (limits.threads) await connection.run(`SET GLOBAL threads = ${limits.threads}`);
     await connection.run(CREATE_LOADS_TABLE);
     return new DuckDbWarehouse(instance, connection);
   } catch (error) {

@@ -38,7 +38,10 @@ export { checkWarehouseSettings, warehouseSettings, type WarehouseSettings } fro
 /** The configured warehouse; DuckDB keeps its file at `<dataDir>/warehouse/warehouse.duckdb`. */
 export async function createWarehouse(settings: WarehouseSettings, options: { dataDir: string }): Promise<Warehouse> {
   if (settings.COLLAB_WAREHOUSE === 'duckdb') {
-    return openDuckDbWarehouse(path.join(options.dataDir, 'warehouse', 'warehouse.duckdb'));
+    return openDuckDbWarehouse(path.join(options.dataDir, 'warehouse', 'warehouse.duckdb'), {
+      memoryLimit: settings.COLLAB_DUCKDB_MEMORY_LIMIT,
+      threads: settings.COLLAB_DUCKDB_THREADS,
+    });
   }
   // checkWarehouseSettings has made sure of this; repeated for a settings object built by hand.
   if (!settings.COLLAB_BIGQUERY_PROJECT) throw new TypeError('COLLAB_BIGQUERY_PROJECT is required for BigQuery');

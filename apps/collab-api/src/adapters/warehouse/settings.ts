@@ -3,6 +3,9 @@ import type { z } from 'zod';
 
 const WAREHOUSE_KINDS = ['duckdb', 'bigquery'] as const;
 
+// DuckDB's sizes: a number and a unit (bytes, decimal or binary).
+const DUCKDB_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+
 /**
  * The warehouse's environment variables, to spread into the app's configuration schema, whose
  * `superRefine` calls checkWarehouseSettings.
@@ -31,6 +34,17 @@ export function warehouseSettings() {
       .describe(
         "Path of a service-account key file for BigQuery, or `none` for unauthenticated requests (emulators). Unset: Google's application default credentials (GOOGLE_APPLICATION_CREDENTIALS, workload identity).",
       ),
+    COLLAB_DUCKDB_MEMORY_LIMIT: setting
+      .string()
+      .refine((value) => DUCKDB_SIZE.test(value), 'must be a size such as 256MB or 1GiB')
+      .default('256MB')
+      .describe(
+        "Most memory DuckDB's buffer pool takes in this process (loads, queries), e.g. 256MB or 1GiB; beyond it DuckDB spills to `warehouse.duckdb.tmp` beside its file under DATA_DIR. DuckDB's own default is 80% of the machine's memory.",
+      ),
+    COLLAB_DUCKDB_THREADS: setting
+      .integer({ min: 1, max: 256 })
+      .optional()
+      .describe('Threads DuckDB works with. Unset: one per CPU core.'),
   };
 }
 

@@ -2,17 +2,95 @@
  * CSV: comma-delimited, `"`-quoted (quotes doubled inside), UTF-8 with or without a byte order
  * mark; quoted values may hold commas and line breaks. Read by DuckDB's CSV reader as text;
  * records it cannot read (too many or too few values, a quote left open, bad UTF-8) are
- * collected as problems with their row.
+ * collected as problems with their row. Into a table with known columns, insertCsv first tries
+ * the file the fast way, typed and straight into the table.
  */
 import { quotedString } from '@duckdb/node-api';
+import type { Field } from '../schema.js';
 import { problemsFailure } from './problems.js';
-import { columnNames, inferredField } from './rules.js';
-import { describe, MAX_LINE_BYTES, matchColumns, type Reader, rowsOf, stageView, unreadable } from './staging.js';
+import { checkedValue, columnNames, csvType, inferredField, stagedColumn } from './rules.js';
+import {
+  describe,
+  LINE_OPTIONS,
+  matchColumns,
+  type Reader,
+  type ReaderOptions,
+  rowsOf,
+  type Sql,
+  stageView,
+  unreadable,
+} from './staging.js';
 
-const DIALECT = `delim = ',', quote = '"', escape = '"', max_line_size = ${MAX_LINE_BYTES}`;
+const DIALECT = `delim = ',', quote = '"', escape = '"', ${LINE_OPTIONS}`;
+
+/** How the file's columns (c0, c1, ... in file order) stand to the table's. */
+interface Layout {
+  header: boolean;
+  headings: string[];
+  fields: Field[];
+  /** The file column of a field, if the file has it. */
+  columnOf: (field: Field) => string | undefined;
+}
 
 export const readCsv: Reader = async (sql, file, options) => {
   const path = quotedString(file);
+  const { header, headings, fields, columnOf } = await layout(sql, path, options);
+  const columns = headings.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
+  try {
+    await sql(
+      `CREATE TEMP TABLE raw AS SELECT * FROM read_csv(${path}, header = ${header}, auto_detect = false, columns = {${columns}},
+         ${DIALECT}, store_rejects = true)`,
+    );
+  } catch (error) {
+    throw unreadable('CSV', error);
+  }
+  const [{ count }] = (await rowsOf(sql, 'SELECT count(*)::INTEGER AS count FROM reject_errors')) as [{ count: number }];
+  if (count > 0) {
+    const rejected = await rowsOf(
+      sql,
+      `SELECT line, column_name, error_message FROM reject_errors ORDER BY line, column_idx LIMIT 10`,
+    );
+    const problems = rejected.map((row) => ({
+      row: Number(row.line) - (header ? 1 : 0),
+      column: fileColumn(row.column_name, headings),
+      reason: String(row.error_message),
+    }));
+    throw problemsFailure(problems, count, 'records that cannot be read as CSV');
+  }
+  await stageView(sql, 'raw', fields, columnOf);
+  return { fields, declaredModes: false };
+};
+
+/**
+ * The fast way into `table` (whose columns are `options.fields`): one statement, DuckDB's CSV
+ * reader reading each column as its field's type where that reading is the rules' own (csvType),
+ * as text through the rules otherwise (checkedValue). It fails at the first value that does not
+ * fit or record that cannot be read, with no list of problems: then readCsv, the staged way,
+ * finds them. Answers the rows inserted.
+ */
+export async function insertCsv(sql: Sql, file: string, table: string, options: ReaderOptions & { fields: Field[] }): Promise<number> {
+  const path = quotedString(file);
+  const { header, headings, fields, columnOf } = await layout(sql, path, options);
+  const types = headings.map((_, i) => {
+    const field = fields.find((candidate) => columnOf(candidate) === `c${i}`);
+    return `'c${i}': '${(field && csvType(field)) ?? 'VARCHAR'}'`;
+  });
+  const values = fields.map((field) => {
+    const column = columnOf(field);
+    return column === undefined ? checkedValue(field, 'NULL::VARCHAR', false) : checkedValue(field, column, !!csvType(field));
+  });
+  const inserted = await sql(
+    `INSERT INTO ${table} (${fields.map(stagedColumn).join(', ')}) SELECT ${values.join(', ')}
+       FROM read_csv(${path}, header = ${header}, auto_detect = false, columns = {${types.join(', ')}}, ${DIALECT})`,
+  );
+  return Number(inserted.getRows()[0]?.[0] ?? 0);
+}
+
+/**
+ * The file's columns: with autodetect, as DuckDB's sniffer finds them (header or not, and the
+ * fields); else the table's, matched by name to the file's header when it has one.
+ */
+async function layout(sql: Sql, path: string, options: ReaderOptions): Promise<Layout> {
   let header: boolean;
   let headings: string[];
   let fields;
@@ -38,35 +116,12 @@ export const readCsv: Reader = async (sql, file, options) => {
     throw unreadable('CSV', error);
   }
   const matched = options.fields === undefined || !header ? undefined : matchColumns(headings, fields);
-  // The file's columns under names of their own (c0, c1, ...), as text, in file order.
-  const columns = headings.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
-  try {
-    await sql(
-      `CREATE TEMP TABLE raw AS SELECT * FROM read_csv(${path}, header = ${header}, auto_detect = false, columns = {${columns}},
-         ${DIALECT}, store_rejects = true)`,
-    );
-  } catch (error) {
-    throw unreadable('CSV', error);
-  }
-  const [{ count }] = (await rowsOf(sql, 'SELECT count(*)::INTEGER AS count FROM reject_errors')) as [{ count: number }];
-  if (count > 0) {
-    const rejected = await rowsOf(
-      sql,
-      `SELECT line, column_name, error_message FROM reject_errors ORDER BY line, column_idx LIMIT 10`,
-    );
-    const problems = rejected.map((row) => ({
-      row: Number(row.line) - (header ? 1 : 0),
-      column: fileColumn(row.column_name, headings),
-      reason: String(row.error_message),
-    }));
-    throw problemsFailure(problems, count, 'records that cannot be read as CSV');
-  }
-  await stageView(sql, 'raw', fields, (field) => {
+  const columnOf = (field: Field) => {
     const index = matched ? headings.indexOf(matched.get(field.name) ?? '') : fields.indexOf(field);
     return index >= 0 && index < headings.length ? `c${index}` : undefined;
-  });
-  return { fields, declaredModes: false };
-};
+  };
+  return { header, headings, fields, columnOf };
+}
 
 /** The file's own heading for a rejected value's column (DuckDB names it by our c0, c1, ...). */
 function fileColumn(name: unknown, headings: string[]): string | null {

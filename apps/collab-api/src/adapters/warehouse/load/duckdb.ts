@@ -4,7 +4,9 @@
  * (rules.ts), and only then written into the table, with the columns autodetect found and the
  * disposition's replace or check; the transaction also records the load id, so that a load is
  * never done twice (findLoad). Nothing is visible until it commits; an interrupted one leaves
- * the table as it was.
+ * the table as it was. A CSV file into a table with known columns goes the fast way first,
+ * straight into the table with its values checked as DuckDB reads them (insertedFast); only a file
+ * that way refuses is staged, to list its problems.
  */
 import { stat } from 'node:fs/promises';
 import { type DuckDBConnection, type DuckDBInstance, quotedString } from '@duckdb/node-api';
@@ -21,7 +23,7 @@ import {
 import type { LoadRequest, LoadResult, PreparedLoad, SourceFormat, TableRef } from '../interface.js';
 import { type Field, planSchemaChange } from '../schema.js';
 import { readAvro } from './avro.js';
-import { readCsv } from './csv.js';
+import { insertCsv, readCsv } from './csv.js';
 import { readJson } from './json.js';
 import { readParquet } from './parquet.js';
 import { LoadFailure, problemsFailure } from './problems.js';
@@ -61,25 +63,12 @@ export async function prepareDuckDbLoad(instance: DuckDBInstance, ref: TableRef,
     await sql('BEGIN TRANSACTION');
     const file = await request.source.localFile();
     const bytes = (await stat(file)).size;
-    const staged = await READERS[request.format](sql, file, {
-      fields: request.autodetect ? undefined : request.fields,
-      csvHeader: request.csvHeader,
-    });
-    const rows = await countRows(sql, qualifiedName(ref));
-    const keepsRows = rows > 0 && request.disposition === 'WRITE_APPEND';
-    const checked = await checkValues(sql, staged.fields, request.autodetect && !staged.declaredModes);
-    const fields = request.autodetect && keepsRows ? keepingNullable(checked, request.fields) : checked;
-    const statements = await tableStatements(sql, ref, request, fields, rows);
-    return {
+    const prepared = (fields: Field[], write: () => Promise<number>): PreparedLoad => ({
       fields,
       async commit(): Promise<LoadResult> {
         let rowsLoaded;
         try {
-          for (const statement of statements) await sql(statement);
-          const columns = fields.map(stagedColumn).join(', ');
-          const values = fields.map((field) => columnValue(field, stagedColumn(field))).join(', ');
-          const inserted = await sql(`INSERT INTO ${qualifiedName(ref)} (${columns}) SELECT ${values} FROM staged`);
-          rowsLoaded = Number(inserted.getRows()[0]?.[0] ?? 0);
+          rowsLoaded = await write();
           await sql(`INSERT INTO ${LOADS_TABLE} VALUES ($1::UUID, $2, $3, now())`, [request.loadId, rowsLoaded, bytes]);
           await sql('COMMIT');
         } catch (error) {
@@ -90,10 +79,49 @@ export async function prepareDuckDbLoad(instance: DuckDBInstance, ref: TableRef,
         return { rowsLoaded, bytesProcessed: bytes, fields };
       },
       abort: () => release(true),
-    };
+    });
+    const inserted = await insertedFast(sql, ref, request, file);
+    if (inserted !== undefined) return prepared(request.fields, () => Promise.resolve(inserted));
+    const staged = await READERS[request.format](sql, file, {
+      fields: request.autodetect ? undefined : request.fields,
+      csvHeader: request.csvHeader,
+    });
+    const rows = await countRows(sql, qualifiedName(ref));
+    const keepsRows = rows > 0 && request.disposition === 'WRITE_APPEND';
+    const checked = await checkValues(sql, staged.fields, request.autodetect && !staged.declaredModes);
+    const fields = request.autodetect && keepsRows ? keepingNullable(checked, request.fields) : checked;
+    const statements = await tableStatements(sql, ref, request, fields, rows);
+    return prepared(fields, async () => {
+      for (const statement of statements) await sql(statement);
+      const columns = fields.map(stagedColumn).join(', ');
+      const values = fields.map((field) => columnValue(field, stagedColumn(field))).join(', ');
+      const inserted = await sql(`INSERT INTO ${qualifiedName(ref)} (${columns}) SELECT ${values} FROM staged`);
+      return Number(inserted.getRows()[0]?.[0] ?? 0);
+    });
   } catch (error) {
     await release(true);
     throw error;
+  }
+}
+
+/**
+ * A CSV file into a table with known columns, the fast way (insertCsv): straight into the table,
+ * in this transaction, after the disposition's statements. On any failure the transaction is
+ * rolled back and begun anew for the staged way, which reports the failure as it always has (the
+ * problems with their rows), or loads the file when only the typed reading refused it. Answers
+ * the rows inserted, or undefined when the staged way is to go.
+ */
+async function insertedFast(sql: Sql, ref: TableRef, request: LoadRequest, file: string): Promise<number | undefined> {
+  if (request.format !== 'CSV' || request.autodetect) return undefined;
+  try {
+    const rows = await countRows(sql, qualifiedName(ref));
+    for (const statement of await tableStatements(sql, ref, request, request.fields, rows)) await sql(statement);
+    return await insertCsv(sql, file, qualifiedName(ref), { fields: request.fields, csvHeader: request.csvHeader });
+  } catch (error) {
+    if (request.signal.aborted) throw error;
+    await sql('ROLLBACK');
+    await sql('BEGIN TRANSACTION');
+    return undefined;
   }
 }
 

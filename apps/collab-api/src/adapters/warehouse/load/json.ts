@@ -8,11 +8,11 @@ import { quotedString } from '@duckdb/node-api';
 import type { Field } from '../schema.js';
 import { problemsFailure } from './problems.js';
 import { columnNames, inferredField, stagedColumn } from './rules.js';
-import { describe, MAX_LINE_BYTES, type Reader, rowNumber, rowsOf, unreadable } from './staging.js';
+import { describe, LINE_OPTIONS, MAX_LINE_BYTES, type Reader, rowNumber, rowsOf, unreadable } from './staging.js';
 
 // The unit separator never occurs in JSON text (control characters are escaped there), so each line is one value.
 const AS_LINES = `columns = {'line': 'VARCHAR'}, header = false, auto_detect = false, delim = E'\\x1F', quote = '', escape = '',
-  max_line_size = ${MAX_LINE_BYTES}, store_rejects = true`;
+  ${LINE_OPTIONS}, store_rejects = true`;
 
 /** The temporary table `lines`: the file's lines as text, in order (blank ones null). */
 export async function readLines(sql: Parameters<Reader>[0], file: string, format = 'newline-delimited JSON'): Promise<void> {

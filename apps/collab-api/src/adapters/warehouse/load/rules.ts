@@ -1,7 +1,8 @@
 /**
  * The rules a loaded value must follow, as DuckDB SQL over the file's values as text (every
- * reader stages a file as text columns, so one set of rules serves every format), and the
- * columns autodetect infers. Pure: SQL text in, SQL text out.
+ * reader stages a file as text columns, so one set of rules serves every format; a fast CSV load
+ * checks them as it reads, see checkedValue), and the columns autodetect infers. Pure: SQL text
+ * in, SQL text out.
  */
 import { quotedIdentifier } from '@duckdb/node-api';
 import type { Field, FieldType } from '../schema.js';
@@ -14,34 +15,42 @@ const DECIMAL = '[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?';
 
 const words = (list: string[]) => list.map((word) => `'${word}'`).join(', ');
 
-/** SQL: whether the text `v` (not null) is a value of `type`. */
-export function fits(type: FieldType, v: string): string {
+/**
+ * SQL: the text `v` (not null) as a value of `type`, or NULL where it is none: the rule of each
+ * type, one expression that checks and converts, for a single pass over the values.
+ */
+function parsed(type: FieldType, v: string): string {
   const t = `trim(${v})`;
   switch (type) {
     case 'STRING':
-      return 'true';
+      return v;
     case 'INT64':
       // TRY_CAST alone would round 1.5 to 2.
-      return `(regexp_full_match(${t}, '${INTEGER}') AND TRY_CAST(${t} AS BIGINT) IS NOT NULL)`;
+      return `(CASE WHEN regexp_full_match(${t}, '${INTEGER}') THEN TRY_CAST(${t} AS BIGINT) END)`;
     case 'FLOAT64':
-      return `(TRY_CAST(${t} AS DOUBLE) IS NOT NULL)`;
+      return `TRY_CAST(${t} AS DOUBLE)`;
     case 'NUMERIC':
-      return `(regexp_full_match(${t}, '${DECIMAL}') AND TRY_CAST(${t} AS DECIMAL(38, 9)) IS NOT NULL)`;
+      return `(CASE WHEN regexp_full_match(${t}, '${DECIMAL}') THEN TRY_CAST(${t} AS DECIMAL(38, 9)) END)`;
     case 'BOOL':
-      return `(lower(${t}) IN (${words([...TRUE_WORDS, ...FALSE_WORDS])}))`;
+      return `(CASE WHEN lower(${t}) IN (${words(TRUE_WORDS)}) THEN true WHEN lower(${t}) IN (${words(FALSE_WORDS)}) THEN false END)`;
     case 'DATE':
-      return `(TRY_CAST(${t} AS DATE) IS NOT NULL)`;
+      return `TRY_CAST(${t} AS DATE)`;
     case 'DATETIME':
-      return `(TRY_CAST(${t} AS TIMESTAMP) IS NOT NULL)`;
+      return `TRY_CAST(${t} AS TIMESTAMP)`;
     case 'TIMESTAMP':
-      return `(TRY_CAST(${t} AS TIMESTAMPTZ) IS NOT NULL)`;
+      return `TRY_CAST(${t} AS TIMESTAMPTZ)`;
     case 'TIME':
-      return `(TRY_CAST(${t} AS TIME) IS NOT NULL)`;
+      return `TRY_CAST(${t} AS TIME)`;
     case 'BYTES':
-      return `(regexp_full_match(${t}, '${BASE64}'))`;
+      return `(CASE WHEN regexp_full_match(${t}, '${BASE64}') THEN from_base64(${t}) END)`;
     case 'JSON':
-      return `(json_valid(${v}))`;
+      return `(CASE WHEN json_valid(${v}) THEN CAST(${v} AS JSON) END)`;
   }
+}
+
+/** SQL: whether the text `v` (not null) is a value of `type`. */
+export function fits(type: FieldType, v: string): string {
+  return type === 'STRING' ? 'true' : `(${parsed(type, v)} IS NOT NULL)`;
 }
 
 /** SQL: the text `v` as a value of `type` (text that fits; NULL stays NULL). */
@@ -100,6 +109,38 @@ export function refusal(field: Field, v: string): string {
   const expected = field.mode === 'REPEATED' ? `a JSON array of ${field.type} values` : `a ${field.type} value`;
   const shown = `CASE WHEN length(${v}) > 40 THEN left(${v}, 40) || '…' ELSE ${v} END`;
   return `CASE WHEN ${v} IS NULL THEN 'REQUIRED column has no value' ELSE 'expected ${expected}, got "' || ${shown} || '"' END`;
+}
+
+/**
+ * The types DuckDB's CSV reader may read typed, for a fast load: it reads a value of these as
+ * `converted` does, and takes no text that `fits` refuses (it refuses some that `fits` takes,
+ * such as a BOOL with spaces around it, which then go the staged way). Not so for the others:
+ * it reads `1.5` as the INT64 2, `1_000` as a NUMERIC, text it cannot read as a null TIMESTAMP.
+ */
+const CSV_TYPES: Partial<Record<FieldType, string>> = {
+  STRING: 'VARCHAR',
+  FLOAT64: 'DOUBLE',
+  BOOL: 'BOOLEAN',
+  DATE: 'DATE',
+  DATETIME: 'TIMESTAMP',
+  TIME: 'TIME',
+};
+
+/** The type DuckDB's CSV reader reads the field's column as for a fast load; undefined: as text. */
+export function csvType(field: Field): string | undefined {
+  return field.mode === 'REPEATED' ? undefined : CSV_TYPES[field.type];
+}
+
+/**
+ * SQL: the column `v`'s value for `field` (read as csvType's type when `typed`, else as text),
+ * failing the statement where the value is not acceptable.
+ */
+export function checkedValue(field: Field, v: string, typed: boolean): string {
+  const refused = `error('a value does not fit its column')`;
+  if (field.mode === 'REPEATED') return `CASE WHEN ${acceptable(field, v)} THEN ${columnValue(field, v)} ELSE ${refused} END`;
+  if (typed && field.mode === 'NULLABLE') return v;
+  const missing = field.mode === 'REQUIRED' ? refused : 'NULL';
+  return `CASE WHEN ${v} IS NULL THEN ${missing} ELSE ${typed ? v : `coalesce(${parsed(field.type, v)}, ${refused})`} END`;
 }
 
 /**

@@ -26,8 +26,12 @@ export interface Staged {
  */
 export type Reader = (sql: Sql, file: string, options: ReaderOptions) => Promise<Staged>;
 
-// A line or value longer than this is refused (DuckDB's default is 2 MB).
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+// A line or value longer than this is refused (DuckDB's default is 2 MB). DuckDB's readers take
+// buffers of twice this out of its memory limit (COLLAB_DUCKDB_MEMORY_LIMIT): 64 MB failed in 256MB.
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/** DuckDB's CSV reader's options for MAX_LINE_BYTES (its own buffer, 16 lines long, would take 256 MB). */
+export const LINE_OPTIONS = `max_line_size = ${MAX_LINE_BYTES}, buffer_size = ${2 * MAX_LINE_BYTES}`;
 
 /** The rows of a statement as plain objects. */
 export async function rowsOf(sql: Sql, text: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]> {

@@ -1,0 +1,355 @@
+/**
+ * Query jobs on the DuckDB warehouse. A query is parsed by DuckDB in a sandbox instance (in
+ * memory, no file or network access, no extension loading, configuration locked), checked and
+ * rewritten by analyze.ts, printed back to SQL by the sandbox, and only that SQL runs: on a
+ * connection of its own on the warehouse, inside the statement that stores its result. The result
+ * is a table of its own in the schema `collab_results` (no dataset of the app is named so), in the
+ * result's order, masked columns already null, so that page N is a rowid range read (zone maps
+ * skip the rest) and exports read the same rows.
+ */
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { types } from 'node:util';
+import { createDeflate } from 'node:zlib';
+import { type DuckDBConnection, DuckDBInstance, quotedIdentifier, quotedString } from '@duckdb/node-api';
+import { UpstreamError } from '@repo/errors';
+import avsc from 'avsc';
+import { physicalNames, withoutPhysicalNames } from '../names.js';
+import type { FieldType } from '../schema.js';
+import { analyzeQuery, QueryRefused, type ReadableCatalog, singleStatement } from './analyze.js';
+import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
+import { QueryFailure } from './interface.js';
+
+const RESULTS_SCHEMA = 'collab_results';
+
+/** The sandbox's settings: nothing but parsing and printing SQL happens there. */
+const SANDBOX = {
+  enable_external_access: 'false',
+  autoload_known_extensions: 'false',
+  autoinstall_known_extensions: 'false',
+  lock_configuration: 'true',
+};
+
+/** Logical bytes of a value of a fixed-width type (BigQuery's sizes); the others are measured. */
+const FIXED_WIDTH: Partial<Record<FieldType, number>> = {
+  INT64: 8,
+  FLOAT64: 8,
+  NUMERIC: 16,
+  BOOL: 1,
+  DATE: 8,
+  DATETIME: 8,
+  TIMESTAMP: 8,
+  TIME: 8,
+};
+
+/** The engine on the warehouse file that `openDuckDbWarehouse` opened (the same cached instance). */
+export async function openDuckDbQueryEngine(file: string): Promise<QueryEngine> {
+  const warehouse = await DuckDBInstance.fromCache(file);
+  const connection = await warehouse.connect();
+  try {
+    await connection.run(`CREATE SCHEMA IF NOT EXISTS ${RESULTS_SCHEMA}`);
+  } finally {
+    connection.closeSync();
+  }
+  const sandbox = await DuckDBInstance.create(':memory:', SANDBOX);
+  return new DuckDbQueryEngine(warehouse, sandbox);
+}
+
+class DuckDbQueryEngine implements QueryEngine {
+  constructor(
+    private readonly warehouse: DuckDBInstance,
+    private readonly sandbox: DuckDBInstance,
+  ) {}
+
+  async run(request: QueryRequest): Promise<QueryOutcome> {
+    const checked = await this.check(request.sql, request.catalog);
+    if (request.signal.aborted) throw new QueryFailure('stopped', 'The job was stopped before it started');
+    const connection = await this.warehouse.connect();
+    const interrupt = () => connection.interrupt();
+    request.signal.addEventListener('abort', interrupt, { once: true });
+    try {
+      return await this.store(connection, request, checked);
+    } catch (error) {
+      if (request.signal.aborted) throw new QueryFailure('stopped', 'The job was stopped before it finished');
+      throw failure(error);
+    } finally {
+      request.signal.removeEventListener('abort', interrupt);
+      connection.closeSync();
+    }
+  }
+
+  async readRows(
+    jobId: string,
+    columns: ResultColumn[],
+    range: { offset: number; limit: number },
+  ): Promise<Record<string, unknown>[]> {
+    const connection = await this.warehouse.connect();
+    try {
+      const reader = await connection.runAndReadAll(
+        `SELECT ${storedColumns(columns)} FROM ${resultTable(jobId)}
+          WHERE rowid >= ${Math.trunc(range.offset)} AND rowid < ${Math.trunc(range.offset + range.limit)} ORDER BY rowid`,
+      );
+      return reader
+        .getRowsJson()
+        .map((row) => Object.fromEntries(columns.map((column, i) => [column.name, jsonValue(row[i], column.type)])));
+    } catch (error) {
+      // An API answer: the warehouse's 502, DuckDB's own message (which names the result table) kept as the cause.
+      throw new UpstreamError('Warehouse error: the stored result of this job cannot be read', { cause: error });
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  async exportResult(
+    jobId: string,
+    columns: ResultColumn[],
+    options: { format: ExportFormat; compression: ExportCompression; file: string },
+  ): Promise<void> {
+    const connection = await this.warehouse.connect();
+    const select = `SELECT ${columns.map((column, i) => `c${i} AS ${quotedIdentifier(column.name)}`).join(', ')}
+      FROM ${resultTable(jobId)} ORDER BY rowid`;
+    try {
+      if (options.format === 'AVRO') {
+        await writeAvro(connection, select, columns, options);
+        return;
+      }
+      // DuckDB compresses CSV and JSON with gzip; DEFLATE is zlib's stream over the plain file.
+      const deflate = options.compression === 'DEFLATE' && options.format !== 'PARQUET';
+      const target = deflate ? `${options.file}.plain` : options.file;
+      await connection.run(`COPY (${select}) TO ${quotedString(target)} (${copyOptions(options.format, options.compression)})`);
+      if (deflate) {
+        await pipeline(createReadStream(target), createDeflate(), createWriteStream(options.file));
+        await rm(target, { force: true });
+      }
+    } catch (error) {
+      throw failure(error);
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  close(): Promise<void> {
+    this.sandbox.closeSync();
+    return Promise.resolve();
+  }
+
+  /** Parses in the sandbox, checks, and prints back the SQL that will run. */
+  private async check(sql: string, catalog: ReadableCatalog) {
+    const connection = await this.sandbox.connect();
+    try {
+      const serialized = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+      const analyzed = analyzeQuery(singleStatement(String(serialized.getRows()[0]![0])), catalog, physicalNames);
+      const printed = await connection.runAndReadAll('SELECT json_deserialize_sql($1::JSON)', [
+        JSON.stringify({ error: false, statements: [{ node: analyzed.tree, named_param_map: [] }] }),
+      ]);
+      return { ...analyzed, sql: String(printed.getRows()[0]![0]) };
+    } catch (error) {
+      if (error instanceof QueryRefused) throw new QueryFailure('accessDenied', scrubbed(error.message));
+      throw failure(error);
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  private async store(
+    connection: DuckDBConnection,
+    request: QueryRequest,
+    checked: Awaited<ReturnType<DuckDbQueryEngine['check']>>,
+  ): Promise<QueryOutcome> {
+    const prepared = await connection.prepare(checked.sql);
+    const count = prepared.columnCount;
+    const masked = checked.masked.length === count ? checked.masked : Array.from({ length: count }, () => checked.readsMasked);
+    const columns: ResultColumn[] = uniqueNames(Array.from({ length: count }, (_, i) => prepared.columnName(i))).map(
+      (name, i) => ({ name, type: prepared.columnType(i).toString(), private: masked[i]! }),
+    );
+    const aliases = columns.map((_, i) => `c${i}`).join(', ');
+    const projections = columns.map((column, i) => (column.private ? `CASE WHEN false THEN c${i} END AS c${i}` : `c${i}`));
+    const maskedValues = columns.flatMap((column, i) => (column.private ? [`c${i} IS NOT NULL`] : []));
+    if (maskedValues.length > 0) projections.push(`(${maskedValues.join(' OR ')}) AS masked_row`);
+    const started = performance.now();
+    await connection.run(
+      `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases})`,
+    );
+    const elapsedMs = Math.round(performance.now() - started);
+    const counts = await connection.runAndReadAll(
+      `SELECT count(*), ${maskedValues.length > 0 ? 'count(*) FILTER (WHERE masked_row)' : '0'} FROM ${resultTable(request.jobId)}`,
+    );
+    const [totalRows, privateRowCount] = counts.getRows()[0]!.map(Number) as [number, number];
+    return {
+      columns,
+      totalRows,
+      privateRowCount,
+      bytesProcessed: await bytesRead(connection, request.catalog, checked.read),
+      elapsedMs,
+      cacheHit: false,
+      numDmlAffectedRows: null,
+      destinationTable: { dataset_id: RESULTS_SCHEMA, table_id: request.jobId },
+      statistics: null,
+    };
+  }
+}
+
+function resultTable(jobId: string): string {
+  return `${RESULTS_SCHEMA}.${quotedIdentifier(`r_${jobId.replaceAll('-', '_')}`)}`;
+}
+
+function storedColumns(columns: ResultColumn[]): string {
+  return columns.length === 0 ? '1' : columns.map((_, i) => `c${i}`).join(', ');
+}
+
+/** Names as the answer keys rows by them: a repeated name gets `_2`, `_3`, ... */
+export function uniqueNames(names: string[]): string[] {
+  const seen = new Set<string>();
+  return names.map((name) => {
+    let unique = name === '' ? 'column' : name;
+    for (let n = 2; seen.has(unique.toLowerCase()); n += 1) unique = `${name}_${n}`;
+    seen.add(unique.toLowerCase());
+    return unique;
+  });
+}
+
+/** BIGINT values come as strings from DuckDB's JSON conversion; those that fit a JSON number become one. */
+function jsonValue(value: unknown, type: string): unknown {
+  if (typeof value === 'string' && (type === 'BIGINT' || type === 'HUGEINT' || type === 'UBIGINT')) {
+    const number = Number(value);
+    return Number.isSafeInteger(number) ? number : value;
+  }
+  return value;
+}
+
+/**
+ * Bytes the query read, counted as BigQuery counts them: for each column it reads, every row's
+ * value, fixed-width types at their width, strings, bytes, JSON and lists at their length (+2).
+ */
+async function bytesRead(
+  connection: DuckDBConnection,
+  catalog: ReadableCatalog,
+  read: Map<string, Set<string>>,
+): Promise<number> {
+  let total = 0;
+  for (const [key, names] of read) {
+    const table = catalog.get(key)!;
+    const columns = table.columns.filter((column) => names.has(column.name));
+    if (columns.length === 0) continue;
+    const { dataset, table: name } = physicalNames(table.ref);
+    const fixed = columns.reduce((sum, column) => sum + (column.repeated ? 0 : (FIXED_WIDTH[column.type] ?? 0)), 0);
+    const measured = columns.filter((column) => column.repeated || FIXED_WIDTH[column.type] === undefined);
+    const lengths = measured.map((column) => `coalesce(sum(strlen(CAST(${quotedIdentifier(column.name)} AS VARCHAR)) + 2), 0)`);
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*) * ${fixed}${lengths.map((length) => ` + ${length}`).join('')} FROM ${quotedIdentifier(dataset)}.${quotedIdentifier(name)}`,
+    );
+    total += Number(reader.getRows()[0]![0]);
+  }
+  return total;
+}
+
+function copyOptions(format: Exclude<ExportFormat, 'AVRO'>, compression: ExportCompression): string {
+  switch (format) {
+    case 'CSV':
+      return `FORMAT csv, HEADER true, COMPRESSION ${compression === 'GZIP' ? 'gzip' : 'uncompressed'}`;
+    case 'JSON':
+      return `FORMAT json, COMPRESSION ${compression === 'GZIP' ? 'gzip' : 'uncompressed'}`;
+    case 'PARQUET':
+      // Parquet compresses inside the file; its deflate-based codec is GZIP.
+      return `FORMAT parquet, COMPRESSION ${compression === 'NONE' ? 'uncompressed' : 'gzip'}`;
+  }
+}
+
+// Avro longs as BigInt, so that BIGINT values keep every digit.
+const bigLong = avsc.types.LongType.__with({
+  fromBuffer: (buffer: Buffer) => buffer.readBigInt64LE(),
+  toBuffer: (value: bigint) => {
+    const buffer = Buffer.alloc(8);
+    buffer.writeBigInt64LE(value);
+    return buffer;
+  },
+  fromJSON: (value: number | string) => BigInt(value),
+  toJSON: (value: bigint) => Number(value),
+  isValid: (value: unknown) => typeof value === 'bigint',
+  compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
+});
+
+type AvroKind = 'long' | 'int' | 'double' | 'boolean' | 'bytes' | 'string';
+
+function avroKind(type: string): AvroKind {
+  if (type === 'BIGINT') return 'long';
+  if (['INTEGER', 'SMALLINT', 'TINYINT', 'UTINYINT', 'USMALLINT'].includes(type)) return 'int';
+  if (type === 'DOUBLE' || type === 'FLOAT') return 'double';
+  if (type === 'BOOLEAN') return 'boolean';
+  if (type === 'BLOB') return 'bytes';
+  return 'string';
+}
+
+/** Avro names: letters, digits and `_`, not starting with a digit, unique. */
+export function avroNames(names: string[]): string[] {
+  return uniqueNames(names.map((name) => name.replace(/[^A-Za-z0-9_]/g, '_').replace(/^(?=[0-9]|$)/, '_')));
+}
+
+/** An Avro object container file (avsc), deflate codec unless NONE; values other than numbers, booleans and bytes as text. */
+async function writeAvro(
+  connection: DuckDBConnection,
+  select: string,
+  columns: ResultColumn[],
+  options: { compression: ExportCompression; file: string },
+): Promise<void> {
+  const kinds = columns.map((column) => avroKind(column.type));
+  const names = avroNames(columns.map((column) => column.name));
+  const type = avsc.Type.forSchema(
+    {
+      type: 'record',
+      name: 'Row',
+      fields: names.map((name, i) => ({ name, type: ['null', kinds[i]!], default: null })),
+    },
+    { registry: { long: bigLong } },
+  );
+  // Avro has no gzip codec: GZIP and DEFLATE both use its deflate codec (gzip's algorithm).
+  const encoder = avsc.createFileEncoder(options.file, type, {
+    codec: options.compression === 'NONE' ? 'null' : 'deflate',
+  });
+  const finished = once(encoder, 'finish');
+  const result = await connection.stream(select);
+  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    for (const row of chunk.getRows()) {
+      const record = Object.fromEntries(names.map((name, i) => [name, avroValue(row[i], kinds[i]!)]));
+      if (!encoder.write(record)) await once(encoder, 'drain');
+    }
+  }
+  encoder.end();
+  await finished;
+}
+
+function avroValue(value: unknown, kind: AvroKind): unknown {
+  if (value === null || value === undefined) return null;
+  switch (kind) {
+    case 'long':
+      return BigInt(value as bigint);
+    case 'int':
+    case 'double':
+      return Number(value);
+    case 'boolean':
+      return value;
+    case 'bytes':
+      return Buffer.from((value as { bytes: Uint8Array }).bytes);
+    case 'string':
+      return typeof value === 'string' ? value : (value as { toString(): string }).toString();
+  }
+}
+
+// An absolute path, as DuckDB's I/O errors name files.
+const FILE_PATH = /(?<=^|[\s"'(])\/[^\s"']+/g;
+
+/** DuckDB's message, first line only, without physical names or file paths. */
+function failure(error: unknown): QueryFailure {
+  if (error instanceof QueryFailure) return error;
+  const message = types.isNativeError(error) ? error.message : String(error);
+  return new QueryFailure('invalidQuery', scrubbed(message.split('\n')[0]!));
+}
+
+// A stored result's table, as DuckDB's messages name it.
+const RESULT_TABLE = /(?:collab_results\.)?"?r_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12}"?/gi;
+
+function scrubbed(message: string): string {
+  return withoutPhysicalNames(message).replace(RESULT_TABLE, '<result>').replace(FILE_PATH, '<file>');
+}

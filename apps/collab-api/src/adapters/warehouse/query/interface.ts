@@ -1,0 +1,67 @@
+import type { ReadableCatalog } from './analyze.js';
+
+export const EXPORT_FORMATS = ['CSV', 'JSON', 'AVRO', 'PARQUET'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const EXPORT_COMPRESSIONS = ['GZIP', 'DEFLATE', 'NONE'] as const;
+export type ExportCompression = (typeof EXPORT_COMPRESSIONS)[number];
+
+/** A column of a stored result: its name in the answer, the warehouse's type, and whether it is masked. */
+export interface ResultColumn {
+  name: string;
+  type: string;
+  private: boolean;
+}
+
+export interface QueryRequest {
+  /** The query job's id: its stored result is named after it. */
+  jobId: string;
+  sql: string;
+  /** The tables the job may read, with the columns it must mask. */
+  catalog: ReadableCatalog;
+  signal: AbortSignal;
+}
+
+/** What running a query measured, and where its result is kept. */
+export interface QueryOutcome {
+  columns: ResultColumn[];
+  totalRows: number;
+  /** Result rows in which at least one value was masked (a masked column held a value there). */
+  privateRowCount: number;
+  bytesProcessed: number;
+  /** Wall-clock milliseconds of the query (DuckDB has no slots). */
+  elapsedMs: number;
+  cacheHit: boolean;
+  numDmlAffectedRows: number | null;
+  destinationTable: Record<string, string> | null;
+  /** BigQuery's statistics objects; null where the warehouse has none. */
+  statistics: Record<string, unknown> | null;
+}
+
+/** Why a query failed, for the job's error_result (`reason`) and error_details (`message`); never a path or physical name. */
+export class QueryFailure extends Error {
+  override name = 'QueryFailure';
+  constructor(
+    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Runs query jobs on the warehouse and keeps their results, which are then read page by page and
+ * exported without running the query again.
+ */
+export interface QueryEngine {
+  /** Checks, runs and stores; throws QueryFailure. Running again replaces the stored result. */
+  run(request: QueryRequest): Promise<QueryOutcome>;
+  /** Rows `offset` to `offset + limit` of a stored result, in the result's order, keyed by column name; UpstreamError (502) when it cannot be read. */
+  readRows(jobId: string, columns: ResultColumn[], range: { offset: number; limit: number }): Promise<Record<string, unknown>[]>;
+  /** Writes a stored result into `file` (a local path) in the format and compression asked for. */
+  exportResult(
+    jobId: string,
+    columns: ResultColumn[],
+    options: { format: ExportFormat; compression: ExportCompression; file: string },
+  ): Promise<void>;
+  close(): Promise<void>;
+}

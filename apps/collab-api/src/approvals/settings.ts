@@ -1,0 +1,22 @@
+import { setting } from '@repo/config';
+import type { z } from 'zod';
+
+/** The approvals' environment variables, to spread into the app's configuration schema. */
+export function approvalSettings() {
+  return {
+    COLLAB_INTERNAL_TOKEN: setting
+      .string()
+      .optional()
+      .describe(
+        'Token of the internal approval-expiry operation (`POST /api/v1/approval/expire?internal_token=`), called hourly by the scheduler (the CronJob); compared in constant time. Unset: the operation always answers 401 (the worker still expires requests hourly).',
+      ),
+    COLLAB_PUBLIC_UI_URL: setting
+      .url()
+      .optional()
+      .describe(
+        "Base URL of the web interface where Org admins review approval requests: the request's e-mail links to `{COLLAB_PUBLIC_UI_URL}/approvals/{approval_id}`. Unset: it links to the get-approval-details operation under PUBLIC_BASE_URL.",
+      ),
+  };
+}
+
+export type ApprovalSettings = z.output<z.ZodObject<ReturnType<typeof approvalSettings>>>;

@@ -1,0 +1,60 @@
+/**
+ * The worker's side of an export (catalog entry `query-export`): the warehouse writes the stored
+ * result (masked columns stay null) into a local file in the format asked for, which is then
+ * streamed into object storage.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { QueryFailure, type ResultColumn } from '../adapters/warehouse/query/index.js';
+import type { Deps } from '../deps.js';
+import { exportFile } from './service.js';
+
+export async function runExportJob(deps: Deps, exportId: string): Promise<void> {
+  const row = await deps.db.queryExport.findUnique({ where: { id: exportId }, include: { job: true } });
+  if (!row || (row.status !== 'PENDING' && row.status !== 'RUNNING')) return;
+  await deps.db.queryExport.update({ where: { id: row.id }, data: { status: 'RUNNING' } });
+  if (!deps.queryEngine) {
+    await failExport(deps, row.id, 'Exports are made on the DuckDB warehouse only in this version');
+    return;
+  }
+  const file = exportFile(row.format, row.compression);
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'collab-export-'));
+  try {
+    const local = path.join(folder, `export.${file.extension}`);
+    try {
+      await deps.queryEngine.exportResult(row.queryJobId, row.job.resultColumns as unknown as ResultColumn[], {
+        format: row.format,
+        compression: row.compression,
+        file: local,
+      });
+    } catch (error) {
+      if (error instanceof QueryFailure) {
+        await failExport(deps, row.id, error.message);
+        return;
+      }
+      throw error;
+    }
+    const key = `query-exports/${row.tenantId}/${row.id}/query-${row.queryJobId}.${file.extension}`;
+    await deps.storage.putStream(key, createReadStream(local), { contentType: file.contentType });
+    await deps.db.queryExport.update({
+      where: { id: row.id },
+      data: { status: 'DONE', storageKey: key, completedAt: new Date() },
+    });
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+async function failExport(deps: Pick<Deps, 'db'>, exportId: string, message: string): Promise<void> {
+  await deps.db.queryExport.update({
+    where: { id: exportId },
+    data: { status: 'FAILED', errorMessage: message, completedAt: new Date() },
+  });
+}
+
+/** Out of retries: the export fails rather than staying RUNNING. */
+export async function exportGaveUp(deps: Deps, exportId: string): Promise<void> {
+  await failExport(deps, exportId, 'The export stopped before it finished, and its retries ran out');
+}

@@ -1,0 +1,38 @@
+import { catalogKey, type ReadableCatalog } from '../adapters/warehouse/query/index.js';
+import type { Field } from '../adapters/warehouse/index.js';
+import { readableDatasets } from '../associations/access.js';
+import type { Database } from '../database.js';
+
+/**
+ * The tables a job of `projectId` run by `tenantId` may read, by `dataset_name.table_name`: the
+ * project's datasets and those shared into it (src/associations). Private columns of a dataset
+ * another tenant owns are masked. A name two readable datasets share is ambiguous (null).
+ */
+export async function readableCatalog(db: Database, options: { projectId: string; tenantId: string }): Promise<ReadableCatalog> {
+  const datasets = await readableDatasets(db, options.projectId);
+  const tables = await db.table.findMany({
+    where: { datasetId: { in: datasets.map((readable) => readable.dataset.id) }, archivedAt: null },
+  });
+  const catalog: ReadableCatalog = new Map();
+  for (const { dataset, tenantId } of datasets) {
+    for (const table of tables.filter((candidate) => candidate.datasetId === dataset.id)) {
+      const key = catalogKey(dataset.name, table.name);
+      const fields = table.schema as unknown as Field[];
+      catalog.set(
+        key,
+        catalog.has(key)
+          ? null
+          : {
+              ref: { datasetId: dataset.id, tableId: table.id },
+              columns: fields.map((field) => ({
+                name: field.name,
+                type: field.type,
+                repeated: field.mode === 'REPEATED',
+                masked: field.private && tenantId !== options.tenantId,
+              })),
+            },
+      );
+    }
+  }
+  return catalog;
+}

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { paginationQuery, queryInteger } from '@repo/http';
+import { queryExportSchema } from '../exports/schemas.js';
+import { queryText } from '../queries/schemas.js';
+import { idParams, timestamp } from '../shared/schemas.js';
+import { QUERY_JOB_STATUSES } from './states.js';
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const runQueryBody = z.strictObject({
+  query_id: z.uuid(),
+  query_text: queryText.meta({ description: "Must equal the saved query's text (409 otherwise)" }),
+});
+
+export const runQueryResponse = z.object({ job_id: z.uuid() }).meta({ id: 'QueryRun' });
+
+export const queryJobSchema = z
+  .object({
+    id: z.uuid(),
+    tenant_id: z.uuid(),
+    query_id: z.uuid(),
+    running_job_id: z.string().nullable().meta({ description: "The warehouse's job id, once the job started" }),
+    status: z.enum(QUERY_JOB_STATUSES),
+    error_result: jsonObject.nullable().meta({ description: 'A FAILED job: `{reason, message}`' }),
+    error_details: jsonObject.nullable().meta({ description: 'A FAILED job: `{errors: [{reason, message}]}`' }),
+    created: timestamp,
+    started: timestamp.nullable(),
+    ended: timestamp.nullable(),
+    total_rows: z.number().int().nullable(),
+    total_bytes_processed: z.number().int().nullable(),
+    total_slot_ms: z.number().int().nullable().meta({ description: 'Elapsed milliseconds on DuckDB' }),
+    cache_hit: z.boolean().nullable(),
+    dml_stats: jsonObject.nullable(),
+    query_plan: jsonObject.nullable(),
+    timeline: jsonObject.nullable(),
+    destination_table: jsonObject.nullable(),
+    script_statistics: jsonObject.nullable(),
+    session_info: jsonObject.nullable(),
+    transaction_info: jsonObject.nullable(),
+    reservation_usage: jsonObject.nullable(),
+    num_dml_affected_rows: z.number().int().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    private_row_count: z.number().int().nullable(),
+    exports: z.array(queryExportSchema),
+  })
+  .meta({ id: 'QueryJob' });
+
+export type QueryJobResponse = z.input<typeof queryJobSchema>;
+
+export const queryJobList = z.object({ query_jobs: z.array(queryJobSchema) }).meta({ id: 'QueryJobList' });
+
+export const queryJobParams = idParams('job_id');
+
+export const queryJobListQuery = z.strictObject(paginationQuery({ defaultLimit: 100, maxLimit: 1000, offsetName: 'skip' }));
+
+export const resultPageQuery = z.strictObject({
+  page: queryInteger({ min: 1, default: 1, description: 'Page number, from 1' }),
+  page_size: queryInteger({ min: 1, max: 200, default: 50, description: 'Rows per page' }),
+});
+
+export const resultPageSchema = z
+  .object({
+    rows: z.array(z.object({ data: jsonObject })),
+    columns: z.array(z.string()),
+    column_privacy: z.record(z.string(), z.enum(['public', 'private'])).meta({
+      description: "`private` for a column that comes from a private column of another tenant's table: its values are null",
+    }),
+    total_rows: z.number().int(),
+    page: z.number().int(),
+    page_size: z.number().int(),
+    total_pages: z.number().int(),
+  })
+  .meta({ id: 'QueryResultPage' });
+
+export type ResultPageResponse = z.input<typeof resultPageSchema>;

@@ -1,0 +1,144 @@
+import { ConflictError, NotFoundError } from '@repo/errors';
+import type { Actor } from '../access/index.js';
+import type { ResultColumn } from '../adapters/warehouse/query/index.js';
+import { findReachableProject } from '../associations/access.js';
+import type { Database, Transaction } from '../database.js';
+import type { Deps } from '../deps.js';
+import { toQueryExportResponse } from '../exports/service.js';
+import type { QueryExport, QueryJob } from '../generated/prisma/client.js';
+import { findQuery } from '../queries/service.js';
+import { requireQuotaLeft } from '../quota/service.js';
+import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import type { QueryJobResponse, ResultPageResponse } from './schemas.js';
+import { pageBounds, resultsUnavailable } from './states.js';
+
+export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine'>;
+
+const STATISTICS = [
+  'dml_stats',
+  'query_plan',
+  'timeline',
+  'script_statistics',
+  'session_info',
+  'transaction_info',
+  'reservation_usage',
+] as const;
+
+const toNumber = (value: bigint | null) => (value === null ? null : Number(value));
+
+export function toQueryJobResponse(job: QueryJob & { exports: QueryExport[] }): QueryJobResponse {
+  const statistics = (job.statistics ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  return {
+    id: job.id,
+    tenant_id: job.tenantId,
+    query_id: job.queryId,
+    running_job_id: job.startedAt ? job.id : null,
+    status: job.status,
+    error_result: job.errorResult as Record<string, unknown> | null,
+    error_details: job.errorDetails as Record<string, unknown> | null,
+    created: iso(job.createdAt),
+    started: isoOrNull(job.startedAt),
+    ended: isoOrNull(job.endedAt),
+    total_rows: toNumber(job.totalRows),
+    total_bytes_processed: toNumber(job.totalBytesProcessed),
+    total_slot_ms: toNumber(job.totalSlotMs),
+    cache_hit: job.cacheHit,
+    ...(Object.fromEntries(STATISTICS.map((name) => [name, statistics[name] ?? null])) as Record<
+      (typeof STATISTICS)[number],
+      null
+    >),
+    destination_table: job.destinationTable as Record<string, unknown> | null,
+    num_dml_affected_rows: toNumber(job.numDmlAffectedRows),
+    created_at: iso(job.createdAt),
+    updated_at: iso(job.updatedAt),
+    private_row_count: toNumber(job.privateRowCount),
+    exports: job.exports.map(toQueryExportResponse),
+  };
+}
+
+const withExports = { exports: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }] } };
+
+/** A job of the actor's tenant; 404 otherwise. */
+export async function findQueryJob(db: Database | Transaction, actor: Pick<Actor, 'tenantId'>, jobId: string) {
+  const job = await db.queryJob.findFirst({ where: { id: jobId, tenantId: actor.tenantId }, include: withExports });
+  if (!job) throw new NotFoundError('Query job not found');
+  return job;
+}
+
+/**
+ * Queues a run of a saved query: the text must be the saved one, the project still reachable and
+ * the tenant's quota not used up (checked under the tenant's usage lock). The job and its queue
+ * entry commit together.
+ */
+export async function runQuery(
+  deps: QueryJobDeps,
+  actor: Actor,
+  input: { query_id: string; query_text: string },
+): Promise<{ job_id: string }> {
+  const job = await deps.db.$transaction(async (tx) => {
+    const query = await findQuery(tx, actor, input.query_id);
+    if (query.queryText !== input.query_text) {
+      throw new ConflictError(
+        "query_text differs from the saved query's text: save it first (PATCH /api/v1/queries/{query_id}), then run it",
+      );
+    }
+    await findReachableProject(tx, actor, query.projectId);
+    await requireQuotaLeft(tx, deps.config, actor.tenantId);
+    const job = await tx.queryJob.create({
+      data: { tenantId: actor.tenantId, queryId: query.id, status: 'PENDING', queryText: query.queryText },
+    });
+    await deps.queue.send('query-job', { query_job_id: job.id }, { tx });
+    return job;
+  });
+  deps.queue.wake('query-job');
+  return { job_id: job.id };
+}
+
+export async function getQueryJob(db: Database, actor: Actor, jobId: string): Promise<QueryJobResponse> {
+  return toQueryJobResponse(await findQueryJob(db, actor, jobId));
+}
+
+/** The tenant's jobs, or one query's (404 for a query that is not the tenant's), newest first. */
+export async function listQueryJobs(
+  db: Database,
+  actor: Actor,
+  filter: { queryId?: string },
+  page: ListOptions,
+): Promise<{ query_jobs: QueryJobResponse[] }> {
+  if (filter.queryId) await findQuery(db, actor, filter.queryId);
+  const jobs = await db.queryJob.findMany({
+    where: { tenantId: actor.tenantId, ...(filter.queryId ? { queryId: filter.queryId } : {}) },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    skip: page.skip,
+    take: page.limit,
+    include: withExports,
+  });
+  return { query_jobs: jobs.map(toQueryJobResponse) };
+}
+
+/** A page of a DONE job's stored result (409 before); the query does not run again. */
+export async function resultPage(
+  deps: Pick<QueryJobDeps, 'db' | 'queryEngine'>,
+  actor: Actor,
+  jobId: string,
+  page: { page: number; page_size: number },
+): Promise<ResultPageResponse> {
+  const job = await findQueryJob(deps.db, actor, jobId);
+  const unavailable = resultsUnavailable(job.status);
+  if (unavailable) throw new ConflictError(unavailable);
+  const columns = job.resultColumns as unknown as ResultColumn[];
+  const totalRows = Number(job.totalRows);
+  const bounds = pageBounds(totalRows, page.page, page.page_size);
+  // Only a warehouse with an engine stores results (a DONE job from before a switch to BigQuery has none here).
+  if (!deps.queryEngine) throw new ConflictError('Stored results are read on the DuckDB warehouse only in this version');
+  const rows = bounds.limit > 0 ? await deps.queryEngine.readRows(job.id, columns, bounds) : [];
+  return {
+    rows: rows.map((data) => ({ data })),
+    columns: columns.map((column) => column.name),
+    column_privacy: Object.fromEntries(columns.map((column) => [column.name, column.private ? 'private' : 'public'])),
+    total_rows: totalRows,
+    page: page.page,
+    page_size: page.page_size,
+    total_pages: bounds.totalPages,
+  };
+}

@@ -1,0 +1,33 @@
+/** Query job states (contract.md) and what the worker and the API may do in each, pure. */
+export const QUERY_JOB_STATUSES = ['PENDING', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'] as const;
+export type QueryJobStatus = (typeof QUERY_JOB_STATUSES)[number];
+
+/** The worker runs a PENDING job, and a RUNNING one again when a retry follows a stopped attempt. */
+export function workerMayRun(status: QueryJobStatus): boolean {
+  return status === 'PENDING' || status === 'RUNNING';
+}
+
+/** Results are read, and exports made, from a DONE job only; the message says why not otherwise. */
+export function resultsUnavailable(status: QueryJobStatus): string | undefined {
+  switch (status) {
+    case 'DONE':
+      return undefined;
+    case 'PENDING':
+    case 'RUNNING':
+      return `The job is ${status}: its results are ready once it is DONE`;
+    case 'FAILED':
+    case 'CANCELLED':
+      return `The job is ${status}: it has no results`;
+  }
+}
+
+/** A result page's bounds: rows `offset` to `offset + limit`, and how many pages there are. */
+export function pageBounds(
+  totalRows: number,
+  page: number,
+  pageSize: number,
+): { offset: number; limit: number; totalPages: number } {
+  const totalPages = Math.ceil(totalRows / pageSize);
+  const offset = (page - 1) * pageSize;
+  return { offset, limit: Math.max(0, Math.min(pageSize, totalRows - offset)), totalPages };
+}

@@ -1,0 +1,209 @@
+import { NotFoundError, RateLimitedError } from '@repo/errors';
+import type { Actor } from '../access/index.js';
+import type { Config } from '../config.js';
+import type { Database, Transaction } from '../database.js';
+import { Prisma, type QueryQuota, type QueryUsage } from '../generated/prisma/client.js';
+import { iso } from '../shared/schemas.js';
+import {
+  charge,
+  costMicros,
+  formatUsd,
+  parseUsd,
+  quotaRefusal,
+  quotaStatus,
+  startOfUtcDay,
+  startOfUtcMonth,
+  type Usage,
+  usageAt,
+} from './rules.js';
+import type { CostHistoryItem, QuotaResponse, QuotaSummaryResponse, SetQuotaInput } from './schemas.js';
+
+type QuotaConfig = Pick<
+  Config,
+  'COLLAB_PRICE_PER_TIB_USD' | 'COLLAB_DEFAULT_DAILY_QUOTA_USD' | 'COLLAB_DEFAULT_MONTHLY_QUOTA_USD'
+>;
+
+const micros = (value: Prisma.Decimal) => parseUsd(value.toFixed(6))!;
+const decimal = (value: bigint) => new Prisma.Decimal(formatUsd(value));
+
+function usageOf(row: QueryUsage): Usage {
+  return {
+    dailyMicros: micros(row.dailyCostUsd),
+    monthlyMicros: micros(row.monthlyCostUsd),
+    lastResetDaily: row.lastResetDaily,
+    lastResetMonthly: row.lastResetMonthly,
+  };
+}
+
+function quotaOf(row: QueryQuota) {
+  return { dailyMicros: micros(row.dailyQuotaUsd), monthlyMicros: micros(row.monthlyQuotaUsd) };
+}
+
+/** The tenant's quota and usage rows, made with the configured defaults when missing. */
+async function ensureRows(db: Database | Transaction, config: QuotaConfig, tenantId: string, now: Date): Promise<void> {
+  await db.queryQuota.createMany({
+    data: [
+      {
+        tenantId,
+        dailyQuotaUsd: decimal(parseUsd(config.COLLAB_DEFAULT_DAILY_QUOTA_USD)!),
+        monthlyQuotaUsd: decimal(parseUsd(config.COLLAB_DEFAULT_MONTHLY_QUOTA_USD)!),
+      },
+    ],
+    skipDuplicates: true,
+  });
+  await db.queryUsage.createMany({
+    data: [{ tenantId, lastResetDaily: startOfUtcDay(now), lastResetMonthly: startOfUtcMonth(now) }],
+    skipDuplicates: true,
+  });
+}
+
+/**
+ * The tenant's usage row, locked until `tx` ends: runs and charges of one tenant take turns
+ * here, so a check and the charge it allows are never interleaved with another's.
+ */
+async function lockUsage(tx: Transaction, config: QuotaConfig, tenantId: string, now: Date) {
+  await ensureRows(tx, config, tenantId, now);
+  await tx.$queryRaw`SELECT 1 FROM query_usage WHERE tenant_id = ${tenantId}::uuid FOR UPDATE`;
+  const [usage, quota] = await Promise.all([
+    tx.queryUsage.findUniqueOrThrow({ where: { tenantId } }),
+    tx.queryQuota.findUniqueOrThrow({ where: { tenantId } }),
+  ]);
+  return { usage: usageAt(usageOf(usage), now), quota: quotaOf(quota) };
+}
+
+/** 429 with Retry-After when the tenant's daily or monthly quota is used up (checked under the usage lock). */
+export async function requireQuotaLeft(tx: Transaction, config: QuotaConfig, tenantId: string, now = new Date()): Promise<void> {
+  const refusal = await quotaLeft(tx, config, tenantId, now);
+  if (refusal) throw new RateLimitedError(refusal.message, refusal.retryAfterSeconds);
+}
+
+/** Why the tenant may not run a query now, if it may not (under the usage lock). */
+export async function quotaLeft(tx: Transaction, config: QuotaConfig, tenantId: string, now = new Date()) {
+  const { usage, quota } = await lockUsage(tx, config, tenantId, now);
+  return quotaRefusal(quotaStatus(quota, usage), now);
+}
+
+/** Records a DONE job's cost: in its tenant's usage (of the current UTC day and month) and in the cost history. */
+export async function chargeJob(
+  tx: Transaction,
+  config: QuotaConfig,
+  job: { tenantId: string; queryId: string; jobId: string; bytesProcessed: bigint },
+  now = new Date(),
+): Promise<bigint> {
+  const { usage } = await lockUsage(tx, config, job.tenantId, now);
+  const cost = costMicros(job.bytesProcessed, parseUsd(config.COLLAB_PRICE_PER_TIB_USD)!);
+  const charged = charge(usage, cost);
+  await tx.queryUsage.update({
+    where: { tenantId: job.tenantId },
+    data: {
+      dailyCostUsd: decimal(charged.dailyMicros),
+      monthlyCostUsd: decimal(charged.monthlyMicros),
+      lastResetDaily: charged.lastResetDaily,
+      lastResetMonthly: charged.lastResetMonthly,
+    },
+  });
+  await tx.queryCost.create({
+    data: {
+      tenantId: job.tenantId,
+      queryId: job.queryId,
+      queryJobId: job.jobId,
+      bytesProcessed: job.bytesProcessed,
+      costUsd: decimal(cost),
+    },
+  });
+  return cost;
+}
+
+function toQuotaResponse(row: QueryQuota): QuotaResponse {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    monthly_quota_usd: formatUsd(micros(row.monthlyQuotaUsd)),
+    daily_quota_usd: formatUsd(micros(row.dailyQuotaUsd)),
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+/** The actor's tenant's quota and its usage as of now (a new UTC day or month counts from 0). */
+export async function quotaSummary(
+  db: Database,
+  config: QuotaConfig,
+  actor: Actor,
+  now = new Date(),
+): Promise<QuotaSummaryResponse> {
+  await ensureRows(db, config, actor.tenantId, now);
+  const [usageRow, quotaRow] = await Promise.all([
+    db.queryUsage.findUniqueOrThrow({ where: { tenantId: actor.tenantId } }),
+    db.queryQuota.findUniqueOrThrow({ where: { tenantId: actor.tenantId } }),
+  ]);
+  const usage = usageAt(usageOf(usageRow), now);
+  const status = quotaStatus(quotaOf(quotaRow), usage);
+  return {
+    quota: toQuotaResponse(quotaRow),
+    usage: {
+      id: usageRow.id,
+      tenant_id: usageRow.tenantId,
+      daily_cost_usd: formatUsd(usage.dailyMicros),
+      monthly_cost_usd: formatUsd(usage.monthlyMicros),
+      last_reset_daily: iso(usage.lastResetDaily),
+      last_reset_monthly: iso(usage.lastResetMonthly),
+      created_at: iso(usageRow.createdAt),
+      updated_at: iso(usageRow.updatedAt),
+    },
+    daily_remaining_usd: formatUsd(status.dailyRemainingMicros),
+    monthly_remaining_usd: formatUsd(status.monthlyRemainingMicros),
+    daily_percentage_used: status.dailyPercentageUsed,
+    monthly_percentage_used: status.monthlyPercentageUsed,
+    is_daily_quota_exceeded: status.dailyExceeded,
+    is_monthly_quota_exceeded: status.monthlyExceeded,
+  };
+}
+
+/** The actor's tenant's job costs, newest first. */
+export async function costHistory(
+  db: Database,
+  actor: Actor,
+  page: { page: number; page_size: number },
+): Promise<{ items: CostHistoryItem[]; total: number; page: number; page_size: number }> {
+  const where = { tenantId: actor.tenantId };
+  const [rows, total] = await Promise.all([
+    db.queryCost.findMany({
+      where,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      skip: (page.page - 1) * page.page_size,
+      take: page.page_size,
+    }),
+    db.queryCost.count({ where }),
+  ]);
+  return {
+    items: rows.map((row) => ({
+      id: row.id,
+      tenant_id: row.tenantId,
+      query_id: row.queryId,
+      bytes_processed: Number(row.bytesProcessed),
+      cost_usd: formatUsd(micros(row.costUsd)),
+      created_at: iso(row.createdAt),
+    })),
+    total,
+    page: page.page,
+    page_size: page.page_size,
+  };
+}
+
+/** A platform operator sets a live tenant's quotas (404 for a tenant that does not exist or is deleted). */
+export async function setQuota(
+  db: Database,
+  config: QuotaConfig,
+  input: SetQuotaInput,
+  now = new Date(),
+): Promise<QuotaResponse> {
+  const tenant = await db.tenant.findFirst({ where: { id: input.tenant_id, archivedAt: null } });
+  if (!tenant) throw new NotFoundError('Tenant not found');
+  await ensureRows(db, config, tenant.id, now);
+  const row = await db.queryQuota.update({
+    where: { tenantId: tenant.id },
+    data: { dailyQuotaUsd: decimal(input.daily_quota_usd), monthlyQuotaUsd: decimal(input.monthly_quota_usd) },
+  });
+  return toQuotaResponse(row);
+}

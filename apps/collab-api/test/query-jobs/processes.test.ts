@@ -1,0 +1,101 @@
+/**
+ * kill -9 in the middle of a query job, in a real server process: after the warehouse stored the
+ * result (before the job was recorded DONE and charged), and after that transaction committed
+ * (before pg-boss heard the job finished). A restart on the same database and data folder ends
+ * the job DONE with its whole result, charged exactly once.
+ */
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
+import { mintLocalToken } from '../../src/auth/index.js';
+import { createDatabaseClient, type Database } from '../../src/database.js';
+import { migrationsDir } from '../../src/paths.js';
+import { bootstrapTenant } from '../../src/tenants/bootstrap.js';
+import { TEST_SECRET } from '../context.js';
+import { client, start } from '../service-process.js';
+
+jest.setTimeout(300_000);
+
+const ROWS = 1000;
+const CSV = `id,name\n${Array.from({ length: ROWS }, (_, i) => `${i},name ${i}`).join('\n')}\n`;
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+describe('kill -9 during a query job, then a restart', () => {
+  let database: ScratchDatabase;
+  let dataDir: string;
+  let db: Database;
+  let token: string;
+  let env: Record<string, string>;
+  let query: { id: string; text: string };
+  // One table of ROWS rows and one saved query for both cases, made by a process of their own.
+  beforeAll(async () => {
+    database = await createScratchDatabase({ label: 'collab_query_crash', migrationsDir });
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'collab-query-crash-'));
+    db = createDatabaseClient(database.url, 2);
+    await bootstrapTenant(db, { tenantName: 'Crash', adminEmail: 'admin@crash.test', adminName: 'Admin', adminSub: 'idp|crash' });
+    token = mintLocalToken({ secret: TEST_SECRET, sub: 'idp|crash' });
+    env = { DATABASE_URL: database.url, DATA_DIR: dataDir };
+    const setup = await start(env);
+    const api = client(setup.url, token);
+    const { tableId, datasetName, projectId } = await api.table();
+    const load = await api.upload(tableId, CSV);
+    await until(
+      async () => (await api.call('GET', `/load_job/${load.body.id}`)).body.status,
+      (status) => status === 'Completed',
+      'the load job',
+    );
+    const text = `SELECT count(*) AS n, sum(id) AS total FROM ${datasetName}.T`;
+    const saved = await api.call('POST', '/api/v1/queries', { project_id: projectId, query_text: text });
+    expect(saved.status).toBe(201);
+    query = { id: saved.body.id, text };
+    expect(await setup.stop()).toBe(0);
+  });
+  afterAll(async () => {
+    await db.$disconnect();
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it.each(['query_job:result-stored', 'query_job:done'])(
+    'at %s: the job ends DONE with its whole result, charged once',
+    async (point) => {
+      const doomed = await start({ ...env, TEST_CRASH_POINT: point });
+      const exited = once(doomed.child, 'exit');
+      const run = await client(doomed.url, token).call('POST', '/api/v1/queries/run', {
+        query_id: query.id,
+        query_text: query.text,
+      });
+      expect(run.status).toBe(202);
+      const jobId = String(run.body.job_id);
+      expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
+
+      const restarted = await start(env);
+      try {
+        const restartedApi = client(restarted.url, token);
+        const job = await until(
+          async () => (await restartedApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body,
+          (body) => body.status !== 'PENDING' && body.status !== 'RUNNING',
+          'the query job',
+        );
+        expect(job).toMatchObject({ status: 'DONE', total_rows: 1 });
+        const results = (await restartedApi.call('GET', `/api/v1/query-jobs/${jobId}/results`)).body;
+        expect(results).toMatchObject({ total_rows: 1, rows: [{ data: { n: ROWS, total: (ROWS * (ROWS - 1)) / 2 } }] });
+        expect(await db.queryCost.count({ where: { queryJobId: jobId } })).toBe(1);
+        expect(await restarted.stop()).toBe(0);
+      } finally {
+        if (restarted.child.exitCode === null) await restarted.stop();
+      }
+    },
+  );
+});

@@ -1,0 +1,178 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+import {
+  analyzeQuery,
+  catalogKey,
+  QueryRefused,
+  type ReadableCatalog,
+  singleStatement,
+} from '../../src/adapters/warehouse/query/analyze.js';
+import { avroNames, uniqueNames } from '../../src/adapters/warehouse/query/duckdb.js';
+import { physicalNames } from '../../src/adapters/warehouse/index.js';
+import { exportFile } from '../../src/exports/service.js';
+import { pageBounds, resultsUnavailable, workerMayRun } from '../../src/query-jobs/states.js';
+import { charge, costMicros, formatUsd, parseUsd, quotaRefusal, quotaStatus, usageAt } from '../../src/quota/rules.js';
+
+describe('money', () => {
+  it('parses and formats decimal USD with 6 places', () => {
+    expect(parseUsd('6.25')).toBe(6_250_000n);
+    expect(parseUsd('0.000001')).toBe(1n);
+    expect(parseUsd('10')).toBe(10_000_000n);
+    for (const bad of ['-1', '1.1234567', '', '1e3', ' 1', '1.', '.5', 'NaN', '1\u0000']) expect(parseUsd(bad)).toBeUndefined();
+    expect(formatUsd(6_250_000n)).toBe('6.250000');
+    expect(formatUsd(1n)).toBe('0.000001');
+    expect(formatUsd(0n)).toBe('0.000000');
+  });
+
+  it('prices bytes per TiB, rounded half up to the micro-dollar', () => {
+    const tib = 2n ** 40n;
+    expect(costMicros(tib, 6_250_000n)).toBe(6_250_000n);
+    expect(costMicros(tib / 2n, 6_250_000n)).toBe(3_125_000n);
+    expect(costMicros(0n, 6_250_000n)).toBe(0n);
+    // 1 MiB at 6.25 USD/TiB is 5.96e-6 USD: 6 micro-dollars.
+    expect(costMicros(2n ** 20n, 6_250_000n)).toBe(6n);
+    // 10^15 bytes are 909.49 TiB: 5,684.341886 USD.
+    expect(costMicros(10n ** 15n, 6_250_000n)).toBe(5_684_341_886n);
+  });
+});
+
+describe('quota', () => {
+  const usage = {
+    dailyMicros: 5n,
+    monthlyMicros: 50n,
+    lastResetDaily: new Date('2026-11-23T00:00:00Z'),
+    lastResetMonthly: new Date('2026-11-01T00:00:00Z'),
+  };
+
+  it('starts the day and the month again at UTC midnight', () => {
+    expect(usageAt(usage, new Date('2026-11-23T23:59:59.999Z'))).toEqual(usage);
+    expect(usageAt(usage, new Date('2026-11-24T00:00:00Z'))).toEqual({
+      ...usage,
+      dailyMicros: 0n,
+      lastResetDaily: new Date('2026-11-24T00:00:00Z'),
+    });
+    expect(usageAt(usage, new Date('2026-12-01T00:00:00Z'))).toEqual({
+      dailyMicros: 0n,
+      monthlyMicros: 0n,
+      lastResetDaily: new Date('2026-12-01T00:00:00Z'),
+      lastResetMonthly: new Date('2026-12-01T00:00:00Z'),
+    });
+    expect(charge(usage, 7n)).toMatchObject({ dailyMicros: 12n, monthlyMicros: 57n });
+  });
+
+  it('is used up once the usage reaches it; a quota of 0 allows nothing', () => {
+    expect(quotaStatus({ dailyMicros: 10n, monthlyMicros: 100n }, { dailyMicros: 5n, monthlyMicros: 100n })).toEqual({
+      dailyRemainingMicros: 5n,
+      monthlyRemainingMicros: 0n,
+      dailyPercentageUsed: 50,
+      monthlyPercentageUsed: 100,
+      dailyExceeded: false,
+      monthlyExceeded: true,
+    });
+    expect(quotaStatus({ dailyMicros: 0n, monthlyMicros: 3n }, { dailyMicros: 0n, monthlyMicros: 1n })).toMatchObject({
+      dailyExceeded: true,
+      dailyPercentageUsed: 100,
+      monthlyPercentageUsed: 33.33,
+    });
+    expect(
+      quotaStatus({ dailyMicros: 10n, monthlyMicros: 10n }, { dailyMicros: 16n, monthlyMicros: 16n }).dailyRemainingMicros,
+    ).toBe(0n);
+  });
+
+  it('says why a run is refused and when to try again', () => {
+    const now = new Date('2026-11-23T23:00:00Z');
+    const ok = quotaStatus({ dailyMicros: 10n, monthlyMicros: 10n }, { dailyMicros: 1n, monthlyMicros: 1n });
+    expect(quotaRefusal(ok, now)).toBeUndefined();
+    const daily = quotaStatus({ dailyMicros: 1n, monthlyMicros: 10n }, { dailyMicros: 1n, monthlyMicros: 1n });
+    expect(quotaRefusal(daily, now)).toEqual({ message: expect.stringMatching(/daily/), retryAfterSeconds: 3600 });
+    const monthly = quotaStatus({ dailyMicros: 10n, monthlyMicros: 1n }, { dailyMicros: 1n, monthlyMicros: 1n });
+    expect(quotaRefusal(monthly, now)).toEqual({
+      message: expect.stringMatching(/monthly/),
+      retryAfterSeconds: 3600 + 7 * 86_400,
+    });
+  });
+});
+
+describe('job states and pages', () => {
+  it('runs PENDING and interrupted RUNNING jobs only; results of DONE jobs only', () => {
+    expect(['PENDING', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'].map((s) => workerMayRun(s as never))).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
+    expect(resultsUnavailable('DONE')).toBeUndefined();
+    expect(resultsUnavailable('RUNNING')).toMatch(/once it is DONE/);
+    expect(resultsUnavailable('FAILED')).toMatch(/no results/);
+  });
+
+  it('bounds pages', () => {
+    expect(pageBounds(1000, 1, 200)).toEqual({ offset: 0, limit: 200, totalPages: 5 });
+    expect(pageBounds(1001, 6, 200)).toEqual({ offset: 1000, limit: 1, totalPages: 6 });
+    expect(pageBounds(1000, 7, 200)).toEqual({ offset: 1200, limit: 0, totalPages: 5 });
+    expect(pageBounds(0, 1, 50)).toEqual({ offset: 0, limit: 0, totalPages: 0 });
+    expect(pageBounds(10_000_000, 50_000, 200)).toEqual({ offset: 9_999_800, limit: 200, totalPages: 50_000 });
+  });
+
+  it('names columns and files', () => {
+    expect(uniqueNames(['a', 'A', 'a', '', 'b'])).toEqual(['a', 'A_2', 'a_3', 'column', 'b']);
+    expect(avroNames(['count_star()', '1st', 'ok', 'ok'])).toEqual(['count_star__', '_1st', 'ok', 'ok_2']);
+    expect(exportFile('CSV', 'GZIP')).toEqual({ extension: 'csv.gz', contentType: 'application/gzip' });
+    expect(exportFile('JSON', 'DEFLATE')).toEqual({ extension: 'json.deflate', contentType: 'application/zlib' });
+    expect(exportFile('PARQUET', 'GZIP').extension).toBe('parquet');
+    expect(exportFile('AVRO', 'DEFLATE').extension).toBe('avro');
+  });
+});
+
+describe('the SQL guard (DuckDB parses, the rules are pure)', () => {
+  let duck: DuckDBInstance;
+  const ids = { datasetId: '01a209a3-8860-74eb-93e3-3e5b5f32290a', tableId: '01a209a3-8879-7269-8cc5-65c132e568d9' };
+  const catalog: ReadableCatalog = new Map([
+    [
+      catalogKey('HR', 'People'),
+      {
+        ref: ids,
+        columns: [
+          { name: 'name', type: 'STRING', repeated: false, masked: false },
+          { name: 'salary', type: 'INT64', repeated: false, masked: true },
+        ],
+      },
+    ],
+    [catalogKey('dup', 'x'), null],
+  ]);
+
+  beforeAll(async () => {
+    duck = await DuckDBInstance.create(':memory:');
+  });
+  afterAll(() => duck.closeSync());
+
+  async function analyze(sql: string) {
+    const connection = await duck.connect();
+    try {
+      const serialized = String(
+        (await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql])).getRows()[0]![0],
+      );
+      return analyzeQuery(singleStatement(serialized), catalog, physicalNames);
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  it('rewrites readable tables to their physical names and follows masked columns', async () => {
+    const result = await analyze('SELECT name, salary + 1 AS s, count(*) OVER () FROM hr.people');
+    expect(result.masked).toEqual([false, true, false]);
+    expect(result.read.get('hr.people')).toEqual(new Set(['name', 'salary']));
+    expect(JSON.stringify(result.tree)).toContain(physicalNames(ids).table);
+    expect((await analyze('SELECT count(*) AS n FROM hr.people')).read.size).toBe(0);
+  });
+
+  it('refuses what is not a readable table, with a reason', async () => {
+    await expect(analyze('SELECT * FROM dup.x')).rejects.toThrow(/ambiguous/);
+    await expect(analyze('SELECT * FROM hr.other')).rejects.toThrow(QueryRefused);
+    await expect(analyze("SELECT * FROM read_parquet('x')")).rejects.toThrow(/Table functions/);
+    await expect(analyze("SELECT nextval('s')")).rejects.toThrow(/nextval is not allowed/);
+    await expect(analyze('SELECT 1; SELECT 2')).rejects.toThrow(/exactly one SELECT/);
+    await expect(analyze('SELECT FROM WHERE')).rejects.toThrow(/could not be parsed/);
+    await expect(analyze('VACUUM')).rejects.toThrow(/Only a SELECT/);
+  });
+});
