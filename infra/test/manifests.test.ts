@@ -42,9 +42,16 @@ function only<T extends Manifest>(manifests: Manifest[], kind: string): T {
   return found[0] as T;
 }
 
-function appContainer(template: PodTemplate, service: ServiceUnderTest): Container {
-  const container = template.spec.containers.find((c) => c.name === service.name);
-  if (!container) throw new Error(`no container named ${service.name}`);
+function deploymentNamed(manifests: Manifest[], name: string): Deployment {
+  const found = manifests.filter((m): m is Deployment => m.kind === 'Deployment' && m.metadata.name === name);
+  if (found.length !== 1) throw new Error(`expected one Deployment ${name}, found ${found.length}`);
+  return found[0]!;
+}
+
+/** The container named after its Deployment: the one that runs the app. */
+function appContainer(template: PodTemplate, name: string): Container {
+  const container = template.spec.containers.find((c) => c.name === name);
+  if (!container) throw new Error(`no container named ${name}`);
   return container;
 }
 
@@ -101,6 +108,52 @@ function quantity(value: string): number {
 /** The parsed settings the checks read (httpSettings and storageSettings in packages/config). */
 type Settings = { PORT: number; HOST: string; SHUTDOWN_TIMEOUT_MS: number; DATA_DIR?: string };
 
+/** A Deployment that runs the service's app, with its container and the settings that container gets. */
+function workloadOf(manifests: Manifest[], name: string, service: ServiceUnderTest, secretExample: Secret) {
+  const deployment = deploymentNamed(manifests, name);
+  const template = deployment.spec.template;
+  const container = appContainer(template, name);
+  const settings = settingsOf(container, manifests, service);
+  const config = loadConfig(service.configSchema, environmentOf(settings, secretExample)) as Settings;
+  return { deployment, template, container, settings, config };
+}
+
+// The rules every Deployment of an app is held to, the API's and the worker's alike.
+
+function expectEachSettingOnce(settings: [string, Setting][], schemaKeys: string[]): void {
+  const names = settings.map(([name]) => name);
+  expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
+  expect([...names].sort()).toEqual(schemaKeys);
+  // The name on both sides makes a failure say which setting is wrong.
+  for (const [name, setting] of settings) {
+    expect({ name, fromSecret: setting.source === 'secret' }).toEqual({ name, fromSecret: isSecretSetting(name) });
+  }
+}
+
+function expectWritableDirs(template: PodTemplate, container: Container, config: Settings, service: ServiceUnderTest): void {
+  const emptyDirs = new Set(template.spec.volumes?.filter((v) => v.emptyDir).map((v) => v.name));
+  const writable = (container.volumeMounts ?? []).filter((m) => emptyDirs.has(m.name)).map((m) => m.mountPath);
+  expect(writable).toContain('/tmp');
+  if ('DATA_DIR' in service.configSchema.shape) expect(writable).toContain(config.DATA_DIR);
+}
+
+function expectProbesOnPort(container: Container, port: number): void {
+  for (const probe of [container.livenessProbe, container.readinessProbe]) {
+    expect(probe?.httpGet?.path).toMatch(/^\//);
+    expect(probePort(probe, container)).toBe(port);
+  }
+}
+
+/** Seconds of the container's preStop pause (`sleep <seconds>`); 0 without a preStop hook. */
+function preStopPause(container: Container): number {
+  const command = container.lifecycle?.preStop?.exec?.command;
+  if (!command) return 0;
+  const [sleep, seconds] = command;
+  expect(sleep).toBe('sleep');
+  expect(Number(seconds)).toBeGreaterThan(0);
+  return Number(seconds);
+}
+
 describe.each(services)('$name', (service) => {
   const { PORT: defaultPort } = loadConfig(z.object({ PORT: service.configSchema.shape.PORT }), {});
   // Settings named TEST_* exist for the test suites only (crash points, trusted test hosts); no
@@ -109,16 +162,16 @@ describe.each(services)('$name', (service) => {
     .filter((name) => !name.startsWith('TEST_'))
     .sort();
   const secretExample = readSecretExample(service.name);
+  const { worker } = service;
+  const deploymentNames = [service.name, ...(worker ? [worker.name] : [])];
 
   describe.each(['base', 'overlays/dev'])('kustomization %s', (variant) => {
     const manifests = kustomizeBuild(k8sDir(service.name, variant));
-    const deployment = only<Deployment>(manifests, 'Deployment');
-    const template = deployment.spec.template;
-    const container = appContainer(template, service);
-    const settings = settingsOf(container, manifests, service);
-    const config = loadConfig(service.configSchema, environmentOf(settings, secretExample)) as Settings;
+    const { deployment, template, container, settings, config } = workloadOf(manifests, service.name, service, secretExample);
 
     it('names the Deployment after the service, and runs the image built by its Dockerfile', () => {
+      const names = manifests.filter((m) => m.kind === 'Deployment').map((m) => m.metadata.name);
+      expect(names.sort()).toEqual([...deploymentNames].sort());
       expect(deployment.metadata.name).toBe(service.name);
       expect(imageName(container.image)).toBe(service.name);
       expect(existsSync(dockerfilePath(imageName(container.image)))).toBe(true);
@@ -140,21 +193,12 @@ describe.each(services)('$name', (service) => {
     });
 
     it('sets exactly the settings the app reads, each once, secrets from Secrets only', () => {
-      const names = settings.map(([name]) => name);
-      expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
-      expect([...names].sort()).toEqual(schemaKeys);
-      // The name on both sides makes a failure say which setting is wrong.
-      for (const [name, setting] of settings) {
-        expect({ name, fromSecret: setting.source === 'secret' }).toEqual({ name, fromSecret: isSecretSetting(name) });
-      }
+      expectEachSettingOnce(settings, schemaKeys);
     });
 
     it('gives settings that the app accepts, as the deployment needs them', () => {
       expect(config).toMatchObject(service.deployedSettings);
-      const emptyDirs = new Set(template.spec.volumes?.filter((v) => v.emptyDir).map((v) => v.name));
-      const writable = (container.volumeMounts ?? []).filter((m) => emptyDirs.has(m.name)).map((m) => m.mountPath);
-      expect(writable).toContain('/tmp');
-      if ('DATA_DIR' in service.configSchema.shape) expect(writable).toContain(config.DATA_DIR);
+      expectWritableDirs(template, container, config, service);
     });
 
     it('runs the entry point its Dockerfile names', () => {
@@ -165,18 +209,14 @@ describe.each(services)('$name', (service) => {
     });
 
     it('has liveness and readiness probes on its HTTP port', () => {
-      for (const probe of [container.livenessProbe, container.readinessProbe]) {
-        expect(probe?.httpGet?.path).toMatch(/^\//);
-        expect(probePort(probe, container)).toBe(defaultPort);
-      }
+      expectProbesOnPort(container, defaultPort);
     });
 
     it('drains before it stops: a preStop pause, then SHUTDOWN_TIMEOUT_MS, both within the grace period', () => {
-      const [sleep, seconds] = container.lifecycle?.preStop?.exec?.command ?? [];
-      expect(sleep).toBe('sleep');
-      expect(Number(seconds)).toBeGreaterThan(0);
-      const needed = Number(seconds) + config.SHUTDOWN_TIMEOUT_MS / 1000;
-      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThan(needed);
+      // Behind the Service: the pause lets the endpoint removal reach every load balancer first.
+      const pause = preStopPause(container);
+      expect(pause).toBeGreaterThan(0);
+      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThan(pause + config.SHUTDOWN_TIMEOUT_MS / 1000);
     });
 
     it('is scaled on CPU by a HorizontalPodAutoscaler that alone sets the replica count', () => {
@@ -247,6 +287,57 @@ describe.each(services)('$name', (service) => {
     it('references Secrets by name only: the Secret itself is not a resource', () => {
       expect(manifests.filter((m) => m.kind === 'Secret')).toEqual([]);
     });
+
+    if (worker) {
+      describe(`worker Deployment ${worker.name}`, () => {
+        const workload = workloadOf(manifests, worker.name, service, secretExample);
+        const ownSettings = ([name]: [string, Setting]) => !(name in worker.deployedSettings);
+
+        it("runs the API's image and entry point", () => {
+          expect(workload.container.image).toBe(container.image);
+          expect([...(workload.container.command ?? []), ...(workload.container.args ?? [])]).toEqual([
+            ...(container.command ?? []),
+            ...(container.args ?? []),
+          ]);
+        });
+
+        it("gets the API's settings from the same ConfigMaps and Secret keys, but for its own", () => {
+          expect(workload.container.envFrom).toEqual(container.envFrom);
+          expect(Object.fromEntries(workload.settings.filter(ownSettings))).toEqual(
+            Object.fromEntries(settings.filter(ownSettings)),
+          );
+          expect(workload.config).toMatchObject({ ...service.deployedSettings, ...worker.deployedSettings });
+          expectWritableDirs(workload.template, workload.container, workload.config, service);
+        });
+
+        it('sets exactly the settings the app reads, each once, secrets from Secrets only', () => {
+          expectEachSettingOnce(workload.settings, schemaKeys);
+        });
+
+        it('has liveness and readiness probes on its HTTP port, and gets no requests: neither selector matches its pods', () => {
+          expect((workload.container.ports ?? []).map((p) => p.containerPort)).toEqual([defaultPort]);
+          expect(workload.config.PORT).toBe(defaultPort);
+          expectProbesOnPort(workload.container, defaultPort);
+          const labels = workload.template.metadata?.labels;
+          expect(labels).toMatchObject(workload.deployment.spec.selector.matchLabels);
+          expect(labels).not.toMatchObject(only<Service>(manifests, 'Service').spec.selector);
+          expect(labels).not.toMatchObject(deployment.spec.selector.matchLabels);
+          expect(template.metadata?.labels).not.toMatchObject(workload.deployment.spec.selector.matchLabels);
+        });
+
+        it("stops within its grace period: the probe server's close, then the jobs' stop, SHUTDOWN_TIMEOUT_MS each at most", () => {
+          // No Service routes to it, so a preStop pause is not needed; one would count too.
+          const needed = preStopPause(workload.container) + (2 * workload.config.SHUTDOWN_TIMEOUT_MS) / 1000;
+          expect(workload.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(needed);
+        });
+
+        it('has a fixed replica count, which no HorizontalPodAutoscaler changes', () => {
+          expect(workload.deployment.spec.replicas).toBeGreaterThanOrEqual(1);
+          const autoscalers = manifests.filter((m): m is HorizontalPodAutoscaler => m.kind === 'HorizontalPodAutoscaler');
+          expect(autoscalers.filter((hpa) => hpa.spec.scaleTargetRef.name === worker.name)).toEqual([]);
+        });
+      });
+    }
   });
 
   describe('dev overlay', () => {
@@ -282,10 +373,13 @@ describe.each(services)('$name', (service) => {
 
     it("runs on the project's Node as the non-root user the pods run as, listening on all interfaces in production mode", () => {
       expect(dockerfile.runtime.from).toBe(`node:${nodeMajor}-slim`);
-      const deployment = only<Deployment>(kustomizeBuild(k8sDir(service.name, 'base')), 'Deployment');
+      const manifests = kustomizeBuild(k8sDir(service.name, 'base'));
       const uid = Number(dockerfile.runtime.user?.split(':')[0]);
       expect(uid).toBeGreaterThan(0);
-      expect(deployment.spec.template.spec.securityContext?.runAsUser).toBe(uid);
+      for (const name of deploymentNames) {
+        const { runAsUser } = deploymentNamed(manifests, name).spec.template.spec.securityContext ?? {};
+        expect({ deployment: name, runAsUser }).toEqual({ deployment: name, runAsUser: uid });
+      }
       expect(dockerfile.runtime.env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0' });
       expect(dockerfile.runtime.expose).toEqual([defaultPort]);
     });
@@ -310,14 +404,13 @@ describe.each(services)('$name', (service) => {
     });
     afterAll(() => running.close());
 
-    it('answer 200 from the app itself', async () => {
-      const container = appContainer(
-        only<Deployment>(kustomizeBuild(k8sDir(service.name, 'base')), 'Deployment').spec.template,
-        service,
-      );
+    it.each(deploymentNames)('answer 200 from the app that %s runs', async (name) => {
+      const container = appContainer(deploymentNamed(kustomizeBuild(k8sDir(service.name, 'base')), name).spec.template, name);
+      const app = name === service.name ? running.app : running.workerApp;
+      if (!app) throw new Error(`start() builds no app for ${name}`);
       const paths = [container.livenessProbe, container.readinessProbe].map((probe) => probe?.httpGet?.path ?? '');
       for (const probePath of new Set(paths)) {
-        expect({ probePath, status: (await request(running.app).get(probePath)).status }).toEqual({ probePath, status: 200 });
+        expect({ probePath, status: (await request(app).get(probePath)).status }).toEqual({ probePath, status: 200 });
       }
     });
   });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { createLogger, createMetrics } from '@repo/http';
 import { configSchema as collabApiConfig } from '../../apps/collab-api/src/config.js';
+import { buildWorkerApp as collabWorkerApp } from '../../apps/collab-api/src/worker.js';
 import { createTestContext as collabApiContext } from '../../apps/collab-api/test/context.js';
 import { configSchema as inboxApiConfig } from '../../apps/inbox-api/src/config.js';
 import { createTestContext as inboxApiContext } from '../../apps/inbox-api/test/context.js';
@@ -28,8 +29,13 @@ export interface ServiceUnderTest {
   deployedSettings: Record<string, unknown>;
   /** Whether a migration Job migrates its database before the pods use it. */
   migrates: boolean;
-  /** The app built in this process, as its own tests build it, to request the probe paths from. */
-  start(): Promise<{ app: RequestListener; close(): Promise<void> }>;
+  /**
+   * A second Deployment that runs the same image and entry point with the same settings but for
+   * `deployedSettings`, which it sets itself (collab-api's background worker); not behind the Service.
+   */
+  worker?: { name: string; deployedSettings: Record<string, unknown> };
+  /** The app built in this process, as its own tests build it, to request the probe paths from; and the worker's. */
+  start(): Promise<{ app: RequestListener; workerApp?: RequestListener; close(): Promise<void> }>;
 }
 
 export const services: ServiceUnderTest[] = [
@@ -43,9 +49,20 @@ export const services: ServiceUnderTest[] = [
   {
     name: 'collab-api',
     configSchema: collabApiConfig,
-    deployedSettings: { HOST: '0.0.0.0', MIGRATE_ON_START: false },
+    // BigQuery loads files from Cloud Storage, and jobs run in collab-worker, not in the API's pods.
+    deployedSettings: {
+      HOST: '0.0.0.0',
+      MIGRATE_ON_START: false,
+      COLLAB_WAREHOUSE: 'bigquery',
+      STORAGE_BACKEND: 'gcs',
+      COLLAB_WORKER: 'off',
+    },
     migrates: true,
-    start: () => collabApiContext(),
+    worker: { name: 'collab-worker', deployedSettings: { COLLAB_WORKER: 'only' } },
+    start: async () => {
+      const context = await collabApiContext();
+      return { app: context.app, workerApp: collabWorkerApp(context.deps), close: () => context.close() };
+    },
   },
   {
     name: 'inbox-mcp',
