@@ -88,7 +88,10 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
     schedule: false,
     registerInstance: false,
     supervise: options.supervise,
+    // The monitor pass is what fails a job whose heartbeat stopped (its process died); by default
+    // it runs once a minute, so a dead process's job would wait that long on top of the heartbeat.
     superviseIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 4)),
+    monitorIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 4)),
   });
   boss.on('error', (error: unknown) => options.logger.error({ err: error }, 'background jobs: pg-boss error'));
   boss.on('warning', (warning: unknown) => options.logger.warn({ warning }, 'background jobs: pg-boss warning'));
