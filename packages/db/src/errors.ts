@@ -3,7 +3,7 @@ interface UniqueViolationMeta {
   /** Prisma's own engine: the constraint's columns (or, on some databases, its name). */
   target?: unknown;
   /** A driver adapter (adapter-pg): the table and the index that refused the row. */
-  driverAdapterError?: { cause?: { table?: unknown; constraint?: { index?: unknown; fields?: unknown } } };
+  driverAdapterError?: { cause?: { kind?: unknown; table?: unknown; constraint?: { index?: unknown; fields?: unknown } } };
 }
 
 /**
@@ -13,10 +13,14 @@ interface UniqueViolationMeta {
  * `<table>_<columns>_key` by default (schema.prisma names no unique index otherwise).
  */
 export function isUniqueViolation(error: unknown, columns?: string[]): boolean {
-  if (typeof error !== 'object' || error === null || (error as { code?: unknown }).code !== 'P2002') return false;
-  if (!columns) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
   const meta = ((error as { meta?: unknown }).meta ?? {}) as UniqueViolationMeta;
   const cause = meta.driverAdapterError?.cause;
+  // A raw query ($queryRaw, $executeRaw) fails with P2010, "raw query failed", carrying the adapter's cause.
+  const raw = code === 'P2010' && cause?.kind === 'UniqueConstraintViolation';
+  if (code !== 'P2002' && !raw) return false;
+  if (!columns) return true;
   const fields = Array.isArray(meta.target) ? meta.target : cause?.constraint?.fields;
   if (Array.isArray(fields)) return fields.join('\0') === columns.join('\0');
   const index = cause?.constraint?.index ?? meta.target;

@@ -31,6 +31,15 @@ describe('isUniqueViolation', () => {
     expect(isUniqueViolation(adapterError('users', 'users_pkey'), ['id'])).toBe(false);
   });
 
+  it("knows the violation of a raw query (P2010 with the adapter's cause), and no other raw query failure", () => {
+    const raw = { ...adapterError('messages', 'messages_inbox_id_direction_provider_message_id_key'), code: 'P2010' };
+    expect(isUniqueViolation(raw)).toBe(true);
+    expect(isUniqueViolation(raw, ['inbox_id', 'direction', 'provider_message_id'])).toBe(true);
+    expect(isUniqueViolation(raw, ['provider_message_id'])).toBe(false);
+    const syntax = { code: 'P2010', meta: { driverAdapterError: { cause: { originalCode: '42601', kind: 'postgres' } } } };
+    expect(isUniqueViolation(syntax)).toBe(false);
+  });
+
   it('reads the columns when the driver or the engine lists them', () => {
     const listed = { code: 'P2002', meta: { driverAdapterError: { cause: { constraint: { fields: ['a', 'b'] } } } } };
     expect(isUniqueViolation(listed, ['a', 'b'])).toBe(true);
