@@ -1,8 +1,10 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlClient } from '@repo/storage';
-import { PrismaClient } from './generated/prisma/client.js';
+import { type Prisma, PrismaClient } from './generated/prisma/client.js';
 
 export type Database = PrismaClient;
+/** The client inside `$transaction(async (tx) => ...)`. */
+export type Transaction = Prisma.TransactionClient;
 
 export function createDatabaseClient(url: string, poolSize: number): Database {
   return new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolSize }) });

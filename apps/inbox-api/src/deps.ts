@@ -3,15 +3,22 @@ import { type CrashPoint, crashPoints, generatedSecret } from '@repo/config';
 import type { Logger, Metrics } from '@repo/http';
 import { connectRedis, createRateLimit, type RateLimit } from '@repo/rate-limit';
 import { createObjectStorage, type ObjectStorage } from '@repo/storage';
+import { createLanguageModel, type LanguageModel } from './adapters/llm/index.js';
 import { createMailTransport, type MailTransport } from './adapters/mail/index.js';
 import type { Config } from './config.js';
 import { type Database, sqlClientOf } from './database.js';
+import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { type ContentPool, createContentPool } from './messages/content/index.js';
 import { deliverLocally, type LocalDeliveryDeps, resumeLocalDelivery } from './messages/local-delivery.js';
 import { defaultDataDir } from './paths.js';
+import { type SummaryRequests, summaryRequests } from './summaries/service.js';
 
 /** Bodies smaller than this are rendered and cleaned inline: a few milliseconds at most (see bench/content.ts). */
 const CONTENT_INLINE_BELOW_BYTES = 4 * 1024;
+/** An idle worker looks for jobs this often; summaries wait INBOX_SUMMARY_DEBOUNCE_SECONDS anyway. */
+const JOB_POLL_SECONDS = 2;
+/** A running job reports it is alive this often; one quiet for this long (its process died) is retried. */
+const JOB_HEARTBEAT_SECONDS = 30;
 
 /** Everything the app talks to, built by createDeps (for server.ts and tests) and passed to buildApp. */
 export interface Deps {
@@ -27,6 +34,12 @@ export interface Deps {
   crashPoint: CrashPoint;
   /** Signs the download links of attachments the app serves itself (local and database storage). */
   downloadSecret: string;
+  /** Background jobs (pg-boss in the app's database); server.ts runs them. */
+  jobs: JobQueue;
+  /** Writes thread summaries; unset while LLM_PROVIDER is. */
+  languageModel: LanguageModel | undefined;
+  /** Queues a thread's summary with the message that changes it. */
+  summaries: SummaryRequests;
   limits: {
     /** Requests per minute per API key (per client address when the API is open). */
     requests: RateLimit;
@@ -44,8 +57,14 @@ export interface Deps {
  */
 export async function createDeps(
   config: Config,
-  base: { db: Database; logger: Logger; metrics: Metrics },
+  base: {
+    db: Database;
+    logger: Logger;
+    metrics: Metrics;
+    /** The embedded database's when DATABASE_URL is unset (pg-boss connects on its own). */ databaseUrl: string;
+  },
 ): Promise<{ deps: Deps; close: () => Promise<void> }> {
+  const { db, logger, metrics } = base;
   const dataDir = config.DATA_DIR ?? defaultDataDir;
   const downloadSecret = config.INBOX_DOWNLOAD_URL_SECRET ?? (await generatedDownloadSecret(dataDir, base.logger));
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL) : undefined;
@@ -56,6 +75,20 @@ export async function createDeps(
     inlineBelowBytes: CONTENT_INLINE_BELOW_BYTES,
   });
   const crashPoint = crashPoints(config.TEST_CRASH_POINT);
+  const languageModel = createLanguageModel(config);
+  const jobs = createJobQueue({
+    databaseUrl: base.databaseUrl,
+    embedded: !config.DATABASE_URL,
+    logger: base.logger,
+    pollSeconds: JOB_POLL_SECONDS,
+    heartbeatSeconds: JOB_HEARTBEAT_SECONDS,
+    supervise: true,
+  });
+  const summaries = summaryRequests({
+    jobs,
+    enabled: languageModel !== undefined,
+    debounceSeconds: config.INBOX_SUMMARY_DEBOUNCE_SECONDS,
+  });
   const delivery: LocalDeliveryDeps = {
     db: base.db,
     crashPoint,
@@ -63,6 +96,7 @@ export async function createDeps(
     content,
     emailDomain: config.INBOX_EMAIL_DOMAIN,
     leaseSeconds: config.INBOX_SEND_LEASE_SECONDS,
+    summaries,
   };
   const mailer = createMailTransport(config, {
     localDelivery: { deliver: (mail) => deliverLocally(delivery, mail), resume: (mail) => resumeLocalDelivery(delivery, mail) },
@@ -91,8 +125,24 @@ export async function createDeps(
     }),
   };
   return {
-    deps: { ...base, config, storage, mailer, content, crashPoint, downloadSecret, limits },
+    deps: {
+      db,
+      logger,
+      metrics,
+      config,
+      storage,
+      mailer,
+      content,
+      crashPoint,
+      downloadSecret,
+      jobs,
+      languageModel,
+      summaries,
+      limits,
+    },
     close: async () => {
+      // Jobs still running get no grace here: server.ts stops the worker first, with its grace.
+      await jobs.stop(0);
       await mailer.close();
       await content.close();
       await redis?.quit();

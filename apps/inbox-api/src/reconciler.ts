@@ -1,4 +1,5 @@
 import type { Logger } from '@repo/http';
+import { type Periodic, startPeriodic } from '@repo/jobs';
 import type { Deps } from './deps.js';
 import { removeInbox } from './inboxes/service.js';
 import { removeAbandonedObjects } from './messages/attachments.js';
@@ -43,38 +44,15 @@ async function finishInboxDeletions(deps: ReconcilerDeps): Promise<number> {
   return pending.length;
 }
 
-export interface Reconciler {
-  /** Waits for the round under way, and runs no more. */
-  stop(): Promise<void>;
-}
-
 /**
  * Runs reconcile now and then every `intervalSeconds` (never two rounds at once); 0: once. A
  * failed round is logged, and the next one tries again.
  */
-export function startReconciler(deps: ReconcilerDeps, options: { intervalSeconds: number }): Reconciler {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let round: Promise<void> = Promise.resolve();
-  const run = () => {
-    round = reconcile(deps)
-      .then((report) => logReport(deps.logger, report))
-      .catch((error: unknown) => deps.logger.error({ err: error }, 'reconciliation failed'))
-      .finally(() => {
-        if (!stopped && options.intervalSeconds > 0) {
-          timer = setTimeout(run, options.intervalSeconds * 1000);
-          timer.unref();
-        }
-      });
-  };
-  run();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await round;
-    },
-  };
+export function startReconciler(deps: ReconcilerDeps, options: { intervalSeconds: number }): Periodic {
+  return startPeriodic(async () => logReport(deps.logger, await reconcile(deps)), {
+    intervalSeconds: options.intervalSeconds,
+    onError: (error) => deps.logger.error({ err: error }, 'reconciliation failed'),
+  });
 }
 
 function logReport(logger: Logger, report: ReconcileReport): void {

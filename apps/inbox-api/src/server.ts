@@ -22,7 +22,12 @@ const connection = await connectDatabase({
   logger,
 });
 const db = createDatabaseClient(connection.url, connection.poolSize);
-const { deps, close } = await createDeps(config, { db, logger, metrics: createMetrics({ service: 'inbox-api' }) });
+const { deps, close } = await createDeps(config, {
+  db,
+  logger,
+  metrics: createMetrics({ service: 'inbox-api' }),
+  databaseUrl: connection.url,
+});
 
 // What a crash interrupted is put right at start-up (in the background), then every interval.
 const reconciler = startReconciler(
@@ -35,5 +40,20 @@ await serve(buildApp(deps), {
   logger,
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
-  onClose: [() => reconciler.stop(), close, () => db.$disconnect(), () => connection.close()],
+  onClose: [
+    // A summary being written gets the shutdown timeout to finish; one still running then is retried later.
+    () => deps.jobs.stop(config.SHUTDOWN_TIMEOUT_MS / 1000),
+    () => reconciler.stop(),
+    close,
+    () => db.$disconnect(),
+    () => connection.close(),
+  ],
 });
+// Summaries are the only background jobs: with LLM_PROVIDER unset nothing is queued, and pg-boss never connects.
+// Started once the server listens: pg-boss may first install its schema.
+if (deps.languageModel) {
+  deps.jobs.work(deps).then(
+    () => logger.info({ provider: deps.languageModel?.provider }, 'thread summaries: worker started'),
+    (error: unknown) => logger.error({ err: error }, 'thread summaries: the worker could not start; summaries wait'),
+  );
+}

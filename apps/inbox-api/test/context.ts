@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@repo/config';
+import { connectDatabase } from '@repo/db';
 import { createScratchDatabase } from '@repo/db/dev';
 import { createLogger, createMetrics } from '@repo/http';
 import { buildApp } from '../src/app.js';
@@ -38,6 +39,7 @@ async function contextOn(url: string, dataDir: string, env: Record<string, strin
     db,
     logger,
     metrics: createMetrics({ service: 'inbox-api', collectDefault: false }),
+    databaseUrl: url,
   });
   return {
     app: buildApp(deps),
@@ -59,3 +61,42 @@ async function contextOn(url: string, dataDir: string, env: Record<string, strin
 }
 
 export type TestContext = Awaited<ReturnType<typeof createTestContext>>;
+
+/**
+ * The app as server.ts runs it without DATABASE_URL: on the embedded database (PGlite, migrated,
+ * behind its socket server) in a data folder of its own. `env` as for createTestContext. Call in
+ * beforeAll (it takes a while); `close` removes the folder.
+ */
+export async function createEmbeddedTestContext(env: Record<string, string> = {}) {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-api-embedded-'));
+  const config = loadConfig(configSchema, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const logger = createLogger({ service: 'inbox-api', level: config.LOG_LEVEL });
+  const connection = await connectDatabase({
+    dataDir,
+    migrationsDir,
+    migrateOnStart: true,
+    poolSize: 10,
+    extensions: ['pg_trgm', 'btree_gin'],
+    logger,
+  });
+  const db = createDatabaseClient(connection.url, connection.poolSize);
+  const { deps, close } = await createDeps(config, {
+    db,
+    logger,
+    metrics: createMetrics({ service: 'inbox-api', collectDefault: false }),
+    databaseUrl: connection.url,
+  });
+  return {
+    app: buildApp(deps),
+    deps,
+    db,
+    async close() {
+      await close();
+      await db.$disconnect();
+      await connection.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type EmbeddedTestContext = Awaited<ReturnType<typeof createEmbeddedTestContext>>;

@@ -24,11 +24,8 @@ const receiveDeps = () => ({ ...ctx.deps, emailDomain: 'inbox.test', leaseSecond
 
 async function receive(fields: Partial<InboundMail>) {
   const record = await ctx.db.inbox.findUniqueOrThrow({ where: { id: inbox.id } });
-  const { message } = await receiveMessage(
-    receiveDeps(),
-    record,
-    mail(fields),
-    await ctx.deps.content.cleanMessage(mail(fields)),
+  const { message } = await receiveMessage(receiveDeps(), record, mail(fields), () =>
+    ctx.deps.content.cleanMessage(mail(fields)),
   );
   return message;
 }
@@ -59,7 +56,7 @@ beforeAll(async () => {
     receiveDeps(),
     await ctx.db.inbox.findUniqueOrThrow({ where: { id: elsewhere.id } }),
     mail({ subject: 'Invoice elsewhere' }),
-    { contentClean: 'Nothing special', preview: 'Nothing special' },
+    () => Promise.resolve({ contentClean: 'Nothing special', preview: 'Nothing special' }),
   );
 });
 afterAll(() => ctx.close());

@@ -1,6 +1,6 @@
 import type { OutboundMail } from '../adapters/mail/index.js';
 import { NotFoundError } from '@repo/errors';
-import type { ContentPool } from './content/index.js';
+import type { ContentPool, MessageContent } from './content/index.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
 import { outboundSize } from './records.js';
 
@@ -18,8 +18,9 @@ export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail
   const inboxes = await localRecipients(deps, mail);
   if (inboxes.length === 0) return;
   const size = outboundSize(mail);
-  // The same body for every recipient: cleaned once.
-  const content = await deps.content.cleanMessage(mail);
+  // The same body for every recipient: cleaned once, when one of them has not received it yet.
+  let cleaned: Promise<MessageContent> | undefined;
+  const content = () => (cleaned ??= deps.content.cleanMessage(mail));
   for (const inbox of inboxes) {
     try {
       await receiveMessage(

@@ -2,7 +2,7 @@ import type { CrashPoint } from '@repo/config';
 import { isUniqueViolation } from '@repo/db';
 import type { Database } from '../database.js';
 import type { Inbox, Message, Prisma } from '../generated/prisma/client.js';
-import { holdLiveInbox } from '../inboxes/service.js';
+import type { SummaryRequests } from '../summaries/service.js';
 import {
   chooseThread,
   newMessageId,
@@ -11,6 +11,7 @@ import {
   participantsOf,
   referencedMessageIds,
   SUBJECT_THREAD_WINDOW_DAYS,
+  type ThreadCandidate,
 } from '../threads/threading.js';
 import {
   type AttachmentFile,
@@ -44,6 +45,7 @@ export interface InboundMail {
 export interface ReceiveDeps extends AttachmentStore {
   emailDomain: string;
   crashPoint: CrashPoint;
+  summaries: SummaryRequests;
 }
 
 /** What the receiving side adds to a message: labels (`spam`, `unauthenticated`) and metadata (the provider's verdicts). */
@@ -52,11 +54,15 @@ export interface ReceiptNotes {
   metadata?: Prisma.InputJsonObject;
 }
 
+/** What a receipt answers with: the message stored, now or by an earlier delivery. */
+export type ReceivedMessage = Pick<Message, 'id' | 'threadId'>;
+
 /**
  * Stores an inbound message in `inbox`, in the thread chooseThread picks (references, then
  * subject; a new thread otherwise). A redelivery of a Message-ID already received stores nothing
  * and returns the message stored the first time, also when two deliveries race (the unique
- * constraint decides). `content` is the mail's content_clean and preview. The attachments are
+ * constraint decides). `content` gives the mail's content_clean and preview, asked for only when
+ * the mail is new (a redelivery is answered without cleaning it again). The attachments are
  * written first, journaled until the transaction that records the message commits: a crash
  * between leaves no message and no file. 404 when the inbox is being deleted.
  */
@@ -64,24 +70,22 @@ export async function receiveMessage(
   deps: ReceiveDeps,
   inbox: Inbox,
   mail: InboundMail,
-  content: MessageContent,
+  content: () => Promise<MessageContent>,
   notes: ReceiptNotes = {},
-): Promise<{ message: Message; duplicate: boolean }> {
+): Promise<{ message: ReceivedMessage; duplicate: boolean }> {
   const providerMessageId = parseMessageIds(mail.messageId)[0] ?? newMessageId(deps.emailDomain);
-  const existing = await findReceived(deps.db, inbox.id, providerMessageId);
-  if (existing) return { message: existing, duplicate: true };
-
   const timestamp = validDate(mail.date) ?? new Date();
-  const threadId = await threadFor(deps.db, inbox, { ...mail, messageId: providerMessageId, timestamp });
+  const place = await placeFor(deps.db, inbox, { ...mail, messageId: providerMessageId, timestamp });
+  if ('received' in place) return { message: place.received, duplicate: true };
+
+  const { contentClean, preview } = await content();
   const attachments = await storeAttachments(deps, inbox.id, mail.attachments);
   deps.crashPoint('receive:attachments-stored');
-  const { contentClean, preview } = content;
   try {
     const { message } = await deps.db.$transaction(async (tx) => {
-      await holdLiveInbox(tx, inbox.id);
       const record = await recordMessage(tx, {
         inboxId: inbox.id,
-        threadId,
+        threadId: place.threadId,
         direction: 'inbound',
         status: 'received',
         labels: notes.labels,
@@ -103,6 +107,7 @@ export async function receiveMessage(
         attachments,
       });
       await settlePendingObjects(tx, attachments);
+      await deps.summaries.request(tx, record.message.threadId);
       deps.crashPoint('receive:recorded');
       return record;
     });
@@ -121,47 +126,89 @@ export async function receiveMessage(
   }
 }
 
-function findReceived(db: Database, inboxId: string, providerMessageId: string): Promise<Message | null> {
+function findReceived(db: Database, inboxId: string, providerMessageId: string): Promise<ReceivedMessage | null> {
   return db.message.findUnique({
     where: { inboxId_direction_providerMessageId: { inboxId, direction: 'inbound', providerMessageId } },
+    select: { id: true, threadId: true },
   });
 }
 
-/** The thread the mail joins (threading.ts, chooseThread), from the inbox's messages and recent threads. */
-async function threadFor(
+/**
+ * Where the mail goes: the message the inbox already received under its Message-ID (a
+ * redelivery), or the thread it joins (threading.ts, chooseThread; undefined: a new one).
+ */
+async function placeFor(
   db: Database,
   inbox: Inbox,
   mail: InboundMail & { messageId: string; timestamp: Date },
-): Promise<string | undefined> {
+): Promise<{ received: ReceivedMessage } | { threadId: string | undefined }> {
   const ids = [...new Set([mail.messageId, ...referencedMessageIds(mail.inReplyTo, mail.references)])];
-  const known = await db.message.findMany({
-    where: { inboxId: inbox.id, providerMessageId: { in: ids } },
-    select: { providerMessageId: true, threadId: true },
-  });
-  const threadByMessageId = new Map(known.map((message) => [message.providerMessageId, message.threadId]));
-  const referenced = ids.map((id) => threadByMessageId.get(id));
-  const subjectKey = normalizeSubject(mail.subject);
-  const window = SUBJECT_THREAD_WINDOW_DAYS * 24 * 3600 * 1000;
-  const sameSubject =
-    referenced.some((threadId) => threadId !== undefined) || subjectKey === ''
-      ? []
-      : await db.thread.findMany({
-          where: {
-            inboxId: inbox.id,
-            subjectKey,
-            lastMessageAt: { gte: new Date(mail.timestamp.getTime() - window), lte: new Date(mail.timestamp.getTime() + window) },
-          },
-          orderBy: { lastMessageAt: 'desc' },
-          take: 20,
-          select: { id: true, lastMessageAt: true, participants: true },
-        });
-  return chooseThread({
-    referenced,
+  const { named, sameSubject } = await threadingFacts(db, inbox.id, ids, normalizeSubject(mail.subject), mail.timestamp);
+  const received = named.find((message) => message.direction === 'inbound' && message.providerMessageId === mail.messageId);
+  if (received) return { received };
+  const threadByMessageId = new Map(named.map((message) => [message.providerMessageId, message.threadId]));
+  const threadId = chooseThread({
+    referenced: ids.map((id) => threadByMessageId.get(id)),
     sameSubject,
     participants: participantsOf(mail),
     inboxAddress: inbox.emailAddress,
     date: mail.timestamp,
   });
+  return { threadId };
+}
+
+interface ThreadingRow {
+  id: string;
+  thread_id: string;
+  direction: string | null;
+  provider_message_id: string | null;
+  last_message_at: Date | null;
+  participants: string[] | null;
+}
+
+/**
+ * What threading reads, in one query (each round trip costs the busy server more than the
+ * reading): the inbox's messages with the given Message-IDs, both directions, and its 20 threads
+ * of the same subject active most recently within the window of `date` (none for an empty subject).
+ */
+async function threadingFacts(
+  db: Database,
+  inboxId: string,
+  messageIds: string[],
+  subjectKey: string,
+  date: Date,
+): Promise<{
+  named: (ReceivedMessage & { direction: string; providerMessageId: string })[];
+  sameSubject: ThreadCandidate[];
+}> {
+  const window = SUBJECT_THREAD_WINDOW_DAYS * 24 * 3600 * 1000;
+  const rows = await db.$queryRaw<ThreadingRow[]>`
+    SELECT id, thread_id, direction::text, provider_message_id, NULL::timestamptz AS last_message_at, NULL::text[] AS participants
+      FROM messages
+     -- Both directions named, so that the unique index (inbox_id, direction, provider_message_id)
+     -- finds the rows: without them, Postgres reads every message of the inbox.
+     WHERE inbox_id = ${inboxId}::uuid AND direction IN ('inbound', 'outbound')
+       AND provider_message_id = ANY(${messageIds}::text[])
+    UNION ALL
+    (SELECT id, id, NULL, NULL, last_message_at, participants
+       FROM threads
+      WHERE inbox_id = ${inboxId}::uuid AND subject_key = ${subjectKey} AND subject_key <> ''
+        AND last_message_at BETWEEN ${new Date(date.getTime() - window)}::timestamptz
+                                AND ${new Date(date.getTime() + window)}::timestamptz
+      ORDER BY last_message_at DESC
+      LIMIT 20)`;
+  return {
+    named: rows.flatMap((row) =>
+      row.direction === null || row.provider_message_id === null
+        ? []
+        : [{ id: row.id, threadId: row.thread_id, direction: row.direction, providerMessageId: row.provider_message_id }],
+    ),
+    sameSubject: rows.flatMap((row) =>
+      row.last_message_at === null || row.participants === null
+        ? []
+        : [{ id: row.id, lastMessageAt: row.last_message_at, participants: row.participants }],
+    ),
+  };
 }
 
 /** A Date header far in the future or unparseable is not trusted. */

@@ -1,6 +1,8 @@
+import { NotFoundError } from '@repo/errors';
 import type { OutboundMail } from '../adapters/mail/index.js';
 import type { Database } from '../database.js';
-import type { Attachment, Message, Prisma } from '../generated/prisma/client.js';
+import { type Attachment, type Message, Prisma } from '../generated/prisma/client.js';
+import { uuidv7 } from '../shared/ids.js';
 import { normalizeSubject, participantsOf } from '../threads/threading.js';
 import type { MessageResponse, SendResult } from './schemas.js';
 import { searchTextOf } from './search.js';
@@ -56,90 +58,139 @@ export function outboundSize(mail: Pick<OutboundMail, 'text' | 'html' | 'attachm
 
 /**
  * The one way a message is written, inbound or outbound: starts its thread or appends to it
- * (count, last activity and participants kept in step), then stores the message and its
- * attachment records. Call inside a transaction.
+ * (count, last activity and participants kept in step), then stores the message, its search row
+ * and its attachment records. One statement: each round trip costs the busy server more than the
+ * writing, and the thread's row, which every message of a busy thread locks, is then held only
+ * until the commit that follows. It holds the inbox as holdLiveInbox does: 404, and nothing
+ * written, when the inbox is being deleted. A message already stored under the same Message-ID
+ * and direction fails the unique constraint. Call inside a transaction.
  */
 export async function recordMessage(
   tx: Transaction,
   input: NewMessage,
 ): Promise<{ message: Message; attachments: Attachment[] }> {
   const now = new Date();
-  // A thread's last activity is its newest message's time: mail arriving late (out of order)
-  // does not move it back, and a Date header in the future does not move it ahead of now.
-  const activity = input.timestamp < now ? input.timestamp : now;
-  const participants = participantsOf({ from: input.from, to: input.to, cc: input.cc });
-  let threadId = input.threadId;
-  if (threadId) {
-    await tx.$executeRaw`
+  const message: Message = {
+    id: uuidv7(),
+    threadId: input.threadId ?? uuidv7(),
+    inboxId: input.inboxId,
+    direction: input.direction,
+    status: input.status,
+    leaseUntil: input.leaseUntil ?? null,
+    providerMessageId: input.providerMessageId,
+    subject: input.subject,
+    fromAddress: input.from,
+    toAddresses: input.to,
+    ccAddresses: input.cc,
+    // The API sends no blind copies, and inbound mail does not reveal them.
+    bccAddresses: [],
+    replyToAddresses: input.replyTo,
+    text: input.text,
+    html: input.html,
+    contentClean: input.contentClean,
+    preview: input.preview,
+    size: input.size,
+    inReplyTo: input.inReplyTo,
+    references: input.references,
+    labels: input.labels ?? [],
+    metadata: (input.metadata ?? {}) as Prisma.JsonObject,
+    timestamp: input.timestamp,
+    createdAt: now,
+  };
+  const attachments = input.attachments.map((attachment): Attachment => ({
+    ...attachment,
+    id: uuidv7(),
+    messageId: message.id,
+    inboxId: message.inboxId,
+    threadId: message.threadId,
+    createdAt: now,
+  }));
+  const searchText = searchTextOf({
+    subject: message.subject,
+    fromAddress: message.fromAddress,
+    text: message.text,
+    attachmentFilenames: attachments.map((attachment) => attachment.filename),
+  });
+  const [outcome] = await tx.$queryRaw<{ live: boolean; recorded: boolean }[]>`
+    WITH live AS (
+      SELECT id FROM inboxes WHERE id = ${message.inboxId}::uuid AND deleted_at IS NULL FOR SHARE
+    ), thread AS (${input.threadId ? appendToThread(message, now) : startThread(message, now)}
+    ), recorded AS (${insertMessage(message)}
+    ), search AS (
+      INSERT INTO message_search (message_id, inbox_id, thread_id, created_at, search_text)
+      SELECT id, inbox_id, thread_id, created_at, ${searchText} FROM recorded
+    ), files AS (${insertAttachments(attachments)}
+    )
+    SELECT EXISTS (SELECT FROM live) AS live, EXISTS (SELECT FROM recorded) AS recorded`;
+  if (!outcome?.live) throw new NotFoundError('Inbox not found', { inbox_id: message.inboxId });
+  // Threads go only with their inbox: a live inbox has every thread it ever had.
+  if (!outcome.recorded) throw new Error(`Thread ${message.threadId} of inbox ${message.inboxId} is missing`);
+  return { message, attachments };
+}
+
+/**
+ * A thread's last activity is its newest message's time: mail arriving late (out of order) does
+ * not move it back, and a Date header in the future does not move it ahead of now.
+ */
+function activityOf(message: Message, now: Date): Date {
+  return message.timestamp < now ? message.timestamp : now;
+}
+
+function participantsOfMessage(message: Message): string[] {
+  return participantsOf({ from: message.fromAddress, to: message.toAddresses, cc: message.ccAddresses });
+}
+
+/** `thread`'s part of recordMessage: the existing thread gains the message, once the inbox is held. */
+function appendToThread(message: Message, now: Date): Prisma.Sql {
+  return Prisma.sql`
       UPDATE threads
          SET message_count = message_count + 1,
-             last_message_at = GREATEST(last_message_at, ${activity}),
+             last_message_at = GREATEST(last_message_at, ${activityOf(message, now)}),
              participants = participants || ARRAY(
-               SELECT p FROM unnest(${participants}::text[]) WITH ORDINALITY AS added(p, n)
+               SELECT p FROM unnest(${participantsOfMessage(message)}::text[]) WITH ORDINALITY AS added(p, n)
                 WHERE NOT (p = ANY(participants)) ORDER BY n)
-       WHERE id = ${threadId}::uuid`;
-  } else {
-    const thread = await tx.thread.create({
-      data: {
-        inboxId: input.inboxId,
-        subject: input.subject,
-        subjectKey: normalizeSubject(input.subject),
-        lastMessageAt: activity,
-        messageCount: 1,
-        participants,
-      },
-    });
-    threadId = thread.id;
-  }
-  const message = await tx.message.create({
-    data: {
-      threadId,
-      inboxId: input.inboxId,
-      direction: input.direction,
-      status: input.status,
-      leaseUntil: input.leaseUntil,
-      metadata: input.metadata,
-      labels: input.labels,
-      providerMessageId: input.providerMessageId,
-      subject: input.subject,
-      fromAddress: input.from,
-      toAddresses: input.to,
-      ccAddresses: input.cc,
-      // The API sends no blind copies, and inbound mail does not reveal them.
-      bccAddresses: [],
-      replyToAddresses: input.replyTo,
-      text: input.text,
-      html: input.html,
-      contentClean: input.contentClean,
-      preview: input.preview,
-      size: input.size,
-      inReplyTo: input.inReplyTo,
-      references: input.references,
-      timestamp: input.timestamp,
-      createdAt: now,
-      search: {
-        create: {
-          inboxId: input.inboxId,
-          threadId,
-          createdAt: now,
-          searchText: searchTextOf({
-            subject: input.subject,
-            fromAddress: input.from,
-            text: input.text,
-            attachmentFilenames: input.attachments.map((attachment) => attachment.filename),
-          }),
-        },
-      },
-    },
-  });
-  const attachments = await Promise.all(
-    input.attachments.map((attachment) =>
-      tx.attachment.create({
-        data: { ...attachment, messageId: message.id, inboxId: input.inboxId, threadId: message.threadId, createdAt: now },
-      }),
-    ),
-  );
-  return { message, attachments };
+       WHERE id = ${message.threadId}::uuid AND EXISTS (SELECT FROM live)
+      RETURNING id`;
+}
+
+/** `thread`'s part of recordMessage: a new thread, started by the message. */
+function startThread(message: Message, now: Date): Prisma.Sql {
+  return Prisma.sql`
+      INSERT INTO threads (id, inbox_id, subject, subject_key, last_message_at, message_count, participants, created_at)
+      SELECT ${message.threadId}::uuid, id, ${message.subject}, ${normalizeSubject(message.subject)},
+             ${activityOf(message, now)}::timestamptz, 1, ${participantsOfMessage(message)}::text[], ${now}::timestamptz
+        FROM live
+      RETURNING id`;
+}
+
+function insertMessage(message: Message): Prisma.Sql {
+  return Prisma.sql`
+      INSERT INTO messages (id, thread_id, inbox_id, direction, status, lease_until, provider_message_id, subject,
+                            from_address, to_addresses, cc_addresses, bcc_addresses, reply_to_addresses, text, html,
+                            content_clean, preview, size, in_reply_to, "references", labels, metadata, timestamp, created_at)
+      SELECT ${message.id}::uuid, id, ${message.inboxId}::uuid, ${message.direction}::"MessageDirection",
+             ${message.status}::"MessageStatus", ${message.leaseUntil}::timestamptz, ${message.providerMessageId},
+             ${message.subject}, ${message.fromAddress}, ${message.toAddresses}::text[], ${message.ccAddresses}::text[],
+             ${message.bccAddresses}::text[], ${message.replyToAddresses}::text[], ${message.text}, ${message.html},
+             ${message.contentClean}, ${message.preview}, ${message.size}::int, ${message.inReplyTo}, ${message.references},
+             ${message.labels}::text[], ${JSON.stringify(message.metadata)}::jsonb, ${message.timestamp}::timestamptz,
+             ${message.createdAt}::timestamptz
+        FROM thread
+      RETURNING id, inbox_id, thread_id, created_at`;
+}
+
+function insertAttachments(attachments: Attachment[]): Prisma.Sql {
+  const column = <K extends keyof Attachment>(key: K) => attachments.map((attachment) => attachment[key]);
+  return Prisma.sql`
+      INSERT INTO attachments (id, message_id, inbox_id, thread_id, filename, content_type, size, disposition,
+                               storage_backend, storage_key, content_hash, created_at)
+      SELECT file.id, recorded.id, recorded.inbox_id, recorded.thread_id, file.filename, file.content_type, file.size,
+             file.disposition, file.storage_backend, file.storage_key, file.content_hash, recorded.created_at
+        FROM recorded,
+             unnest(${column('id')}::uuid[], ${column('filename')}::text[], ${column('contentType')}::text[],
+                    ${column('size')}::int[], ${column('disposition')}::text[], ${column('storageBackend')}::text[],
+                    ${column('storageKey')}::text[], ${column('contentHash')}::text[])
+               AS file(id, filename, content_type, size, disposition, storage_backend, storage_key, content_hash)`;
 }
 
 // Arrays that are empty mean "no such header": the API shows null, as the spec allows.

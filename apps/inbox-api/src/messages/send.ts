@@ -7,6 +7,7 @@ import type { MailTransport, OutboundMail, SentMail } from '../adapters/mail/ind
 import type { Database } from '../database.js';
 import type { Attachment, Message } from '../generated/prisma/client.js';
 import { findInbox, holdLiveInbox } from '../inboxes/service.js';
+import type { SummaryRequests } from '../summaries/service.js';
 import { findThread, latestMessage } from '../threads/service.js';
 import { newMessageId, replyHeaders } from '../threads/threading.js';
 import { type AttachmentFile, discardStoredObjects, settlePendingObjects, storeAttachments } from './attachments.js';
@@ -29,6 +30,7 @@ export interface SendDeps {
   emailDomain: string;
   maxAttachmentBytes: number;
   leaseSeconds: number;
+  summaries: SummaryRequests;
 }
 
 /**
@@ -104,6 +106,7 @@ export async function sendMessage(
       });
       if (keyed) await keyForMessage(tx, keyed, record.message.id);
       await settlePendingObjects(tx, stored);
+      await deps.summaries.request(tx, record.message.threadId);
       return record;
     });
   } catch (error) {

@@ -1,11 +1,35 @@
 import type { Logger } from '@repo/http';
 import type { LanguageModel } from '../adapters/llm/index.js';
-import type { Database } from '../database.js';
+import type { Database, Transaction } from '../database.js';
+import type { JobQueue } from '../jobs/queue.js';
 import { summaryRequest } from './prompt.js';
+
+/**
+ * Asks for a thread's summary to be written again, `debounceSeconds` after its newest message:
+ * queued in the transaction that records the message (so a crash loses neither), and while one
+ * request of the thread waits, another adds nothing. Does nothing while summaries are off.
+ */
+export interface SummaryRequests {
+  request(tx: Transaction, threadId: string): Promise<void>;
+}
+
+export function summaryRequests(options: { jobs: JobQueue; enabled: boolean; debounceSeconds: number }): SummaryRequests {
+  return {
+    async request(tx, threadId) {
+      if (!options.enabled) return;
+      await options.jobs.send(
+        'summarize-thread',
+        { thread_id: threadId },
+        { tx, key: threadId, delaySeconds: options.debounceSeconds },
+      );
+    },
+  };
+}
 
 export interface SummaryDeps {
   db: Database;
-  model: LanguageModel;
+  /** Unset while summaries are off (LLM_PROVIDER unset): requests queued before are dropped. */
+  languageModel: LanguageModel | undefined;
   logger: Logger;
 }
 
@@ -15,6 +39,8 @@ export interface SummaryDeps {
  * the job is retried with backoff.
  */
 export async function summarizeThread(deps: SummaryDeps, threadId: string): Promise<void> {
+  const model = deps.languageModel;
+  if (!model) return;
   const thread = await deps.db.thread.findFirst({
     where: { id: threadId, inbox: { deletedAt: null } },
     select: { id: true, subject: true },
@@ -26,7 +52,7 @@ export async function summarizeThread(deps: SummaryDeps, threadId: string): Prom
     select: { direction: true, fromAddress: true, contentClean: true, timestamp: true },
   });
   if (messages.length === 0) return;
-  const summary = await deps.model.complete(
+  const summary = await model.complete(
     summaryRequest({
       subject: thread.subject,
       messages: messages.map((message) => ({
@@ -39,5 +65,5 @@ export async function summarizeThread(deps: SummaryDeps, threadId: string): Prom
   );
   // updateMany: the thread may have gone while the model wrote.
   await deps.db.thread.updateMany({ where: { id: threadId }, data: { summary } });
-  deps.logger.debug({ threadId, provider: deps.model.provider }, 'thread summarised');
+  deps.logger.debug({ threadId, provider: model.provider }, 'thread summarised');
 }

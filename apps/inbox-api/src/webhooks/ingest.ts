@@ -1,9 +1,8 @@
 import { NotFoundError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import { Counter, type Registry } from 'prom-client';
-import type { ContentPool } from '../messages/content/index.js';
+import type { ContentPool, MessageContent } from '../messages/content/index.js';
 import { type ReceiveDeps, receiveMessage } from '../messages/receive.js';
-import { parseMessageIds } from '../threads/threading.js';
 import type { InboundDelivery } from './delivery.js';
 import { contentMessageId } from './mime.js';
 import { authenticationOf, judge } from './verdicts.js';
@@ -80,28 +79,14 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
   // Without a Message-ID, one derived from the content still recognises the provider's redelivery.
   const stored = { ...mail, messageId: mail.messageId ?? contentMessageId(mail, deps.emailDomain) };
   const messages: IngestResult['messages'] = [];
-  // A redelivery (providers retry) is answered without cleaning the body again.
-  const earlier = await deps.db.message.findMany({
-    where: {
-      inboxId: { in: inboxes.map((inbox) => inbox.id) },
-      direction: 'inbound',
-      providerMessageId: parseMessageIds(stored.messageId)[0] ?? '',
-    },
-    select: { id: true, inboxId: true, threadId: true },
-  });
-  for (const message of earlier) {
-    count('duplicate');
-    messages.push({ inbox_id: message.inboxId, message_id: message.id, thread_id: message.threadId, duplicate: true });
-  }
-  const pending = inboxes.filter((inbox) => !earlier.some((message) => message.inboxId === inbox.id));
-  if (pending.length === 0) return { messages, unrouted };
-
-  const content = await deps.content.cleanMessage({ html: mail.html, text: mail.text });
+  // Cleaned once for every inbox, and only when one of them has not received the mail before.
+  let cleaned: Promise<MessageContent> | undefined;
+  const content = () => (cleaned ??= deps.content.cleanMessage({ html: mail.html, text: mail.text }));
   const notes = {
     labels: verdict.labels,
     metadata: { authentication: { ...authenticationOf(delivery.provider, delivery.verdicts) } },
   };
-  for (const inbox of pending) {
+  for (const inbox of inboxes) {
     try {
       const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, notes);
       count(duplicate ? 'duplicate' : 'stored');

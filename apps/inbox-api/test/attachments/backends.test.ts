@@ -1,20 +1,9 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import request from 'supertest';
-import { loadConfig } from '@repo/config';
-import { connectDatabase } from '@repo/db';
-import { createLogger, createMetrics } from '@repo/http';
 import { describeObjectStorageContract } from '../../../../packages/storage/test/contract.js';
 import { type FakeGcs, startFakeGcs } from '../../../../packages/storage/test/fake-gcs.js';
-import { buildApp } from '../../src/app.js';
-import { configSchema } from '../../src/config.js';
-import { createDatabaseClient } from '../../src/database.js';
-import { createDeps } from '../../src/deps.js';
-import { migrationsDir } from '../../src/paths.js';
 import { reconcile } from '../../src/reconciler.js';
-import { createTestContext, type TestContext } from '../context.js';
+import { createEmbeddedTestContext, createTestContext, type EmbeddedTestContext, type TestContext } from '../context.js';
 import { download, pathOf, sendWithFiles, textFile } from './helpers.js';
 
 const sha256 = (data: Buffer) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
@@ -106,36 +95,14 @@ describe('STORAGE_BACKEND=database', () => {
 });
 
 describe('STORAGE_BACKEND=database on the embedded database (no DATABASE_URL)', () => {
-  // What server.ts does without DATABASE_URL: PGlite, migrated, one pooled connection.
-  let dataDir: string;
-  let connection: Awaited<ReturnType<typeof connectDatabase>>;
-  let db: ReturnType<typeof createDatabaseClient>;
-  let app: TestContext['app'];
-  let deps: Awaited<ReturnType<typeof createDeps>>;
+  let embedded: EmbeddedTestContext;
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-api-embedded-'));
-    const logger = createLogger({ service: 'inbox-api', level: 'silent' });
-    connection = await connectDatabase({
-      dataDir,
-      migrationsDir,
-      migrateOnStart: false,
-      poolSize: 10,
-      extensions: ['pg_trgm', 'btree_gin'],
-      logger,
-    });
-    db = createDatabaseClient(connection.url, connection.poolSize);
-    const config = loadConfig(configSchema, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', STORAGE_BACKEND: 'database' });
-    deps = await createDeps(config, { db, logger, metrics: createMetrics({ service: 'inbox-api', collectDefault: false }) });
-    app = buildApp(deps.deps);
+    embedded = await createEmbeddedTestContext({ STORAGE_BACKEND: 'database' });
   }, 120_000);
-  afterAll(async () => {
-    await deps.close();
-    await db.$disconnect();
-    await connection.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => embedded.close());
 
   it('stores, serves and reconciles attachments on its single connection', async () => {
+    const { app, deps, db } = embedded;
     const inbox = await createInbox(app, 'embedded');
     const content = randomBytes(256 * 1024);
     const sent = await sendWithFiles(app, {
@@ -148,12 +115,12 @@ describe('STORAGE_BACKEND=database on the embedded database (no DATABASE_URL)', 
     expect(Buffer.compare((await download(app, pathOf(url)).expect(200)).body as Buffer, content)).toBe(0);
 
     // Removing an abandoned object needs the connection the reconciler's own statements use.
-    await deps.deps.storage.put('inboxes/x/attachments/abandoned', Buffer.from('a'), { contentType: 'text/plain' });
+    await deps.storage.put('inboxes/x/attachments/abandoned', Buffer.from('a'), { contentType: 'text/plain' });
     await db.pendingObject.create({
       data: { storageKey: 'inboxes/x/attachments/abandoned', expiresAt: new Date(Date.now() - 1000) },
     });
-    expect((await reconcile({ ...deps.deps, leaseSeconds: 60 })).objects).toBe(1);
-    await expect(deps.deps.storage.get('inboxes/x/attachments/abandoned')).rejects.toMatchObject({ code: 'not_found' });
+    expect((await reconcile({ ...deps, leaseSeconds: 60 })).objects).toBe(1);
+    await expect(deps.storage.get('inboxes/x/attachments/abandoned')).rejects.toMatchObject({ code: 'not_found' });
   }, 60_000);
 });
 

@@ -1,0 +1,169 @@
+/**
+ * Thread summaries end to end: messages queue a pg-boss job in the transaction that records them,
+ * the worker writes the summary with the language model (an OpenAI-compatible loopback server that
+ * checks the request), a burst makes one call, a failing model is retried without slowing sends,
+ * and pg-boss runs on the embedded database too. Sharp edge: the worker polls every 2 s, so each
+ * wait below allows for a poll after the 1 s debounce.
+ */
+import request from 'supertest';
+import { createEmbeddedTestContext, createTestContext, type EmbeddedTestContext, type TestContext } from './context.js';
+import { type ReceivedRequest, startProvider } from './mail/helpers.js';
+
+type Provider = Awaited<ReturnType<typeof startProvider>>;
+type App = TestContext['app'];
+
+/** An OpenAI-compatible server that numbers its summaries, failing the first `failures` requests with 503. */
+async function startModel(options: { failures?: number } = {}) {
+  let failures = options.failures ?? 0;
+  let written = 0;
+  return startProvider((received) => {
+    const body = JSON.parse(received.body.toString('utf8')) as { model?: string; messages?: unknown[] };
+    if (received.path !== '/v1/chat/completions' || body.model !== 'test-model' || body.messages?.length !== 2) {
+      return { status: 400, body: { error: { message: 'not a chat completion request' } } };
+    }
+    if (failures > 0) {
+      failures -= 1;
+      return { status: 503, body: { error: { message: 'overloaded', type: 'server_error' } } };
+    }
+    written += 1;
+    return { status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: `Summary ${written}.` } }] } };
+  });
+}
+
+const llmEnv = (model: Provider) => ({
+  LLM_PROVIDER: 'openai',
+  LLM_BASE_URL: `${model.url}/v1`,
+  LLM_MODEL: 'test-model',
+  INBOX_SUMMARY_DEBOUNCE_SECONDS: '1',
+});
+
+const promptOf = (received: ReceivedRequest) =>
+  (JSON.parse(received.body.toString('utf8')) as { messages: { content: string }[] }).messages[1]!.content;
+
+async function startThread(app: App, username: string, bodies: string[]): Promise<string> {
+  const inbox = (await request(app).post('/v1/inboxes').send({ name: username, email_username: username }).expect(201)).body;
+  let threadId: string | undefined;
+  for (const body of bodies) {
+    const sent = await request(app)
+      .post('/v1/messages')
+      .send({ inbox_id: inbox.id, to: ['alex@example.com'], subject: 'Quarterly report', body, reply_to_thread_id: threadId })
+      .expect(201);
+    threadId = sent.body.thread_id as string;
+  }
+  return threadId!;
+}
+
+/** The thread's summary once it is `expected` (or any, when not given), or as it is after 20 s. */
+async function summaryOf(app: App, threadId: string, expected?: string): Promise<string | null> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const { summary } = (await request(app).get(`/v1/threads/${threadId}`).expect(200)).body as { summary: string | null };
+    if ((summary !== null && (expected === undefined || summary === expected)) || Date.now() > deadline) return summary;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('with LLM_PROVIDER set', () => {
+  let model: Provider;
+  let ctx: TestContext;
+  beforeAll(async () => {
+    model = await startModel();
+    ctx = await createTestContext(llmEnv(model));
+    await ctx.deps.jobs.work(ctx.deps);
+  });
+  afterAll(async () => {
+    await ctx.close();
+    await model.close();
+  });
+
+  it('writes one summary for a burst of messages, from all of them, and a new one after the next message', async () => {
+    const threadId = await startThread(ctx.app, 'burst', ['First: the numbers.', 'Second: the chart.', 'Third: the deadline.']);
+    expect((await request(ctx.app).get(`/v1/threads/${threadId}`)).body.summary).toBeNull();
+
+    expect(await summaryOf(ctx.app, threadId, 'Summary 1.')).toBe('Summary 1.');
+    expect(model.requests).toHaveLength(1);
+    const prompt = promptOf(model.requests[0]!);
+    expect(prompt).toContain('Subject: Quarterly report');
+    for (const text of ['First: the numbers.', 'Second: the chart.', 'Third: the deadline.']) expect(prompt).toContain(text);
+
+    const { inboxId } = await ctx.db.thread.findUniqueOrThrow({ where: { id: threadId } });
+    await request(ctx.app)
+      .post('/v1/messages')
+      .send({ inbox_id: inboxId, to: ['alex@example.com'], subject: 'Re', body: 'Fourth: done.', reply_to_thread_id: threadId })
+      .expect(201);
+    expect(await summaryOf(ctx.app, threadId, 'Summary 2.')).toBe('Summary 2.');
+    expect(promptOf(model.requests[1]!)).toContain('Fourth: done.');
+  });
+
+  it('lists the summary with the thread, and keeps threads apart', async () => {
+    const first = await startThread(ctx.app, 'apart-a', ['About apples.']);
+    const second = await startThread(ctx.app, 'apart-b', ['About pears.']);
+    const [a, b] = [await summaryOf(ctx.app, first), await summaryOf(ctx.app, second)];
+    expect([a, b].sort()).toEqual(['Summary 3.', 'Summary 4.']);
+    const inboxId = (await ctx.db.thread.findUniqueOrThrow({ where: { id: first } })).inboxId;
+    const listed = (await request(ctx.app).get(`/v1/threads?inbox_id=${inboxId}`).expect(200)).body.items as {
+      summary: string;
+    }[];
+    expect(listed.map((thread) => thread.summary)).toEqual([a]);
+  });
+});
+
+describe('a failing model', () => {
+  it('never slows or fails a send; the job waits for a retry', async () => {
+    const model = await startModel({ failures: 100 });
+    const ctx = await createTestContext(llmEnv(model));
+    try {
+      await ctx.deps.jobs.work(ctx.deps);
+      const threadId = await startThread(ctx.app, 'failing', ['Hello.']);
+      const deadline = Date.now() + 20_000;
+      let states: string[] = [];
+      while (Date.now() < deadline) {
+        const rows = await ctx.db.$queryRaw<{ state: string }[]>`
+          SELECT state::text FROM pgboss.job WHERE name = 'summarize-thread' AND singleton_key = ${threadId}`;
+        states = rows.map((row) => row.state);
+        if (states.includes('retry')) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(states).toEqual(['retry']);
+      expect(model.requests.length).toBeGreaterThanOrEqual(1);
+      expect((await request(ctx.app).get(`/v1/threads/${threadId}`)).body.summary).toBeNull();
+    } finally {
+      await ctx.close();
+      await model.close();
+    }
+  });
+});
+
+describe('with LLM_PROVIDER unset', () => {
+  it('leaves summary null and never connects pg-boss', async () => {
+    const ctx = await createTestContext();
+    try {
+      const threadId = await startThread(ctx.app, 'off', ['Hello.']);
+      expect((await request(ctx.app).get(`/v1/threads/${threadId}`)).body.summary).toBeNull();
+      const [schema] = await ctx.db.$queryRaw<{ exists: boolean }[]>`
+        SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'pgboss') AS exists`;
+      expect(schema!.exists).toBe(false);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('on the embedded database (no DATABASE_URL)', () => {
+  let model: Provider;
+  let embedded: EmbeddedTestContext;
+  beforeAll(async () => {
+    model = await startModel();
+    embedded = await createEmbeddedTestContext(llmEnv(model));
+    await embedded.deps.jobs.work(embedded.deps);
+  }, 120_000);
+  afterAll(async () => {
+    await embedded.close();
+    await model.close();
+  });
+
+  it('runs the summary job through pg-boss on PGlite', async () => {
+    const threadId = await startThread(embedded.app, 'embedded', ['Hello from PGlite.']);
+    expect(await summaryOf(embedded.app, threadId, 'Summary 1.')).toBe('Summary 1.');
+  });
+});
