@@ -68,7 +68,12 @@ export const readCsv: Reader = async (sql, file, options) => {
  * fit or record that cannot be read, with no list of problems: then readCsv, the staged way,
  * finds them. Answers the rows inserted.
  */
-export async function insertCsv(sql: Sql, file: string, table: string, options: ReaderOptions & { fields: Field[] }): Promise<number> {
+export async function insertCsv(
+  sql: Sql,
+  file: string,
+  table: string,
+  options: ReaderOptions & { fields: Field[] },
+): Promise<number> {
   const path = quotedString(file);
   const { header, headings, fields, columnOf } = await layout(sql, path, options);
   const types = headings.map((_, i) => {
