@@ -36,7 +36,13 @@ else
   if [ "$(major_of "$installed" || echo 0)" != "$wanted_major" ]; then
     echo "The machine's Node.js is $(node --version); installing Node.js $wanted_major from the npm registry under .tools/node"
     rm -rf .tools/node
-    npm install --prefix .tools/node --no-audit --no-fund --loglevel=error "node@$wanted_major"
+    # Installed outside the clone, then moved in: npm runs the package's install script with every
+    # enclosing node_modules/.bin on its PATH, and the workspace's (once installed) holds tools/node,
+    # which refuses the machine's older Node.
+    staging=$(mktemp -d)
+    npm install --prefix "$staging" --no-audit --no-fund --loglevel=error "node@$wanted_major"
+    mkdir -p .tools
+    mv "$staging" .tools/node
   fi
   # For the rest of this script: pnpm and the install scripts it runs use that Node too.
   PATH="$PWD/$(dirname "$installed"):$PATH"
