@@ -5,7 +5,7 @@
  * queries in the project too, as their own tenant, until the invitation ends.
  */
 import { as, createTestContext, type TestContext } from '../context.js';
-import { finished, queryFixture, type QueryFixture } from '../query-jobs/helpers.js';
+import { finished, ownerAndSharer, type QueryFixture } from '../query-jobs/helpers.js';
 import { approveAs, datasetRequest, inviteRequest } from './helpers.js';
 
 let ctx: TestContext;
@@ -17,19 +17,10 @@ const SHARED = 'SELECT name, salary, team FROM hr.people ORDER BY name';
 beforeAll(async () => {
   ctx = await createTestContext();
   await ctx.startWorker();
-  owner = await queryFixture(ctx, 'Owner', 'sales');
-  const orders = await owner.table('orders', [
-    { name: 'person', type: 'STRING' },
-    { name: 'margin', type: 'FLOAT64', private: true },
-  ]);
-  await owner.fill(orders, "INSERT INTO {table} VALUES ('ada', 0.5)");
-  sharer = await queryFixture(ctx, 'Sharer', 'hr');
-  const people = await sharer.table('people', [
-    { name: 'name', type: 'STRING' },
-    { name: 'salary', type: 'INT64', private: true },
-    { name: 'team', type: 'STRING' },
-  ]);
-  await sharer.fill(people, "INSERT INTO {table} VALUES ('ada', 100, 'x'), ('bob', 200, 'y')");
+  ({ owner, sharer } = await ownerAndSharer(ctx, {
+    orders: "INSERT INTO {table} VALUES ('ada', 0.5)",
+    people: "INSERT INTO {table} VALUES ('ada', 100, 'x'), ('bob', 200, 'y')",
+  }));
 }, 60_000);
 
 afterAll(() => ctx?.close());

@@ -110,3 +110,25 @@ export async function shareDataset(ctx: TestContext, parties: { owner: QueryFixt
     },
   });
 }
+
+/**
+ * Two tenants: Owner, whose project holds dataset `sales` with `orders(person, margin private)`,
+ * and Sharer, with dataset `hr` holding `people(name, salary private, team)`; each table filled by
+ * its INSERT (`{table}` is replaced by the table's name).
+ */
+export async function ownerAndSharer(ctx: TestContext, rows: { orders: string; people: string }) {
+  const owner = await queryFixture(ctx, 'Owner', 'sales');
+  const orders = await owner.table('orders', [
+    { name: 'person', type: 'STRING' },
+    { name: 'margin', type: 'FLOAT64', private: true },
+  ]);
+  await owner.fill(orders, rows.orders);
+  const sharer = await queryFixture(ctx, 'Sharer', 'hr');
+  const people = await sharer.table('people', [
+    { name: 'name', type: 'STRING' },
+    { name: 'salary', type: 'INT64', private: true },
+    { name: 'team', type: 'STRING' },
+  ]);
+  await sharer.fill(people, rows.people);
+  return { owner, sharer };
+}

@@ -1,5 +1,5 @@
 import { as, createTestContext, type TestContext } from '../context.js';
-import { finished, queryFixture, type QueryFixture, runToEnd, shareDataset } from './helpers.js';
+import { finished, ownerAndSharer, type QueryFixture, runToEnd, shareDataset } from './helpers.js';
 
 let ctx: TestContext;
 let owner: QueryFixture;
@@ -8,19 +8,10 @@ let sharer: QueryFixture;
 beforeAll(async () => {
   ctx = await createTestContext();
   await ctx.startWorker();
-  owner = await queryFixture(ctx, 'Owner', 'sales');
-  const orders = await owner.table('orders', [
-    { name: 'person', type: 'STRING' },
-    { name: 'margin', type: 'FLOAT64', private: true },
-  ]);
-  await owner.fill(orders, "INSERT INTO {table} VALUES ('ada', 0.5), ('bob', 0.25)");
-  sharer = await queryFixture(ctx, 'Sharer', 'hr');
-  const people = await sharer.table('people', [
-    { name: 'name', type: 'STRING' },
-    { name: 'salary', type: 'INT64', private: true },
-    { name: 'team', type: 'STRING' },
-  ]);
-  await sharer.fill(people, "INSERT INTO {table} VALUES ('ada', 100, 'x'), ('bob', NULL, 'y'), ('cy', 300, 'x')");
+  ({ owner, sharer } = await ownerAndSharer(ctx, {
+    orders: "INSERT INTO {table} VALUES ('ada', 0.5), ('bob', 0.25)",
+    people: "INSERT INTO {table} VALUES ('ada', 100, 'x'), ('bob', NULL, 'y'), ('cy', 300, 'x')",
+  }));
   await shareDataset(ctx, { owner, sharer });
 }, 60_000);
 
