@@ -66,8 +66,10 @@ try {
     const value = await work();
     return { ms: performance.now() - started, value };
   };
-  const runJob = async (text: string) => {
-    const query = await call('POST', '/api/v1/queries', { query_text: text, project_id: project.id });
+  const saveQuery = (text: string) => call('POST', '/api/v1/queries', { query_text: text, project_id: project.id });
+  /** Runs a saved query (saving it is not timed) and polls until the job is DONE. */
+  const runJob = async (query: { id: string; query_text?: unknown }) => {
+    const text = String(query.query_text);
     const jobId = String((await call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: text })).job_id);
     for (;;) {
       const job = await call('GET', `/api/v1/query-jobs/${jobId}`);
@@ -87,14 +89,16 @@ try {
   const query: number[] = [];
   for (let i = 0; i < 3; i += 1) {
     direct.push((await timed(() => duck.runAndReadAll(AGGREGATE.replace('bench.orders', physical)))).ms);
-    const { ms, value: job } = await timed(() => runJob(AGGREGATE));
+    const saved = await saveQuery(AGGREGATE);
+    const { ms, value: job } = await timed(() => runJob(saved));
     api.push(ms);
     queued.push(Date.parse(String(job.started)) - Date.parse(String(job.created)));
     running.push(Date.parse(String(job.ended)) - Date.parse(String(job.started)));
     query.push(Number(job.total_slot_ms));
   }
 
-  const full = await timed(() => runJob('SELECT * FROM bench.orders ORDER BY id'));
+  const everything = await saveQuery('SELECT * FROM bench.orders ORDER BY id');
+  const full = await timed(() => runJob(everything));
   const lastPage = Math.ceil(ROWS / PAGE_SIZE);
   const pageTimes = async (page: number) => {
     const times: number[] = [];
@@ -108,7 +112,7 @@ try {
   const firstP95 = await pageTimes(1);
   const lastP95 = await pageTimes(lastPage);
 
-  const exportJob = await runJob(`SELECT * FROM bench.orders ORDER BY id LIMIT ${EXPORT_ROWS}`);
+  const exportJob = await runJob(await saveQuery(`SELECT * FROM bench.orders ORDER BY id LIMIT ${EXPORT_ROWS}`));
   const exports: { format: string; seconds: number; duckdb?: number }[] = [];
   for (const format of ['CSV', 'JSON', 'PARQUET', 'AVRO']) {
     const { ms } = await timed(async () => {

@@ -26,7 +26,7 @@ type QuotaConfig = Pick<
 const micros = (value: Prisma.Decimal) => parseUsd(value.toFixed(6))!;
 const decimal = (value: bigint) => new Prisma.Decimal(formatUsd(value));
 
-function usageOf(row: QueryUsage): Usage {
+function usageOf(row: Pick<QueryUsage, 'dailyCostUsd' | 'monthlyCostUsd' | 'lastResetDaily' | 'lastResetMonthly'>): Usage {
   return {
     dailyMicros: micros(row.dailyCostUsd),
     monthlyMicros: micros(row.monthlyCostUsd),
@@ -35,7 +35,7 @@ function usageOf(row: QueryUsage): Usage {
   };
 }
 
-function quotaOf(row: QueryQuota) {
+function quotaOf(row: Pick<QueryQuota, 'dailyQuotaUsd' | 'monthlyQuotaUsd'>) {
   return { dailyMicros: micros(row.dailyQuotaUsd), monthlyMicros: micros(row.monthlyQuotaUsd) };
 }
 
@@ -57,18 +57,45 @@ async function ensureRows(db: Database | Transaction, config: QuotaConfig, tenan
   });
 }
 
+/** The tenant's usage row locked until `tx` ends, with its quota; none when either row is still to be made. */
+async function lockedUsageRow(tx: Transaction, tenantId: string) {
+  const [row] = await tx.$queryRaw<
+    {
+      daily_cost_usd: Prisma.Decimal;
+      monthly_cost_usd: Prisma.Decimal;
+      last_reset_daily: Date;
+      last_reset_monthly: Date;
+      daily_quota_usd: Prisma.Decimal;
+      monthly_quota_usd: Prisma.Decimal;
+    }[]
+  >`SELECT u.daily_cost_usd, u.monthly_cost_usd, u.last_reset_daily, u.last_reset_monthly, q.daily_quota_usd, q.monthly_quota_usd
+      FROM query_usage u JOIN query_quotas q ON q.tenant_id = u.tenant_id
+     WHERE u.tenant_id = ${tenantId}::uuid
+       FOR UPDATE OF u`;
+  return row;
+}
+
 /**
  * The tenant's usage row, locked until `tx` ends: runs and charges of one tenant take turns
- * here, so a check and the charge it allows are never interleaved with another's.
+ * here, so a check and the charge it allows are never interleaved with another's. One statement
+ * once the rows exist (every run and charge passes here).
  */
 async function lockUsage(tx: Transaction, config: QuotaConfig, tenantId: string, now: Date) {
-  await ensureRows(tx, config, tenantId, now);
-  await tx.$queryRaw`SELECT 1 FROM query_usage WHERE tenant_id = ${tenantId}::uuid FOR UPDATE`;
-  const [usage, quota] = await Promise.all([
-    tx.queryUsage.findUniqueOrThrow({ where: { tenantId } }),
-    tx.queryQuota.findUniqueOrThrow({ where: { tenantId } }),
-  ]);
-  return { usage: usageAt(usageOf(usage), now), quota: quotaOf(quota) };
+  let row = await lockedUsageRow(tx, tenantId);
+  if (!row) {
+    await ensureRows(tx, config, tenantId, now);
+    row = (await lockedUsageRow(tx, tenantId))!;
+  }
+  const usage = usageOf({
+    dailyCostUsd: row.daily_cost_usd,
+    monthlyCostUsd: row.monthly_cost_usd,
+    lastResetDaily: row.last_reset_daily,
+    lastResetMonthly: row.last_reset_monthly,
+  });
+  return {
+    usage: usageAt(usage, now),
+    quota: quotaOf({ dailyQuotaUsd: row.daily_quota_usd, monthlyQuotaUsd: row.monthly_quota_usd }),
+  };
 }
 
 /** 429 with Retry-After when the tenant's daily or monthly quota is used up (checked under the usage lock). */
