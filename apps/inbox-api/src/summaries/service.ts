@@ -10,11 +10,14 @@ import { summaryRequest } from './prompt.js';
  * request of the thread waits, another adds nothing. Does nothing while summaries are off.
  */
 export interface SummaryRequests {
+  /** Whether a request queues a job (summaries are on). */
+  enabled: boolean;
   request(tx: Transaction, threadId: string): Promise<void>;
 }
 
 export function summaryRequests(options: { jobs: JobQueue; enabled: boolean; debounceSeconds: number }): SummaryRequests {
   return {
+    enabled: options.enabled,
     async request(tx, threadId) {
       if (!options.enabled) return;
       await options.jobs.send(
