@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import request from 'supertest';
+import { prismaStatements } from '../src/database.js';
 import { settlePendingObjects } from '../src/messages/attachments.js';
 import { reconcile } from '../src/reconciler.js';
 import { createTestContext, type TestContext } from './context.js';
@@ -236,7 +237,7 @@ describe('the reconciler', () => {
       storageKey: key,
       contentHash: 'sha256:x',
     };
-    await expect(ctx.db.$transaction((tx) => settlePendingObjects(tx, [taken]))).rejects.toMatchObject({
+    await expect(ctx.db.$transaction((tx) => settlePendingObjects(prismaStatements(tx), [taken]))).rejects.toMatchObject({
       code: 'service_unavailable',
     });
     expect((await reconcileNow()).objects).toBe(1);

@@ -53,6 +53,21 @@ async function startThread(app: App, username: string, bodies: string[]): Promis
   return threadId!;
 }
 
+/** Inbound mail through the Mailgun webhook (unsigned in tests): recorded on pg's own transaction, with its summary job. */
+async function receiveMail(app: App, username: string, attachment?: string): Promise<string> {
+  const inbox = (await request(app).post('/v1/inboxes').send({ name: username, email_username: username }).expect(201)).body;
+  const post = request(app)
+    .post('/webhooks/mailgun')
+    .field('recipient', inbox.email_address)
+    .field('from', 'Alex <alex@example.com>')
+    .field('subject', 'Inbound report')
+    .field('body-plain', 'The inbound numbers.')
+    .field('Message-Id', `<${username}@example.com>`);
+  if (attachment) post.attach('attachment-1', Buffer.from(attachment), 'notes.txt');
+  const answer = (await post.expect(200)).body as { messages: { thread_id: string }[] };
+  return answer.messages[0]!.thread_id;
+}
+
 /** The thread's summary once it is `expected` (or any, when not given), or as it is after 20 s. */
 async function summaryOf(app: App, threadId: string, expected?: string): Promise<string | null> {
   const deadline = Date.now() + 20_000;
@@ -105,6 +120,24 @@ describe('with LLM_PROVIDER set', () => {
       summary: string;
     }[];
     expect(listed.map((thread) => thread.summary)).toEqual([a]);
+  });
+});
+
+describe('inbound mail with LLM_PROVIDER set', () => {
+  it('queues the summary in the transaction that records the mail, with and without attachments', async () => {
+    const model = await startModel();
+    const ctx = await createTestContext(llmEnv(model));
+    try {
+      await ctx.deps.jobs.work(ctx.deps);
+      const plain = await receiveMail(ctx.app, 'inbound-plain');
+      const withFile = await receiveMail(ctx.app, 'inbound-file', 'attached notes');
+      expect([await summaryOf(ctx.app, plain), await summaryOf(ctx.app, withFile)].sort()).toEqual(['Summary 1.', 'Summary 2.']);
+      for (const received of model.requests) expect(promptOf(received)).toContain('The inbound numbers.');
+      expect(await ctx.db.attachment.count({ where: { threadId: withFile } })).toBe(1);
+    } finally {
+      await ctx.close();
+      await model.close();
+    }
   });
 });
 
@@ -165,5 +198,10 @@ describe('on the embedded database (no DATABASE_URL)', () => {
   it('runs the summary job through pg-boss on PGlite', async () => {
     const threadId = await startThread(embedded.app, 'embedded', ['Hello from PGlite.']);
     expect(await summaryOf(embedded.app, threadId, 'Summary 1.')).toBe('Summary 1.');
+  });
+
+  it('records inbound mail and its summary job on PGlite through pg directly', async () => {
+    const threadId = await receiveMail(embedded.app, 'embedded-inbound', 'attached notes');
+    expect(await summaryOf(embedded.app, threadId, 'Summary 2.')).toBe('Summary 2.');
   });
 });

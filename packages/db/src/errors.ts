@@ -7,7 +7,7 @@ interface UniqueViolationMeta {
 }
 
 /**
- * Prisma's error for a unique constraint violation. With `columns`, only a violation of the
+ * Prisma's error for a unique constraint violation, or node-postgres's. With `columns`, only a violation of the
  * constraint over exactly those columns, in its order: `['project_id', 'live_name']` is neither
  * `['live_name']` nor `['name']`. Postgres names the index, which Prisma names
  * `<table>_<columns>_key` by default (schema.prisma names no unique index otherwise).
@@ -15,6 +15,11 @@ interface UniqueViolationMeta {
 export function isUniqueViolation(error: unknown, columns?: string[]): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const code = (error as { code?: unknown }).code;
+  // node-postgres's own error, from a statement the app ran on pg directly: SQLSTATE and the index.
+  if (code === '23505') {
+    const { table, constraint } = error as { table?: unknown; constraint?: unknown };
+    return !columns || (typeof table === 'string' && constraint === `${table}_${columns.join('_')}_key`);
+  }
   const meta = ((error as { meta?: unknown }).meta ?? {}) as UniqueViolationMeta;
   const cause = meta.driverAdapterError?.cause;
   // A raw query ($queryRaw, $executeRaw) fails with P2010, "raw query failed", carrying the adapter's cause.

@@ -1,4 +1,5 @@
-import { isUniqueViolation } from '../src/index.js';
+import { createScratchDatabase } from '../src/dev/index.js';
+import { isUniqueViolation, withClient } from '../src/index.js';
 
 // As adapter-pg 7.10 reports them (seen on Postgres 15), and as Prisma's own engine does.
 const adapterError = (table: string, index: string) => ({
@@ -47,5 +48,27 @@ describe('isUniqueViolation', () => {
     const engine = { code: 'P2002', meta: { target: ['tenant_id', 'live_email'] } };
     expect(isUniqueViolation(engine, ['tenant_id', 'live_email'])).toBe(true);
     expect(isUniqueViolation(engine, ['live_email'])).toBe(false);
+  });
+
+  it("knows node-postgres's own error, from a statement run on pg directly, by the violated index", async () => {
+    const database = await createScratchDatabase({ label: 'unique_violation_test' });
+    try {
+      const error = await withClient(database.url, async (client) => {
+        await client.query(
+          'CREATE TABLE messages (inbox_id int, direction text, provider_message_id text, UNIQUE (inbox_id, direction, provider_message_id))',
+        );
+        await client.query(`INSERT INTO messages VALUES (1, 'inbound', 'a')`);
+        return client.query(`INSERT INTO messages VALUES (1, 'inbound', 'a')`).then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+      });
+      expect(isUniqueViolation(error)).toBe(true);
+      expect(isUniqueViolation(error, ['inbox_id', 'direction', 'provider_message_id'])).toBe(true);
+      expect(isUniqueViolation(error, ['provider_message_id'])).toBe(false);
+      expect(isUniqueViolation({ code: '23503', table: 'messages', constraint: 'messages_inbox_id_fkey' })).toBe(false);
+    } finally {
+      await database.drop();
+    }
   });
 });

@@ -43,9 +43,14 @@ export const defineJob = <D, P extends z.ZodType>(definition: JobDefinition<D, P
 
 export type JobPayload<C extends JobCatalog<never>, N extends keyof C> = z.input<C[N]['payload']>;
 
+/** A node-postgres client inside a transaction the app began (BEGIN ... COMMIT on that client). */
+export interface SqlTransactionClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
 export interface SendOptions {
-  /** The app's Prisma transaction: the job exists only if it commits. */
-  tx?: PrismaTransactionLike;
+  /** The app's transaction, Prisma's or node-postgres's: the job exists only if it commits. */
+  tx?: PrismaTransactionLike | SqlTransactionClient;
   /** Runs no sooner than this. */
   delaySeconds?: number;
   /** With policy `short`: a send while a job with this key still waits adds nothing. */
@@ -126,7 +131,7 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
       await start();
       const data = catalog[name]!.payload.parse(payload) as object;
       const id = await boss.send(name, data, {
-        ...(sendOptions.tx ? { db: fromPrisma(sendOptions.tx) } : {}),
+        ...(sendOptions.tx ? { db: transactionOf(sendOptions.tx) } : {}),
         ...(sendOptions.delaySeconds ? { startAfter: sendOptions.delaySeconds } : {}),
         ...(sendOptions.key ? { singletonKey: sendOptions.key } : {}),
       });
@@ -178,6 +183,12 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
       await boss.stop({ graceful: true, timeout: graceSeconds * 1000 });
     },
   };
+}
+
+/** pg-boss's way into the app's transaction. */
+function transactionOf(tx: PrismaTransactionLike | SqlTransactionClient) {
+  if ('$queryRawUnsafe' in tx) return fromPrisma(tx);
+  return { executeSql: async (text: string, values?: unknown[]) => ({ rows: (await tx.query(text, values)).rows }) };
 }
 
 /** What pg-boss recorded of the last attempt's failure: the handler's error, or why it was failed (a heartbeat or expiry). */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceUnavailableError } from '@repo/errors';
 import type { ObjectStorage } from '@repo/storage';
-import type { Database } from '../database.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import type { Database, Statements } from '../database.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { attachmentPrefix } from '../inboxes/service.js';
 import type { StoredAttachment } from './records.js';
 
@@ -67,12 +67,16 @@ const TAKEN_FOR_REMOVAL = new Date(0);
  * reconciler have taken the journal rows meanwhile (the write outlived its lease), it is removing
  * the objects, and the record must not commit.
  */
-export async function settlePendingObjects(tx: Prisma.TransactionClient, stored: StoredAttachment[]): Promise<void> {
+export async function settlePendingObjects(statements: Statements, stored: StoredAttachment[]): Promise<void> {
   if (stored.length === 0) return;
-  const { count } = await tx.pendingObject.deleteMany({
-    where: { storageKey: { in: stored.map((attachment) => attachment.storageKey) }, expiresAt: { gt: TAKEN_FOR_REMOVAL } },
-  });
-  if (count !== stored.length) {
+  const [row] = await statements.query<{ settled: number }>(Prisma.sql`
+    WITH settled AS (
+      DELETE FROM pending_objects
+       WHERE storage_key = ANY(${stored.map((attachment) => attachment.storageKey)}::text[])
+         AND expires_at > ${TAKEN_FOR_REMOVAL}::timestamptz
+      RETURNING 1)
+    SELECT count(*)::int AS settled FROM settled`);
+  if (row?.settled !== stored.length) {
     throw new ServiceUnavailableError('Storing the attachments took too long; send the message again', {
       headers: { 'Retry-After': '1' },
     });

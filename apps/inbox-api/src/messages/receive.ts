@@ -1,6 +1,6 @@
 import type { CrashPoint } from '@repo/config';
 import { isUniqueViolation } from '@repo/db';
-import type { Database, Transaction } from '../database.js';
+import { type Database, pgStatements, pgTransaction, type Statements } from '../database.js';
 import type { Inbox, Message, Prisma } from '../generated/prisma/client.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import {
@@ -82,8 +82,8 @@ export async function receiveMessage(
   const attachments = await storeAttachments(deps, inbox.id, mail.attachments);
   deps.crashPoint('receive:attachments-stored');
   try {
-    const record = (tx: Database | Transaction) =>
-      recordMessage(tx, {
+    const record = (statements: Statements) =>
+      recordMessage(statements, {
         inboxId: inbox.id,
         threadId: place.threadId,
         direction: 'inbound',
@@ -106,17 +106,18 @@ export async function receiveMessage(
         timestamp,
         attachments,
       });
-    // Without attachments to settle or a summary to queue, the record is one statement, which
-    // commits on its own: no transaction's two extra round trips on the path every message takes.
+    // On pg directly, the bodies as they are (database.ts). Without attachments to settle or a
+    // summary to queue, the record is one statement, which commits on its own: no transaction's
+    // two extra round trips on the path every message takes.
     if (attachments.length === 0 && !deps.summaries.enabled) {
-      const { message } = await record(deps.db);
+      const { message } = await record(pgStatements(deps.db.pool));
       deps.crashPoint('receive:recorded');
       return { message, duplicate: false };
     }
-    const { message } = await deps.db.$transaction(async (tx) => {
-      const recorded = await record(tx);
-      await settlePendingObjects(tx, attachments);
-      await deps.summaries.request(tx, recorded.message.threadId);
+    const { message } = await pgTransaction(deps.db, async (client) => {
+      const recorded = await record(pgStatements(client));
+      await settlePendingObjects(pgStatements(client), attachments);
+      await deps.summaries.request(client, recorded.message.threadId);
       deps.crashPoint('receive:recorded');
       return recorded;
     });

@@ -1,6 +1,6 @@
 import { NotFoundError } from '@repo/errors';
 import type { OutboundMail } from '../adapters/mail/index.js';
-import type { Database } from '../database.js';
+import type { Statements } from '../database.js';
 import { type Attachment, type Message, Prisma } from '../generated/prisma/client.js';
 import { uuidv7 } from '../shared/ids.js';
 import { normalizeSubject, participantsOf } from '../threads/threading.js';
@@ -45,8 +45,6 @@ interface NewMessage {
   attachments: StoredAttachment[];
 }
 
-type Transaction = Prisma.TransactionClient | Database;
-
 /** The `size` of a message sent from here: its text and HTML bodies and its attachments, in bytes. */
 export function outboundSize(mail: Pick<OutboundMail, 'text' | 'html' | 'attachments'>): number {
   return (
@@ -63,10 +61,11 @@ export function outboundSize(mail: Pick<OutboundMail, 'text' | 'html' | 'attachm
  * writing, and the thread's row, which every message of a busy thread locks, is then held only
  * until the commit that follows. It holds the inbox as holdLiveInbox does: 404, and nothing
  * written, when the inbox is being deleted. A message already stored under the same Message-ID
- * and direction fails the unique constraint. Call inside a transaction.
+ * and direction fails the unique constraint. On a transaction's statements, or alone: it commits
+ * whole or not at all either way.
  */
 export async function recordMessage(
-  tx: Transaction,
+  statements: Statements,
   input: NewMessage,
 ): Promise<{ message: Message; attachments: Attachment[] }> {
   const now = new Date();
@@ -111,7 +110,7 @@ export async function recordMessage(
     text: message.text,
     attachmentFilenames: attachments.map((attachment) => attachment.filename),
   });
-  const [outcome] = await tx.$queryRaw<{ live: boolean; recorded: boolean }[]>`
+  const [outcome] = await statements.query<{ live: boolean; recorded: boolean }>(Prisma.sql`
     WITH live AS (
       SELECT id FROM inboxes WHERE id = ${message.inboxId}::uuid AND deleted_at IS NULL FOR SHARE
     ), thread AS (${input.threadId ? appendToThread(message, now) : startThread(message, now)}
@@ -121,7 +120,7 @@ export async function recordMessage(
       SELECT id, inbox_id, thread_id, created_at, ${searchText} FROM recorded
     ), files AS (${insertAttachments(attachments)}
     )
-    SELECT EXISTS (SELECT FROM live) AS live, EXISTS (SELECT FROM recorded) AS recorded`;
+    SELECT EXISTS (SELECT FROM live) AS live, EXISTS (SELECT FROM recorded) AS recorded`);
   if (!outcome?.live) throw new NotFoundError('Inbox not found', { inbox_id: message.inboxId });
   // Threads go only with their inbox: a live inbox has every thread it ever had.
   if (!outcome.recorded) throw new Error(`Thread ${message.threadId} of inbox ${message.inboxId} is missing`);

@@ -4,7 +4,7 @@ import type { Logger } from '@repo/http';
 import type { RateLimit } from '@repo/rate-limit';
 import type { ObjectStorage } from '@repo/storage';
 import type { MailTransport, OutboundMail, SentMail } from '../adapters/mail/index.js';
-import type { Database } from '../database.js';
+import { type Database, prismaStatements } from '../database.js';
 import type { Attachment, Message } from '../generated/prisma/client.js';
 import { findInbox, holdLiveInbox } from '../inboxes/service.js';
 import type { SummaryRequests } from '../summaries/service.js';
@@ -81,7 +81,7 @@ export async function sendMessage(
       await holdLiveInbox(tx, inbox.id);
       const earlier = keyed && (await claimIdempotencyKey(tx, keyed));
       if (earlier) return { replay: earlier };
-      const record = await recordMessage(tx, {
+      const record = await recordMessage(prismaStatements(tx), {
         inboxId: inbox.id,
         threadId: thread?.id,
         direction: 'outbound',
@@ -105,7 +105,7 @@ export async function sendMessage(
         attachments: stored,
       });
       if (keyed) await keyForMessage(tx, keyed, record.message.id);
-      await settlePendingObjects(tx, stored);
+      await settlePendingObjects(prismaStatements(tx), stored);
       await deps.summaries.request(tx, record.message.threadId);
       return record;
     });

@@ -1,6 +1,7 @@
 import type { Logger } from '@repo/http';
 import type { LanguageModel } from '../adapters/llm/index.js';
-import type { Database, Transaction } from '../database.js';
+import type { SendOptions } from '@repo/jobs';
+import type { Database } from '../database.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { summaryRequest } from './prompt.js';
 
@@ -12,7 +13,7 @@ import { summaryRequest } from './prompt.js';
 export interface SummaryRequests {
   /** Whether a request queues a job (summaries are on). */
   enabled: boolean;
-  request(tx: Transaction, threadId: string): Promise<void>;
+  request(tx: NonNullable<SendOptions['tx']>, threadId: string): Promise<void>;
 }
 
 export function summaryRequests(options: { jobs: JobQueue; enabled: boolean; debounceSeconds: number }): SummaryRequests {
