@@ -58,7 +58,7 @@ export function restCall<T>(
   request: { method?: 'GET' | 'POST'; uri: string; qs?: Record<string, unknown>; json?: unknown },
 ): Promise<T> {
   return new Promise((resolve, reject) => {
-    client.request(request as Parameters<BigQuery['request']>[0], (error, body) => {
+    client.request(request, (error, body) => {
       if (error) reject(error);
       else resolve(body as T);
     });
