@@ -136,8 +136,6 @@ const NOT_ALIASES = new Set([
 export interface RewrittenQuery {
   /** The statement with physical table names, without a final semicolon. */
   sql: string;
-  /** Catalog keys of the tables it names. */
-  tables: Set<string>;
 }
 
 /**
@@ -154,7 +152,6 @@ export function rewriteTables(
   const significant = tokens.filter((token) => token.kind !== 'space' && token.kind !== 'comment');
   const lastStatementEnd = singleStatement(significant);
   const named = new Set<string>(collectDefinedNames(significant));
-  const tables = new Set<string>();
   const edits: { start: number; end: number; text: string }[] = [];
   // Per open parenthesis: whether its FROM list is open, and whether it is EXTRACT's (whose FROM is no table).
   const levels: { inFrom: boolean; extract: boolean }[] = [{ inFrom: false, extract: false }];
@@ -181,7 +178,6 @@ export function rewriteTables(
       if (alias) named.add(alias.toLowerCase());
       const target = tableOf(path.parts, catalog, named);
       if (target) {
-        tables.add(target.key);
         const names = physical(target.ref);
         edits.push({ start: path.start, end: path.end, text: `\`${names.project}.${names.dataset}.${names.table}\`` });
       }
@@ -212,7 +208,7 @@ export function rewriteTables(
   for (const edit of edits.sort((a, b) => b.start - a.start)) {
     rewritten = rewritten.slice(0, edit.start) + edit.text + rewritten.slice(edit.end);
   }
-  return { sql: rewritten, tables };
+  return { sql: rewritten };
 }
 
 /** Where the one statement ends (before a final `;`); a second statement is refused. */
@@ -282,7 +278,7 @@ function aliasAfter(significant: Token[], index: number): string | undefined {
 }
 
 /** The readable table a path names; undefined for a CTE or a path under an alias; refused otherwise. */
-function tableOf(parts: string[], catalog: ReadableCatalog, named: Set<string>): { key: string; ref: TableRef } | undefined {
+function tableOf(parts: string[], catalog: ReadableCatalog, named: Set<string>): { ref: TableRef } | undefined {
   const written = parts.join('.');
   if (named.has(parts[0]!.toLowerCase())) return undefined;
   if (parts.length === 1) {
@@ -302,5 +298,5 @@ function tableOf(parts: string[], catalog: ReadableCatalog, named: Set<string>):
   if (!table) {
     throw new QueryFailure('accessDenied', `Table "${written}" is not one this query's project may read (or does not exist)`);
   }
-  return { key, ref: table.ref };
+  return { ref: table.ref };
 }
