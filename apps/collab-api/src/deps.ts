@@ -26,8 +26,8 @@ export interface Deps {
   tokens: TokenVerifier;
   /** Mirrors datasets and tables. */
   warehouse: Warehouse;
-  /** Runs query jobs and keeps their results (DuckDB); null where query jobs are not supported yet (BigQuery). */
-  queryEngine: QueryEngine | null;
+  /** Runs query jobs and keeps their results, on the warehouse's engine (DuckDB or BigQuery). */
+  queryEngine: QueryEngine;
   /** Where crash tests stop the process (TEST_CRASH_POINT); does nothing otherwise. */
   crashPoint: CrashPoint;
   /** Calls A2A and MCP agents, only at addresses the rules allow (src/adapters/agents). */
@@ -70,7 +70,10 @@ export async function createDeps(
     );
   }
   const warehouse = await createWarehouse(config, { dataDir });
-  const queryEngine = await createQueryEngine(config, { dataDir });
+  const queryEngine = await createQueryEngine(config, {
+    dataDir,
+    exportBucket: config.STORAGE_BACKEND === 'gcs' ? config.GCS_BUCKET : undefined,
+  });
   const agentIdSecret = config.COLLAB_AGENT_ID_SECRET ?? (await generatedAgentIdSecret(dataDir, base.logger));
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL) : undefined;
   const agents = createAgentClients({
@@ -112,7 +115,7 @@ export async function createDeps(
     close: async () => {
       // Jobs still running get no grace here: server.ts stops the worker first, with its grace.
       await queue.stop(0);
-      await queryEngine?.close();
+      await queryEngine.close();
       await warehouse.close();
       await agents.close();
       await notifier.close();

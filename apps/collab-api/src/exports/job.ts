@@ -1,7 +1,7 @@
 /**
  * The worker's side of an export (catalog entry `query-export`): the warehouse writes the stored
- * result (masked columns stay null) into a local file in the format asked for, which is then
- * streamed into object storage.
+ * result (masked columns stay null) in the format asked for, into a local file that is then
+ * streamed into object storage (DuckDB), or into object storage itself (BigQuery's extract jobs).
  */
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,19 +15,18 @@ export async function runExportJob(deps: Deps, exportId: string): Promise<void> 
   const row = await deps.db.queryExport.findUnique({ where: { id: exportId }, include: { job: true } });
   if (!row || (row.status !== 'PENDING' && row.status !== 'RUNNING')) return;
   await deps.db.queryExport.update({ where: { id: row.id }, data: { status: 'RUNNING' } });
-  if (!deps.queryEngine) {
-    await failExport(deps, row.id, 'Exports are made on the DuckDB warehouse only in this version');
-    return;
-  }
   const file = exportFile(row.format, row.compression);
   const folder = await mkdtemp(path.join(os.tmpdir(), 'collab-export-'));
   try {
     const local = path.join(folder, `export.${file.extension}`);
+    const key = `query-exports/${row.tenantId}/${row.id}/query-${row.queryJobId}.${file.extension}`;
+    let written;
     try {
-      await deps.queryEngine.exportResult(row.queryJobId, row.job.resultColumns as unknown as ResultColumn[], {
+      written = await deps.queryEngine.exportResult(row.queryJobId, row.job.resultColumns as unknown as ResultColumn[], {
         format: row.format,
         compression: row.compression,
         file: local,
+        key,
       });
     } catch (error) {
       if (error instanceof QueryFailure) {
@@ -36,8 +35,9 @@ export async function runExportJob(deps: Deps, exportId: string): Promise<void> 
       }
       throw error;
     }
-    const key = `query-exports/${row.tenantId}/${row.id}/query-${row.queryJobId}.${file.extension}`;
-    await deps.storage.putStream(key, createReadStream(local), { contentType: file.contentType });
+    if (written === 'local-file') {
+      await deps.storage.putStream(key, createReadStream(local), { contentType: file.contentType });
+    }
     await deps.db.queryExport.update({
       where: { id: row.id },
       data: { status: 'DONE', storageKey: key, completedAt: new Date() },

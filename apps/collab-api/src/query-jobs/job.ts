@@ -45,13 +45,6 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     return count > 0;
   });
   if (!started) return;
-  if (!deps.queryEngine) {
-    await fail(deps.db, job.id, {
-      reason: 'backendError',
-      message: 'Query jobs run on the DuckDB warehouse only in this version',
-    });
-    return;
-  }
   const reachable = await findReachableProject(deps.db, { tenantId: job.tenantId }, job.query.projectId).catch(
     (error: unknown) => {
       if (error instanceof NotFoundError) return undefined;

@@ -6,6 +6,8 @@ import { idParams, timestamp } from '../shared/schemas.js';
 import { QUERY_JOB_STATUSES } from './states.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
+// BigQuery lists query stages, timeline samples and reservation usage as arrays of objects.
+const jsonList = z.array(jsonObject);
 
 export const runQueryBody = z.strictObject({
   query_id: z.uuid(),
@@ -28,16 +30,20 @@ export const queryJobSchema = z
     ended: timestamp.nullable(),
     total_rows: z.number().int().nullable(),
     total_bytes_processed: z.number().int().nullable(),
-    total_slot_ms: z.number().int().nullable().meta({ description: 'Elapsed milliseconds on DuckDB' }),
+    total_slot_ms: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "BigQuery's slot milliseconds; elapsed milliseconds on DuckDB" }),
     cache_hit: z.boolean().nullable(),
     dml_stats: jsonObject.nullable(),
-    query_plan: jsonObject.nullable(),
-    timeline: jsonObject.nullable(),
+    query_plan: jsonList.nullable().meta({ description: "BigQuery's query stages (null on DuckDB)" }),
+    timeline: jsonList.nullable().meta({ description: "BigQuery's progress samples (null on DuckDB)" }),
     destination_table: jsonObject.nullable(),
     script_statistics: jsonObject.nullable(),
     session_info: jsonObject.nullable(),
     transaction_info: jsonObject.nullable(),
-    reservation_usage: jsonObject.nullable(),
+    reservation_usage: jsonList.nullable(),
     num_dml_affected_rows: z.number().int().nullable(),
     created_at: timestamp,
     updated_at: timestamp,

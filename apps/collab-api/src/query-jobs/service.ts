@@ -129,8 +129,6 @@ export async function resultPage(
   const columns = job.resultColumns as unknown as ResultColumn[];
   const totalRows = Number(job.totalRows);
   const bounds = pageBounds(totalRows, page.page, page.page_size);
-  // Only a warehouse with an engine stores results (a DONE job from before a switch to BigQuery has none here).
-  if (!deps.queryEngine) throw new ConflictError('Stored results are read on the DuckDB warehouse only in this version');
   const rows = bounds.limit > 0 ? await deps.queryEngine.readRows(job.id, columns, bounds) : [];
   return {
     rows: rows.map((data) => ({ data })),

@@ -1,13 +1,28 @@
 /**
  * A loopback server that speaks the part of the BigQuery REST API v2 the warehouse calls
- * (datasets.insert/list/patch/delete, tables.insert/list/get/patch/delete). It checks request
- * bodies as BigQuery documents them, enforces BigQuery's rules for schema patches, pages lists
- * with `pageToken`/`nextPageToken` (PAGE_SIZE items a page unless `maxResults` says fewer), and
- * answers failures with BigQuery's error body `{ error: { code, message, errors: [{ reason, message }] } }`.
+ * (datasets.insert/list/patch/delete, tables.insert/list/get/patch/delete, load jobs) and query
+ * jobs call (jobs.insert of query and extract jobs, dry runs included; jobs.get/cancel;
+ * getQueryResults; tabledata.list). It checks request bodies as BigQuery documents them, enforces
+ * BigQuery's rules for schema patches, pages lists with `pageToken`/`nextPageToken` (PAGE_SIZE
+ * items a page unless `maxResults` says fewer), and answers failures with BigQuery's error body
+ * `{ error: { code, message, errors: [{ reason, message }] } }`.
+ *
+ * Queries run on an in-memory DuckDB that holds the tables (fill them with `fill`), after
+ * googleSqlToDuckDb's mapping. Its limits: backtick names, `* EXCEPT (...)`, CAST's scalar type
+ * names and single-quoted strings are mapped; double-quoted strings, triple-quoted and raw strings,
+ * and GoogleSQL functions DuckDB lacks are not. Bytes processed are 8 for every value of every
+ * column of each referenced table; result names are DuckDB's where they are identifiers, `f<i>_`
+ * otherwise (as BigQuery names anonymous columns). Extract jobs write into the fake Cloud Storage
+ * bucket's objects (its `objects` map), as BigQuery writes into a bucket.
  */
 import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import avsc from 'avsc';
 
 export interface RecordedRequest {
   method: string;
@@ -55,21 +70,63 @@ interface LoadConfiguration {
 type LoadOutcome =
   { rows: number; detected?: SchemaField[] } | { errors: { reason: string; message: string; location?: string }[] };
 
+interface TableReference {
+  projectId: string;
+  datasetId: string;
+  tableId: string;
+}
+
+interface QueryConfiguration {
+  query: string;
+  useLegacySql?: boolean;
+  destinationTable?: TableReference;
+  writeDisposition?: string;
+  createDisposition?: string;
+}
+
+interface ExtractConfiguration {
+  sourceTable: TableReference;
+  destinationUris: string[];
+  destinationFormat?: string;
+  compression?: string;
+  printHeader?: boolean;
+  useAvroLogicalTypes?: boolean;
+}
+
 interface JobResource {
   kind: 'bigquery#job';
   id: string;
   jobReference: { projectId: string; jobId: string; location: string };
-  configuration: { load: LoadConfiguration };
+  configuration: { load?: LoadConfiguration; query?: QueryConfiguration; extract?: ExtractConfiguration };
   status: {
     state: 'RUNNING' | 'DONE';
     errorResult?: { reason: string; message: string };
     errors?: { reason: string; message: string }[];
   };
-  statistics?: { load: { outputRows: string; inputFileBytes: string } };
-  outcome: LoadOutcome;
+  statistics?: Record<string, unknown>;
+  outcome?: LoadOutcome;
+  /** A query without a destination table: its rows, for getQueryResults. */
+  result?: { schema: { fields: SchemaField[] }; rows: { f: { v: unknown }[] }[] };
+}
+
+/** A bucket of the fake Cloud Storage server (packages/storage/test/fake-gcs.ts). */
+export interface FakeBucket {
+  name: string;
+  objects: Map<string, { data: Buffer; contentType: string }>;
 }
 
 const LOAD_FORMATS = new Set(['CSV', 'NEWLINE_DELIMITED_JSON', 'AVRO', 'PARQUET', 'ORC']);
+// Extract formats and the compressions BigQuery documents for each.
+const EXTRACT_COMPRESSIONS: Record<string, string[]> = {
+  CSV: ['GZIP', 'NONE'],
+  NEWLINE_DELIMITED_JSON: ['GZIP', 'NONE'],
+  AVRO: ['DEFLATE', 'SNAPPY', 'NONE'],
+  PARQUET: ['GZIP', 'SNAPPY', 'ZSTD', 'NONE'],
+};
+const WRITE_DISPOSITIONS = new Set(['WRITE_TRUNCATE', 'WRITE_APPEND', 'WRITE_EMPTY']);
+const CREATE_DISPOSITIONS = new Set(['CREATE_IF_NEEDED', 'CREATE_NEVER']);
+// Small, so that tests read a page of results in more than one tabledata.list call.
+const TABLEDATA_PAGE = 7;
 
 class BigQueryFailure extends Error {
   constructor(
@@ -91,7 +148,15 @@ const ID = /^[A-Za-z0-9_]{1,1024}$/;
 // Small, so that tests list more than one page.
 const PAGE_SIZE = 3;
 
-export async function startFakeBigQuery(project: string) {
+export async function startFakeBigQuery(project: string, options: { bucket?: FakeBucket } = {}) {
+  const duck = await DuckDBInstance.create(':memory:');
+  const sql = await duck.connect();
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'fake-bigquery-'));
+  /** Tables made in DuckDB, by `dataset.table`. */
+  const inDuckDb = new Set<string>();
+  /** Statements the fake ran for query jobs (not dry runs), as it received them. */
+  const executed: string[] = [];
+  let holding = false;
   const datasets = new Map<string, DatasetResource>();
   const tables = new Map<string, TableResource>();
   const requests: RecordedRequest[] = [];
@@ -113,8 +178,20 @@ export async function startFakeBigQuery(project: string) {
     return found;
   }
 
-  function handle(method: string, segments: string[], query: Record<string, string>, body: Record<string, unknown>): unknown {
+  async function handle(
+    method: string,
+    segments: string[],
+    query: Record<string, string>,
+    body: Record<string, unknown>,
+  ): Promise<unknown> {
+    if (segments[0] === 'jobs' && segments[1] === undefined && method === 'POST' && !isLoad(body)) {
+      return insertQueryOrExtract(body);
+    }
     if (segments[0] === 'jobs') return handleJob(method, segments[1], segments[2], body);
+    if (segments[0] === 'queries' && segments[1] !== undefined && method === 'GET') return queryResults(segments[1]);
+    if (segments[0] === 'datasets' && segments[4] === 'data' && method === 'GET') {
+      return tableData(table(segments[1]!, segments[3]!), query);
+    }
     const [datasetsWord, datasetId, tablesWord, tableId] = segments;
     if (datasetsWord !== 'datasets') throw new BigQueryFailure(404, 'notFound', 'Unknown path');
     if (datasetId === undefined && method === 'POST') return insertDataset(body);
@@ -169,12 +246,12 @@ export async function startFakeBigQuery(project: string) {
    * jobs.insert of a load job (checked as BigQuery documents it; an id already used: 409), jobs.get
    * (RUNNING once, then DONE with the outcome applied to the table) and jobs.cancel.
    */
-  function handleJob(
+  async function handleJob(
     method: string,
     jobId: string | undefined,
     action: string | undefined,
     body: Record<string, unknown>,
-  ): unknown {
+  ): Promise<unknown> {
     if (jobId === undefined && method === 'POST') {
       const reference = body.jobReference as { jobId?: string; location?: string } | undefined;
       const load = (body.configuration as { load?: LoadConfiguration } | undefined)?.load;
@@ -206,16 +283,28 @@ export async function startFakeBigQuery(project: string) {
       return { kind: 'bigquery#jobCancelResponse', job: view(job) };
     }
     if (method === 'GET' && action === undefined) {
-      if (job.status.state === 'RUNNING') finishJob(job);
+      if (job.status.state === 'RUNNING' && !holding) await finish(job);
       return view(job);
     }
     throw new BigQueryFailure(404, 'notFound', `No method ${method} here`);
   }
 
+  async function finish(job: JobResource): Promise<void> {
+    try {
+      if (job.configuration.query) await runQuery(job, job.configuration.query);
+      else if (job.configuration.extract) await runExtract(job, job.configuration.extract);
+      else finishJob(job);
+    } catch (error) {
+      if (!(error instanceof BigQueryFailure)) throw error;
+      const failure = { reason: error.reason, message: error.message };
+      job.status = { state: 'DONE', errorResult: failure, errors: [failure] };
+    }
+  }
+
   function finishJob(job: JobResource): void {
-    const { load } = job.configuration;
+    const load = job.configuration.load!;
     const target = table(load.destinationTable.datasetId, load.destinationTable.tableId);
-    const { outcome } = job;
+    const outcome = job.outcome!;
     if ('errors' in outcome) {
       job.status = { state: 'DONE', errorResult: outcome.errors[0], errors: outcome.errors };
       return;
@@ -235,9 +324,280 @@ export async function startFakeBigQuery(project: string) {
     job.statistics = { load: { outputRows: String(outcome.rows), inputFileBytes: String(outcome.rows * 10) } };
   }
 
-  function view(job: JobResource): Omit<JobResource, 'outcome'> {
-    const { outcome: _, ...visible } = job;
+  function view(job: JobResource): Omit<JobResource, 'outcome' | 'result'> {
+    const { outcome: _, result: __, ...visible } = job;
     return visible;
+  }
+
+  /** The table in DuckDB, made from its BigQuery schema the first time a statement needs it. */
+  async function ensureInDuckDb(resource: TableResource): Promise<string> {
+    const { datasetId, tableId } = resource.tableReference;
+    const name = `"${datasetId}"."${tableId}"`;
+    if (inDuckDb.has(`${datasetId}.${tableId}`)) return name;
+    const columns = resource.schema.fields.map((field) => `"${field.name}" ${duckDbType(field)}`);
+    await sql.run(`CREATE SCHEMA IF NOT EXISTS "${datasetId}"`);
+    await sql.run(`CREATE OR REPLACE TABLE ${name} (${columns.join(', ')})`);
+    inDuckDb.add(`${datasetId}.${tableId}`);
+    return name;
+  }
+
+  /** What a dry run reports of a statement: its type, the tables it reads and, for a SELECT, its result's columns. */
+  async function analyze(text: string) {
+    const duckSql = googleSqlToDuckDb(text, project);
+    const statements = await sql.extractStatements(duckSql).catch((error: unknown) => {
+      throw new BigQueryFailure(400, 'invalidQuery', `Syntax error: ${firstLine(error)}`);
+    });
+    if (statements.count > 1) return { statementType: 'SCRIPT', referencedTables: [], duckSql };
+    const keyword = /^\s*\(*\s*(\w+)(?:\s+(\w+))?/.exec(duckSql);
+    const first = keyword?.[1]?.toUpperCase() ?? '';
+    if (first !== 'SELECT' && first !== 'WITH') {
+      const statementType =
+        first === 'ALTER' || first === 'CREATE' || first === 'DROP' ? `${first}_${keyword?.[2]?.toUpperCase()}` : first;
+      return { statementType, referencedTables: [], duckSql };
+    }
+    const tree = JSON.parse(
+      String((await sql.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [duckSql])).getRows()[0]![0]),
+    ) as { error: boolean; error_message?: string };
+    if (tree.error) throw new BigQueryFailure(400, 'invalidQuery', `Syntax error: ${tree.error_message}`);
+    const referenced = new Map<string, TableReference>();
+    collectTables(tree, (datasetId, tableId) =>
+      referenced.set(`${datasetId}.${tableId}`, { projectId: project, datasetId, tableId }),
+    );
+    for (const reference of referenced.values()) {
+      const resource = tables.get(`${reference.datasetId}.${reference.tableId}`);
+      if (!resource) {
+        throw new BigQueryFailure(
+          404,
+          'notFound',
+          `Not found: Table ${project}:${reference.datasetId}.${reference.tableId} was not found in location US`,
+        );
+      }
+      await ensureInDuckDb(resource);
+    }
+    let prepared;
+    try {
+      prepared = await sql.prepare(duckSql);
+    } catch (error) {
+      throw new BigQueryFailure(400, 'invalidQuery', firstLine(error));
+    }
+    const fields: SchemaField[] = Array.from({ length: prepared.columnCount }, (_, i) => {
+      const name = prepared.columnName(i);
+      return bigQueryField(/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `f${i}_`, prepared.columnType(i).toString());
+    });
+    const seen = new Set<string>();
+    for (const field of fields) {
+      if (seen.has(field.name.toLowerCase())) {
+        throw new BigQueryFailure(
+          400,
+          'invalidQuery',
+          `Duplicate column names in the result are not supported. Found duplicate(s): ${field.name}`,
+        );
+      }
+      seen.add(field.name.toLowerCase());
+    }
+    const bytes = [...referenced.values()].reduce((sum, reference) => {
+      const resource = tables.get(`${reference.datasetId}.${reference.tableId}`)!;
+      return sum + Number(resource.numRows) * resource.schema.fields.length * 8;
+    }, 0);
+    return { statementType: 'SELECT', referencedTables: [...referenced.values()], schema: { fields }, bytes, duckSql };
+  }
+
+  /** jobs.insert of a query job (a dry run answers at once and keeps nothing) or an extract job. */
+  async function insertQueryOrExtract(body: Record<string, unknown>): Promise<unknown> {
+    const configuration = (body.configuration ?? {}) as {
+      dryRun?: boolean;
+      query?: QueryConfiguration;
+      extract?: ExtractConfiguration;
+    };
+    const reference = body.jobReference as { jobId?: string; location?: string; projectId?: string } | undefined;
+    if (reference?.projectId !== undefined && reference.projectId !== project)
+      throw new BigQueryFailure(400, 'invalid', 'Wrong project');
+    const { query, extract } = configuration;
+    if (query) {
+      if (typeof query.query !== 'string' || query.query.trim() === '')
+        throw new BigQueryFailure(400, 'invalid', 'Query is required');
+      // The API's default is legacy SQL, which the fake does not speak.
+      if (query.useLegacySql !== false)
+        throw new BigQueryFailure(400, 'invalidQuery', 'Legacy SQL is not faked: set useLegacySql false');
+      if (query.writeDisposition !== undefined && !WRITE_DISPOSITIONS.has(query.writeDisposition))
+        throw new BigQueryFailure(400, 'invalid', `Invalid writeDisposition ${query.writeDisposition}`);
+      if (query.createDisposition !== undefined && !CREATE_DISPOSITIONS.has(query.createDisposition))
+        throw new BigQueryFailure(400, 'invalid', `Invalid createDisposition ${query.createDisposition}`);
+      if (query.destinationTable) {
+        if (query.destinationTable.projectId !== project) throw new BigQueryFailure(400, 'invalid', 'Wrong destination project');
+        dataset(query.destinationTable.datasetId);
+      }
+    } else if (extract) {
+      const format = extract.destinationFormat ?? 'CSV';
+      if (!EXTRACT_COMPRESSIONS[format]) throw new BigQueryFailure(400, 'invalid', `Invalid destinationFormat ${format}`);
+      if (!EXTRACT_COMPRESSIONS[format].includes(extract.compression ?? 'NONE')) {
+        throw new BigQueryFailure(400, 'invalid', `Compression ${extract.compression} is not supported for ${format}`);
+      }
+      const bucket = options.bucket?.name;
+      if (extract.destinationUris?.length !== 1 || !extract.destinationUris[0]!.startsWith(`gs://${bucket}/`)) {
+        throw new BigQueryFailure(400, 'invalid', 'destinationUris must name one object of the bucket');
+      }
+    } else {
+      throw new BigQueryFailure(400, 'invalid', 'Only load, query and extract jobs are faked');
+    }
+    if (configuration.dryRun) {
+      if (!query) throw new BigQueryFailure(400, 'invalid', 'Only queries have dry runs');
+      const { duckSql: _, bytes, ...statistics } = await analyze(query.query);
+      return {
+        kind: 'bigquery#job',
+        jobReference: { projectId: project, location: reference?.location ?? 'US' },
+        configuration: body.configuration,
+        status: { state: 'DONE' },
+        statistics: {
+          totalBytesProcessed: String(bytes ?? 0),
+          query: { ...statistics, totalBytesProcessed: String(bytes ?? 0) },
+        },
+      };
+    }
+    if (!reference?.jobId || !ID.test(reference.jobId.replaceAll('-', '_')))
+      throw new BigQueryFailure(400, 'invalid', 'Invalid job ID');
+    if (jobs.has(reference.jobId))
+      throw new BigQueryFailure(409, 'duplicate', `Already Exists: Job ${project}:${reference.jobId}`);
+    const job: JobResource = {
+      kind: 'bigquery#job',
+      id: `${project}:${reference.jobId}`,
+      jobReference: { projectId: project, jobId: reference.jobId, location: reference.location ?? 'US' },
+      configuration: configuration,
+      status: { state: 'RUNNING' },
+    };
+    jobs.set(reference.jobId, job);
+    return view(job);
+  }
+
+  async function runQuery(job: JobResource, query: QueryConfiguration): Promise<void> {
+    const analyzed = await analyze(query.query);
+    executed.push(query.query);
+    const started = Date.now();
+    if (analyzed.statementType === 'SELECT') {
+      const names = analyzed.schema!.fields.map((field) => `"${field.name}"`).join(', ');
+      const select = `SELECT * FROM (${analyzed.duckSql}) AS q(${names})`;
+      if (query.destinationTable) {
+        const { datasetId, tableId } = query.destinationTable;
+        await sql.run(`CREATE SCHEMA IF NOT EXISTS "${datasetId}"`);
+        await sql.run(`CREATE OR REPLACE TABLE "${datasetId}"."${tableId}" AS ${select}`);
+        inDuckDb.add(`${datasetId}.${tableId}`);
+        await describeTable(query.destinationTable);
+      } else {
+        const reader = await sql.runAndReadAll(select);
+        job.result = {
+          schema: analyzed.schema!,
+          rows: reader.getRowsJson().map((row) => ({ f: row.map((v) => ({ v: cell(v) })) })),
+        };
+      }
+    } else if (analyzed.statementType === 'ALTER_TABLE') {
+      await sql.run(analyzed.duckSql);
+      const target = /ALTER\s+TABLE\s+"([^"]+)"\."([^"]+)"/i.exec(analyzed.duckSql)!;
+      await describeTable({ projectId: project, datasetId: target[1]!, tableId: target[2]! });
+    } else {
+      throw new BigQueryFailure(400, 'invalidQuery', `The fake runs SELECT and ALTER TABLE only, not ${analyzed.statementType}`);
+    }
+    const slotMs = String(Date.now() - started + 1);
+    job.status = { state: 'DONE' };
+    job.statistics = {
+      creationTime: String(started),
+      startTime: String(started),
+      endTime: String(Date.now()),
+      totalBytesProcessed: String(analyzed.bytes ?? 0),
+      totalSlotMs: slotMs,
+      query: {
+        totalBytesProcessed: String(analyzed.bytes ?? 0),
+        totalBytesBilled: String(analyzed.bytes ?? 0),
+        totalSlotMs: slotMs,
+        cacheHit: false,
+        statementType: analyzed.statementType,
+        referencedTables: analyzed.referencedTables,
+        ...(analyzed.schema ? { schema: analyzed.schema } : {}),
+        queryPlan: [{ name: 'S00: Output', id: '0', status: 'COMPLETE', recordsRead: '0', recordsWritten: '0' }],
+        timeline: [{ elapsedMs: slotMs, totalSlotMs: slotMs, pendingUnits: '0', completedUnits: '1', activeUnits: '0' }],
+      },
+    };
+  }
+
+  /** The table resource of a table DuckDB holds, with BigQuery's schema and row count. */
+  async function describeTable(reference: TableReference): Promise<void> {
+    const name = `"${reference.datasetId}"."${reference.tableId}"`;
+    const columns = (await sql.runAndReadAll(`DESCRIBE ${name}`)).getRowObjectsJS() as {
+      column_name: string;
+      column_type: string;
+    }[];
+    const count = (await sql.runAndReadAll(`SELECT count(*) FROM ${name}`)).getRows()[0]![0];
+    tables.set(`${reference.datasetId}.${reference.tableId}`, {
+      tableReference: { ...reference, projectId: project },
+      schema: { fields: columns.map((column) => bigQueryField(column.column_name, column.column_type)) },
+      numRows: String(count),
+    });
+  }
+
+  async function runExtract(job: JobResource, extract: ExtractConfiguration): Promise<void> {
+    const source = table(extract.sourceTable.datasetId, extract.sourceTable.tableId);
+    const name = await ensureInDuckDb(source);
+    const format = extract.destinationFormat ?? 'CSV';
+    const gzip = extract.compression === 'GZIP';
+    const file = path.join(folder, `${job.jobReference.jobId}.out`);
+    const select = `SELECT * FROM ${name} ORDER BY rowid`;
+    let data: Buffer;
+    if (format === 'AVRO') {
+      data = await avroFile(sql, select, source.schema.fields, extract.compression === 'DEFLATE');
+    } else {
+      const copy = {
+        CSV: `FORMAT csv, HEADER ${extract.printHeader !== false}, COMPRESSION ${gzip ? 'gzip' : 'uncompressed'}`,
+        NEWLINE_DELIMITED_JSON: `FORMAT json, COMPRESSION ${gzip ? 'gzip' : 'uncompressed'}`,
+        PARQUET: `FORMAT parquet, COMPRESSION ${gzip ? 'gzip' : 'uncompressed'}`,
+      }[format];
+      await sql.run(`COPY (${select}) TO '${file}' (${copy})`);
+      data = await readFile(file);
+      await rm(file, { force: true });
+    }
+    const key = extract.destinationUris[0]!.slice(`gs://${options.bucket!.name}/`.length);
+    options.bucket!.objects.set(key, { data, contentType: 'application/octet-stream' });
+    job.status = { state: 'DONE' };
+    job.statistics = { extract: { destinationUriFileCounts: ['1'], inputBytes: String(data.length) } };
+  }
+
+  /** getQueryResults of a query without a destination table. */
+  function queryResults(jobId: string): unknown {
+    const job = jobs.get(jobId);
+    if (!job) throw new BigQueryFailure(404, 'notFound', `Not found: Job ${project}:${jobId}`);
+    if (job.status.state !== 'DONE')
+      return { kind: 'bigquery#getQueryResultsResponse', jobReference: job.jobReference, jobComplete: false };
+    if (job.status.errorResult) throw new BigQueryFailure(400, job.status.errorResult.reason, job.status.errorResult.message);
+    return {
+      kind: 'bigquery#getQueryResultsResponse',
+      jobReference: job.jobReference,
+      jobComplete: true,
+      schema: job.result?.schema,
+      totalRows: String(job.result?.rows.length ?? 0),
+      ...(job.result?.rows.length ? { rows: job.result.rows } : {}),
+    };
+  }
+
+  /** tabledata.list: rows from `startIndex`, at most `maxResults` (and TABLEDATA_PAGE) of them, timestamps as microseconds. */
+  async function tableData(resource: TableResource, query: Record<string, string>): Promise<unknown> {
+    const start = Number(query.startIndex ?? 0);
+    const max = Math.min(TABLEDATA_PAGE, Number(query.maxResults ?? TABLEDATA_PAGE));
+    if (!Number.isInteger(start) || start < 0 || !Number.isInteger(max) || max < 0) {
+      throw new BigQueryFailure(400, 'invalid', 'Invalid startIndex or maxResults');
+    }
+    if (query['formatOptions.useInt64Timestamp'] !== 'true')
+      throw new BigQueryFailure(400, 'invalid', 'The fake answers int64 timestamps only');
+    const name = await ensureInDuckDb(resource);
+    const columns = resource.schema.fields.map((field) =>
+      field.type === 'TIMESTAMP' ? `epoch_us("${field.name}")` : `"${field.name}"`,
+    );
+    const reader = await sql.runAndReadAll(
+      `SELECT ${columns.join(', ')} FROM ${name} ORDER BY rowid LIMIT ${max} OFFSET ${start}`,
+    );
+    const rows = reader.getRowsJson().map((row) => ({ f: row.map((v) => ({ v: cell(v) })) }));
+    return {
+      kind: 'bigquery#tableDataList',
+      totalRows: resource.numRows,
+      ...(rows.length > 0 ? { rows } : {}),
+    };
   }
 
   function insertDataset(body: Record<string, unknown>): DatasetResource {
@@ -341,7 +701,7 @@ export async function startFakeBigQuery(project: string) {
         throw failure;
       }
       const segments = url.pathname.slice(prefix.length).split('/').map(decodeURIComponent);
-      const result = handle(req.method ?? 'GET', segments, query, (body ?? {}) as Record<string, unknown>);
+      const result = await handle(req.method ?? 'GET', segments, query, (body ?? {}) as Record<string, unknown>);
       if (result === undefined) {
         res.writeHead(204).end();
         return;
@@ -379,10 +739,25 @@ export async function startFakeBigQuery(project: string) {
     failNext(status: number, reason: string, message: string) {
       nextFailure = new BigQueryFailure(status, reason, message);
     },
+    executed,
+    /** Query and extract jobs stay RUNNING while held (to cancel them). */
+    hold(on: boolean) {
+      holding = on;
+    },
+    /** Runs `statement` in DuckDB with `{table}` standing for the table, which then has the rows it holds. */
+    async fill(datasetId: string, tableId: string, statement: string) {
+      const name = await ensureInDuckDb(table(datasetId, tableId));
+      await sql.run(statement.replaceAll('{table}', name));
+      const count = (await sql.runAndReadAll(`SELECT count(*) FROM ${name}`)).getRows()[0]![0];
+      table(datasetId, tableId).numRows = String(count);
+    },
     async close() {
       server.close();
       server.closeAllConnections();
       await once(server, 'close');
+      sql.closeSync();
+      duck.closeSync();
+      await rm(folder, { recursive: true, force: true });
     },
   };
 }
@@ -421,4 +796,144 @@ function page<T>(query: Record<string, string>, items: T[], body: (items: T[], n
 
 function pick(body: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(keys.filter((key) => key in body).map((key) => [key, body[key]]));
+}
+
+// BigQuery's (legacy) type names of DuckDB's types, and back.
+const FROM_DUCKDB: [RegExp, string][] = [
+  [/^(BIGINT|INTEGER|SMALLINT|TINYINT|HUGEINT|UBIGINT|UINTEGER)$/, 'INTEGER'],
+  [/^(DOUBLE|FLOAT)$/, 'FLOAT'],
+  [/^DECIMAL/, 'NUMERIC'],
+  [/^BOOLEAN$/, 'BOOLEAN'],
+  [/^BLOB$/, 'BYTES'],
+  [/^DATE$/, 'DATE'],
+  [/^TIME$/, 'TIME'],
+  [/^TIMESTAMP WITH TIME ZONE$/, 'TIMESTAMP'],
+  [/^TIMESTAMP$/, 'DATETIME'],
+];
+
+function bigQueryField(name: string, duckType: string): SchemaField {
+  const repeated = duckType.endsWith('[]');
+  const base = repeated ? duckType.slice(0, -2) : duckType;
+  const type = FROM_DUCKDB.find(([pattern]) => pattern.test(base))?.[1] ?? 'STRING';
+  return { name, type, mode: repeated ? 'REPEATED' : 'NULLABLE' };
+}
+
+const TO_DUCKDB: Record<string, string> = {
+  INT64: 'BIGINT',
+  INTEGER: 'BIGINT',
+  FLOAT64: 'DOUBLE',
+  FLOAT: 'DOUBLE',
+  NUMERIC: 'DECIMAL(38, 9)',
+  BOOL: 'BOOLEAN',
+  BOOLEAN: 'BOOLEAN',
+  BYTES: 'BLOB',
+  TIMESTAMP: 'TIMESTAMPTZ',
+  DATETIME: 'TIMESTAMP',
+  JSON: 'VARCHAR',
+  STRING: 'VARCHAR',
+};
+
+function duckDbType(field: SchemaField): string {
+  const type = TO_DUCKDB[field.type] ?? field.type;
+  return field.mode === 'REPEATED' ? `${type}[]` : type;
+}
+
+/**
+ * GoogleSQL to DuckDB, as far as the fake needs (see the header): backtick names become quoted
+ * identifiers (`project.dataset.table` → "dataset"."table"), `* EXCEPT (` becomes `* EXCLUDE (`, and
+ * CAST's scalar types their DuckDB names. Single-quoted strings pass untouched.
+ */
+export function googleSqlToDuckDb(text: string, project: string): string {
+  const parts = text.split(/('(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)/);
+  return parts
+    .map((part) => {
+      if (part.startsWith("'")) return part;
+      if (part.startsWith('`')) {
+        const names = part.slice(1, -1).split('.');
+        const local = names.length === 3 && names[0] === project ? names.slice(1) : names;
+        return local.map((name) => `"${name}"`).join('.');
+      }
+      return part
+        .replace(/\*\s+EXCEPT\s*\(/gi, '* EXCLUDE (')
+        .replace(
+          /\bAS\s+(INT64|FLOAT64|BOOL|BYTES|NUMERIC|DATETIME|TIMESTAMP|STRING)\b/gi,
+          (_m, type: string) => `AS ${TO_DUCKDB[type.toUpperCase()]}`,
+        );
+    })
+    .join('');
+}
+
+/** Every `schema.table` a DuckDB parse tree reads (CTE names have no schema). */
+function collectTables(node: unknown, found: (datasetId: string, tableId: string) => void): void {
+  if (Array.isArray(node)) {
+    for (const item of node) collectTables(item, found);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const record = node as Record<string, unknown>;
+  if (record.type === 'BASE_TABLE' && typeof record.schema_name === 'string' && record.schema_name !== '') {
+    found(record.schema_name, record.table_name as string);
+  }
+  for (const child of Object.values(record)) collectTables(child, found);
+}
+
+/** A value as BigQuery's JSON rows carry it: text, or null. */
+function cell(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return value.map((item) => ({ v: cell(item) }));
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function isLoad(body: Record<string, unknown>): boolean {
+  return (body.configuration as { load?: unknown } | undefined)?.load !== undefined;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+}
+
+// Avro longs as BigInt, so that INT64 values beyond 2^53 keep every digit.
+const bigLong = avsc.types.LongType.__with({
+  fromBuffer: (buffer: Buffer) => buffer.readBigInt64LE(),
+  toBuffer: (value: bigint) => {
+    const buffer = Buffer.alloc(8);
+    buffer.writeBigInt64LE(value);
+    return buffer;
+  },
+  fromJSON: (value: number | string) => BigInt(value),
+  toJSON: (value: bigint) => Number(value),
+  isValid: (value: unknown) => typeof value === 'bigint',
+  compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
+});
+
+const AVRO_TYPES: Record<string, string> = { INTEGER: 'long', FLOAT: 'double', BOOLEAN: 'boolean', BYTES: 'bytes' };
+
+/** An Avro object container file of the rows, as BigQuery writes one (nullable fields, deflate or no codec). */
+async function avroFile(connection: DuckDBConnection, select: string, fields: SchemaField[], deflate: boolean): Promise<Buffer> {
+  const kinds = fields.map((field) => AVRO_TYPES[field.type] ?? 'string');
+  const type = avsc.Type.forSchema(
+    { type: 'record', name: 'Root', fields: fields.map((field, i) => ({ name: field.name, type: ['null', kinds[i]!] })) },
+    { registry: { long: bigLong } },
+  );
+  const encoder = new avsc.streams.BlockEncoder(type, { codec: deflate ? 'deflate' : 'null' });
+  const chunks: Buffer[] = [];
+  encoder.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const ended = once(encoder, 'end');
+  const rows = (await connection.runAndReadAll(select)).getRows();
+  for (const row of rows) {
+    encoder.write(
+      Object.fromEntries(
+        fields.map((field, i) => {
+          const value = row[i];
+          if (value === null || value === undefined) return [field.name, null];
+          if (kinds[i] === 'long') return [field.name, BigInt(value as bigint)];
+          if (kinds[i] === 'double') return [field.name, Number(value)];
+          return [field.name, kinds[i] === 'boolean' ? value : String(value)];
+        }),
+      ),
+    );
+  }
+  encoder.end();
+  await ended;
+  return Buffer.concat(chunks);
 }

@@ -3,9 +3,9 @@
  * the REST API (datasets.insert/list/patch/delete, tables.insert/list/get/patch/delete).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BigQuery, type FormattedMetadata, type Job, type JobMetadata, type TableField } from '@google-cloud/bigquery';
+import type { BigQuery, FormattedMetadata, Job, JobMetadata, TableField } from '@google-cloud/bigquery';
 import { UpstreamError } from '@repo/errors';
-import { PassThroughClient } from 'google-auth-library';
+import { type BigQueryOptions, bigQueryClient, call, ignoring } from './bigquery-client.js';
 import type {
   LoadRequest,
   LoadResult,
@@ -21,35 +21,8 @@ import { LoadFailure, type LoadProblem, problemsFailure } from './load/problems.
 import { idOfPhysicalName, physicalNames, withoutPhysicalNames } from './names.js';
 import { type Field, type FieldType, FIELD_TYPES, planSchemaChange } from './schema.js';
 
-export interface BigQueryWarehouseOptions {
-  projectId: string;
-  /** Location of new datasets, e.g. `US`, `EU`, `europe-west1`; tables live in their dataset's. */
-  location: string;
-  /** API base URL instead of Google's, e.g. an emulator. */
-  apiEndpoint?: string;
-  /**
-   * `application-default`: Google's usual lookup (GOOGLE_APPLICATION_CREDENTIALS, workload
-   * identity, metadata server); `none`: unauthenticated requests, for emulators; or a key file.
-   */
-  credentials: 'application-default' | 'none' | { keyFilename: string };
-  /**
-   * Retry rate limits, 5xx answers and lost connections with exponential backoff (the client's
-   * default: up to 3 retries, some 15 s in all). Default true.
-   */
-  autoRetry?: boolean;
-}
-
-export function createBigQueryWarehouse(options: BigQueryWarehouseOptions): Warehouse {
-  const { credentials } = options;
-  const client = new BigQuery({
-    projectId: options.projectId,
-    location: options.location,
-    ...(options.apiEndpoint ? { apiEndpoint: options.apiEndpoint } : {}),
-    ...(credentials === 'none' ? { authClient: new PassThroughClient() } : {}),
-    ...(typeof credentials === 'object' ? { keyFilename: credentials.keyFilename } : {}),
-    retryOptions: { autoRetry: options.autoRetry ?? true },
-  });
-  return new BigQueryWarehouse(client, options.location);
+export function createBigQueryWarehouse(options: BigQueryOptions): Warehouse {
+  return new BigQueryWarehouse(bigQueryClient(options), options.location);
 }
 
 class BigQueryWarehouse implements Warehouse {
@@ -376,49 +349,4 @@ function keptMetadata(current: FormattedMetadata): Record<string, unknown> {
 /** numRows leaves out rows still in the streaming buffer; those count too. */
 function rowCount(metadata: FormattedMetadata): number {
   return Number(metadata.numRows ?? 0) + Number(metadata.streamingBuffer?.estimatedRows ?? 0);
-}
-
-interface GoogleApiError {
-  code?: unknown;
-  message?: unknown;
-  errors?: { reason?: string; message?: string }[];
-}
-
-/** Runs one API call; its failure becomes a 502 that carries BigQuery's message and reason. */
-async function call<T>(action: string, request: () => Promise<T>): Promise<T> {
-  try {
-    return await request();
-  } catch (error) {
-    throw toUpstreamError(action, error);
-  }
-}
-
-/**
- * A call whose failure with `status` means the change is already made: 404 for a delete (what is
- * gone needs no deleting), 409 for an insert (physical names come from ids, so what is there is
- * this record's, made by an earlier attempt).
- */
-async function ignoring(status: 404 | 409, request: Promise<unknown>): Promise<void> {
-  try {
-    await request;
-  } catch (error) {
-    if (error instanceof UpstreamError && error.details.status === status) return;
-    throw error;
-  }
-}
-
-function toUpstreamError(action: string, error: unknown): UpstreamError {
-  const { code, message, errors } = (error ?? {}) as GoogleApiError;
-  // Anything without an HTTP status never reached BigQuery (DNS, connection, TLS); its text
-  // names internal addresses, so it stays in the logged cause.
-  if (typeof code !== 'number') {
-    return new UpstreamError(`BigQuery could not ${action}: the API could not be reached`, { cause: error });
-  }
-  const [first] = errors ?? [];
-  const reason = first?.reason;
-  const text = first?.message ?? (typeof message === 'string' && message ? message.split('\n')[0]! : `HTTP ${code}`);
-  return new UpstreamError(`BigQuery could not ${action}: ${withoutPhysicalNames(text)}${reason ? ` (${reason})` : ''}`, {
-    details: { status: code, ...(reason ? { reason } : {}) },
-    cause: error,
-  });
 }

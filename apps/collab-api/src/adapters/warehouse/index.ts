@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { createBigQueryWarehouse } from './bigquery.js';
+import { bigQueryOptions } from './bigquery-client.js';
 import { openDuckDbWarehouse } from './duckdb.js';
 import type { Warehouse } from './interface.js';
 import type { WarehouseSettings } from './settings.js';
@@ -43,14 +44,5 @@ export async function createWarehouse(settings: WarehouseSettings, options: { da
       threads: settings.COLLAB_DUCKDB_THREADS,
     });
   }
-  // checkWarehouseSettings has made sure of this; repeated for a settings object built by hand.
-  if (!settings.COLLAB_BIGQUERY_PROJECT) throw new TypeError('COLLAB_BIGQUERY_PROJECT is required for BigQuery');
-  const credentials = settings.COLLAB_BIGQUERY_CREDENTIALS;
-  return createBigQueryWarehouse({
-    projectId: settings.COLLAB_BIGQUERY_PROJECT,
-    location: settings.COLLAB_BIGQUERY_LOCATION,
-    apiEndpoint: settings.COLLAB_BIGQUERY_API_ENDPOINT,
-    credentials:
-      credentials === undefined ? 'application-default' : credentials === 'none' ? 'none' : { keyFilename: credentials },
-  });
+  return createBigQueryWarehouse(bigQueryOptions(settings));
 }

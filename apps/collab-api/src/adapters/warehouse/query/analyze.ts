@@ -44,6 +44,8 @@ export interface AnalyzedQuery {
    * could not be followed (a shape this analysis does not know), `mask` for all of them.
    */
   masked: boolean[];
+  /** The result columns' names where the analysis knows them ('' for an expression without an alias). */
+  names: string[];
   /** Whether any masked column is read at all (the fallback when `masked` does not fit the result). */
   readsMasked: boolean;
   /** Columns read, by catalog key. */
@@ -383,7 +385,13 @@ export function analyzeQuery(
   const outputs = queryNode(node, undefined, new Map());
   const datasets = new Set([...catalog.values()].flatMap((table) => (table ? [physical(table.ref).dataset] : [])));
   sweep(node, datasets);
-  return { tree: node, masked: outputs.map((column) => column.masked), readsMasked, read };
+  return {
+    tree: node,
+    masked: outputs.map((column) => column.masked),
+    names: outputs.map((column) => column.name),
+    readsMasked,
+    read,
+  };
 }
 
 /**

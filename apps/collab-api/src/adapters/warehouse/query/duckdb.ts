@@ -25,7 +25,7 @@ import { QueryFailure } from './interface.js';
 const RESULTS_SCHEMA = 'collab_results';
 
 /** The sandbox's settings: nothing but parsing and printing SQL happens there. */
-const SANDBOX = {
+export const SANDBOX = {
   enable_external_access: 'false',
   autoload_known_extensions: 'false',
   autoinstall_known_extensions: 'false',
@@ -106,14 +106,14 @@ class DuckDbQueryEngine implements QueryEngine {
     jobId: string,
     columns: ResultColumn[],
     options: { format: ExportFormat; compression: ExportCompression; file: string },
-  ): Promise<void> {
+  ): Promise<'local-file'> {
     const connection = await this.warehouse.connect();
     const select = `SELECT ${columns.map((column, i) => `c${i} AS ${quotedIdentifier(column.name)}`).join(', ')}
       FROM ${resultTable(jobId)} ORDER BY rowid`;
     try {
       if (options.format === 'AVRO') {
         await writeAvro(connection, select, columns, options);
-        return;
+        return 'local-file';
       }
       // DuckDB compresses CSV and JSON with gzip; DEFLATE is zlib's stream over the plain file.
       const deflate = options.compression === 'DEFLATE' && options.format !== 'PARQUET';
@@ -123,6 +123,7 @@ class DuckDbQueryEngine implements QueryEngine {
         await pipeline(createReadStream(target), createDeflate(), createWriteStream(options.file));
         await rm(target, { force: true });
       }
+      return 'local-file';
     } catch (error) {
       throw failure(error);
     } finally {

@@ -1,13 +1,23 @@
 import path from 'node:path';
+import { bigQueryOptions } from '../bigquery-client.js';
 import type { WarehouseSettings } from '../settings.js';
+import { openBigQueryQueryEngine } from './bigquery.js';
 import { openDuckDbQueryEngine } from './duckdb.js';
 import type { QueryEngine } from './interface.js';
 
 export { catalogKey, type ReadableCatalog } from './analyze.js';
 export * from './interface.js';
 
-/** Query jobs' engine on the configured warehouse: DuckDB's file (the one createWarehouse opens); none on BigQuery yet. */
-export async function createQueryEngine(settings: WarehouseSettings, options: { dataDir: string }): Promise<QueryEngine | null> {
-  if (settings.COLLAB_WAREHOUSE !== 'duckdb') return null;
+/**
+ * Query jobs' engine on the configured warehouse: DuckDB's file (the one createWarehouse opens),
+ * or BigQuery, whose exports go to `exportBucket` (the Cloud Storage bucket of STORAGE_BACKEND=gcs).
+ */
+export async function createQueryEngine(
+  settings: WarehouseSettings,
+  options: { dataDir: string; exportBucket?: string },
+): Promise<QueryEngine> {
+  if (settings.COLLAB_WAREHOUSE === 'bigquery') {
+    return openBigQueryQueryEngine(bigQueryOptions(settings), { exportBucket: options.exportBucket });
+  }
   return openDuckDbQueryEngine(path.resolve(path.join(options.dataDir, 'warehouse', 'warehouse.duckdb')));
 }

@@ -28,7 +28,7 @@ export interface QueryOutcome {
   /** Result rows in which at least one value was masked (a masked column held a value there). */
   privateRowCount: number;
   bytesProcessed: number;
-  /** Wall-clock milliseconds of the query (DuckDB has no slots). */
+  /** Slot milliseconds on BigQuery; wall-clock milliseconds on DuckDB, which has no slots. */
   elapsedMs: number;
   cacheHit: boolean;
   numDmlAffectedRows: number | null;
@@ -41,7 +41,8 @@ export interface QueryOutcome {
 export class QueryFailure extends Error {
   override name = 'QueryFailure';
   constructor(
-    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped',
+    // unsupported: an export the warehouse cannot make (a format and compression, or a storage backend).
+    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped' | 'unsupported',
     message: string,
   ) {
     super(message);
@@ -57,11 +58,15 @@ export interface QueryEngine {
   run(request: QueryRequest): Promise<QueryOutcome>;
   /** Rows `offset` to `offset + limit` of a stored result, in the result's order, keyed by column name; UpstreamError (502) when it cannot be read. */
   readRows(jobId: string, columns: ResultColumn[], range: { offset: number; limit: number }): Promise<Record<string, unknown>[]>;
-  /** Writes a stored result into `file` (a local path) in the format and compression asked for. */
+  /**
+   * Writes a stored result in the format and compression asked for: into `file` (a local path),
+   * which the caller then stores under `key` ('local-file'), or straight into object storage under
+   * `key` ('object-storage': BigQuery's extract jobs write to Cloud Storage themselves).
+   */
   exportResult(
     jobId: string,
     columns: ResultColumn[],
-    options: { format: ExportFormat; compression: ExportCompression; file: string },
-  ): Promise<void>;
+    options: { format: ExportFormat; compression: ExportCompression; file: string; key: string },
+  ): Promise<'local-file' | 'object-storage'>;
   close(): Promise<void>;
 }
