@@ -316,19 +316,26 @@ async function writeAvro(
     { registry: { long: bigLong } },
   );
   // Avro has no gzip codec: GZIP and DEFLATE both use its deflate codec (gzip's algorithm).
-  const encoder = avsc.createFileEncoder(options.file, type, {
-    codec: options.compression === 'NONE' ? 'null' : 'deflate',
-  });
-  const finished = once(encoder, 'finish');
-  const result = await connection.stream(select);
-  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-    for (const row of chunk.getRows()) {
-      const record = Object.fromEntries(names.map((name, i) => [name, avroValue(row[i], kinds[i]!)]));
-      if (!encoder.write(record)) await once(encoder, 'drain');
+  const encoder = new avsc.streams.BlockEncoder(type, { codec: options.compression === 'NONE' ? 'null' : 'deflate' });
+  // Done when the file is written and closed: the encoder's own 'finish' comes before its last
+  // (compressed) block reaches the file.
+  const written = pipeline(encoder, createWriteStream(options.file));
+  try {
+    const result = await connection.stream(select);
+    for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+      for (const row of chunk.getRows()) {
+        const record = Object.fromEntries(names.map((name, i) => [name, avroValue(row[i], kinds[i]!)]));
+        if (!encoder.write(record)) await once(encoder, 'drain');
+      }
     }
+    encoder.end();
+  } catch (error) {
+    // The file is closed before the failure goes on.
+    encoder.destroy(error as Error);
+    await written.catch(() => undefined);
+    throw error;
   }
-  encoder.end();
-  await finished;
+  await written;
 }
 
 function avroValue(value: unknown, kind: AvroKind): unknown {
