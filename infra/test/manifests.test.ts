@@ -204,7 +204,15 @@ describe.each(services)('$name', (service) => {
     it('runs the entry point its Dockerfile names', () => {
       const command = [...(container.command ?? []), ...(container.args ?? [])];
       expect(command).toEqual(readDockerfile(dockerfilePath(service.name)).runtime.cmd);
-      expect(existsSync(sourceOf(service.name, command[1]))).toBe(true);
+      // The entry: the first argument that is a file (node's own options come before it).
+      expect(
+        existsSync(
+          sourceOf(
+            service.name,
+            command.find((part) => part.endsWith('.js')),
+          ),
+        ),
+      ).toBe(true);
       if (!service.settingsFromArgs) expect(container.args ?? []).toEqual([]);
     });
 

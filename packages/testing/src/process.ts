@@ -34,14 +34,16 @@ export function entryCommand(entry: string, args: string[] = []): { command: str
 
 function spawnEntry(
   entry: string,
-  options: { cwd: string; env: Record<string, string | undefined>; args?: string[] },
+  options: { cwd: string; env: Record<string, string | undefined>; args?: string[]; built?: boolean; nodeArgs?: string[] },
 ): ChildProcess {
   const env = { ...process.env, ...options.env };
   // The jest worker's options (--experimental-vm-modules) are not the service's.
   delete env.NODE_OPTIONS;
   for (const [key, value] of Object.entries(options.env)) if (value === undefined) delete env[key];
-  const { command, args } = entryCommand(entry, options.args);
-  return spawn(command, args, {
+  const { command, args } = options.built
+    ? { command: process.execPath, args: [entry, ...(options.args ?? [])] }
+    : entryCommand(entry, options.args);
+  return spawn(command, [...(options.nodeArgs ?? []), ...args], {
     cwd: options.cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -51,11 +53,21 @@ function spawnEntry(
 /**
  * Starts a service's real entry point from source, as `pnpm dev` would, and waits until it
  * logs that it listens. Pass `PORT: '0'` to get a free port. With `keepLogs: false`, lines after
- * start-up are read and dropped (a benchmark's millions of request lines).
+ * start-up are read and dropped (a benchmark's millions of request lines). With `built`, `entry`
+ * is a built file run by plain node, as the image runs it (a benchmark of the process's memory).
  */
 export async function startService(
   entry: string,
-  options: { cwd: string; env: Record<string, string | undefined>; args?: string[]; timeoutMs?: number; keepLogs?: boolean },
+  options: {
+    cwd: string;
+    env: Record<string, string | undefined>;
+    args?: string[];
+    timeoutMs?: number;
+    keepLogs?: boolean;
+    built?: boolean;
+    /** Node's own options (a built service's, as its image passes them). */
+    nodeArgs?: string[];
+  },
 ): Promise<ServiceProcess> {
   const child = spawnEntry(entry, options);
   const logs: Record<string, unknown>[] = [];

@@ -52,6 +52,16 @@ describe('CSV', () => {
     expect(await rowsOf(ctx, fixture, table)).toEqual([...PEOPLE_ROWS, { id: '3', name: 'Hedy', score: 3 }]);
   });
 
+  it('loads a header and a first value longer than DuckDB reads a line by default (2 MB)', async () => {
+    const table = await fixture.table(people);
+    const long = 'x'.repeat(3 * 1024 * 1024);
+    const job = await load(ctx, fixture.token, table, { fileName: 'long.csv', content: `name,id\n"${long}",7\n` });
+    expect(job).toMatchObject({ error_details: null, status: 'Completed', statistics: { rows_loaded: 1 } });
+    expect((await rowsOf(ctx, fixture, table)).map((loaded) => [loaded.id, (loaded.name as string).length])).toEqual([
+      ['7', long.length],
+    ]);
+  });
+
   it('takes every column type', async () => {
     const table = await fixture.table([
       { name: 'n', type: 'NUMERIC' },
