@@ -18,7 +18,7 @@ import { LoadFailure } from '../adapters/warehouse/index.js';
 import type { Deps } from '../deps.js';
 import type { LoadJob, Prisma, Table } from '../generated/prisma/client.js';
 import type { JobContext } from '../jobs/catalog.js';
-import { defaultDataDir } from '../paths.js';
+import { jobWorkDir } from '../paths.js';
 import { lockLive } from '../shared/transaction.js';
 import { fieldsOf, sameFields, storedFields } from '../tables/fields.js';
 import { tableRef } from '../tables/plan.js';
@@ -65,7 +65,7 @@ export async function runLoadJob(deps: Deps, loadJobId: string, context: JobCont
   const cancel = new AbortController();
   const signal = AbortSignal.any([cancel.signal, context.signal]);
   const watch = watchJob(deps, job, change.id, cancel);
-  const workDir = path.join(deps.config.DATA_DIR ?? defaultDataDir, 'tmp', `load-${job.id}`);
+  const workDir = jobWorkDir(deps.config.DATA_DIR, `load-${job.id}`);
   let result: LoadResult | undefined;
   try {
     await applyChange(changeDeps(deps), change, async () => {

@@ -2,10 +2,12 @@
  * kill -9 in the middle of a query job, in a real server process: after the warehouse stored the
  * result (before the job was recorded DONE and charged), and after that transaction committed
  * (before pg-boss heard the job finished). A restart on the same database and data folder ends
- * the job DONE with its whole result, charged exactly once.
+ * the job DONE with its whole result, charged exactly once. The same for an export (database and
+ * object storage): killed after the file was written, after it was stored, and after the export
+ * was recorded DONE, it ends DONE with the whole file under its key, and no work file left.
  */
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
@@ -92,6 +94,59 @@ describe('kill -9 during a query job, then a restart', () => {
         const results = (await restartedApi.call('GET', `/api/v1/query-jobs/${jobId}/results`)).body;
         expect(results).toMatchObject({ total_rows: 1, rows: [{ data: { n: ROWS, total: (ROWS * (ROWS - 1)) / 2 } }] });
         expect(await db.queryCost.count({ where: { queryJobId: jobId } })).toBe(1);
+        expect(await restarted.stop()).toBe(0);
+      } finally {
+        if (restarted.child.exitCode === null) await restarted.stop();
+      }
+    },
+  );
+
+  it.each(['query_export:written', 'query_export:stored', 'query_export:done'])(
+    'at %s: the export ends DONE with the whole file, and no work file is left',
+    async (point) => {
+      const setup = await start(env);
+      const setupApi = client(setup.url, token);
+      const run = await setupApi.call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: query.text });
+      const jobId = String(run.body.job_id);
+      await until(
+        async () => (await setupApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body.status,
+        (status) => status === 'DONE',
+        'the query job',
+      );
+      expect(await setup.stop()).toBe(0);
+
+      const doomed = await start({ ...env, TEST_CRASH_POINT: point });
+      const exited = once(doomed.child, 'exit');
+      const created = await client(doomed.url, token).call('POST', `/api/v1/query-jobs/${jobId}/exports`, {
+        format: 'CSV',
+        compression: 'NONE',
+      });
+      expect(created.status).toBe(202);
+      expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
+
+      const restarted = await start(env);
+      try {
+        const restartedApi = client(restarted.url, token);
+        const exported = await until(
+          async () => (await restartedApi.call('GET', `/api/v1/exports/${created.body.id}`)).body,
+          (body) => body.status !== 'PENDING' && body.status !== 'RUNNING',
+          'the export',
+        );
+        expect(exported.status).toBe('DONE');
+        const link = (await restartedApi.call('GET', `/api/v1/exports/${created.body.id}/download-url`)).body;
+        // The link names PUBLIC_BASE_URL, which a process on port 0 does not know: its path, on this process.
+        const signed = new URL(String(link.url));
+        const file = await fetch(`${restarted.url}${signed.pathname}${signed.search}`);
+        expect(file.status).toBe(200);
+        expect(await file.text()).toBe(`n,total\n${ROWS},${(ROWS * (ROWS - 1)) / 2}\n`);
+        // Killed after DONE, the attempt is retried once pg-boss finds it dead: that retry clears the folder.
+        await until(
+          () => db.$queryRaw<{ state: string }[]>`
+            SELECT state::text FROM pgboss.job WHERE name = 'query-export' AND data->>'export_id' = ${created.body.id}`,
+          (rows) => rows.length === 1 && rows[0]!.state === 'completed',
+          'the export job in pg-boss',
+        );
+        expect(await readdir(path.join(dataDir, 'tmp')).catch(() => [])).toEqual([]);
         expect(await restarted.stop()).toBe(0);
       } finally {
         if (restarted.child.exitCode === null) await restarted.stop();
