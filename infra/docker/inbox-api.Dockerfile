@@ -22,6 +22,11 @@ RUN pnpm --filter inbox-api deploy --prod --legacy --ignore-scripts /deploy
 
 FROM node:24-slim
 ENV NODE_ENV=production HOST=0.0.0.0
+# glibc serves buffers up to 32 MB (a whole inbound mail, its copies for pg and the workers) from
+# its heap and keeps 128 MB of freed heap before giving it back: without this, each 1 MB mail maps
+# fresh pages and faults them in on the event loop (bench:ingest, event-loop p99 with 1 MB mails
+# 43-48 ms before, 38-45 ms after, in runs of the same day).
+ENV MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=134217728
 WORKDIR /app
 COPY --from=build /deploy ./
 # Numeric, so that Kubernetes' runAsNonRoot can verify it (the image's `node` user).

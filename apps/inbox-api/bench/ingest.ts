@@ -164,6 +164,9 @@ try {
       INBOX_EMAIL_DOMAIN: 'bench.test',
       INBOX_RATE_LIMIT_PER_MINUTE: '0',
       INBOX_API_KEYS: undefined,
+      // As infra/docker/inbox-api.Dockerfile runs it.
+      MALLOC_MMAP_THRESHOLD_: '33554432',
+      MALLOC_TRIM_THRESHOLD_: '134217728',
     },
     timeoutMs: 60_000,
     keepLogs: false,
