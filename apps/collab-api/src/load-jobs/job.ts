@@ -75,7 +75,7 @@ export async function runLoadJob(deps: Deps, loadJobId: string, context: JobCont
         disposition: job.writeDisposition,
         fields: fieldsOf(table),
         autodetect: job.autodetect,
-        csvHeader: job.sourceFormat === 'CSV' && !job.autodetect ? await startsWithHeader(deps, job, table) : undefined,
+        csvHeader: job.sourceFormat === 'CSV' && !job.autodetect ? await headerOf(deps, job, table) : undefined,
         source: { uri: job.sourceUri, localFile: () => localCopy(deps, job, workDir) },
         signal,
       });
@@ -251,21 +251,22 @@ function watchJob(deps: Deps, job: LoadJob, changeId: string, cancel: AbortContr
   return { stop: () => clearInterval(timer) };
 }
 
-/** Whether the CSV file's first record names the table's columns (see csv-header.ts). */
-async function startsWithHeader(deps: Deps, job: LoadJob, table: Table): Promise<boolean> {
+/** The CSV file's first record when it names the table's columns (see csv-header.ts); undefined when it is data. */
+async function headerOf(deps: Deps, job: LoadJob, table: Table): Promise<string[] | undefined> {
   const { stream } = await deps.storage.open(job.storageKey);
   let text = '';
+  let record: string[] | undefined;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       text += chunk.toString('utf8');
-      const record = firstCsvRecord(text.slice(0, HEADER_PROBE_BYTES));
-      if (record || text.length >= HEADER_PROBE_BYTES) return record ? isHeader(record, fieldsOf(table)) : false;
+      record = firstCsvRecord(text.slice(0, HEADER_PROBE_BYTES));
+      if (record || text.length >= HEADER_PROBE_BYTES) break;
     }
   } finally {
     stream.destroy();
   }
-  const record = firstCsvRecord(text, true);
-  return record ? isHeader(record, fieldsOf(table)) : false;
+  record ??= text.length < HEADER_PROBE_BYTES ? firstCsvRecord(text, true) : undefined;
+  return record && isHeader(record, fieldsOf(table)) ? record : undefined;
 }
 
 /**

@@ -55,7 +55,7 @@ function request(overrides: Partial<LoadRequest> = {}): LoadRequest {
     disposition: 'WRITE_APPEND',
     fields,
     autodetect: false,
-    csvHeader: true,
+    csvHeader: ['id', 'name'],
     source: { uri: 'gs://bucket/load-jobs/t/u/people.csv', localFile: () => Promise.reject(new Error('not read locally')) },
     signal: new AbortController().signal,
     ...overrides,

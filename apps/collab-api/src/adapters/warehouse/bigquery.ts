@@ -157,7 +157,7 @@ class BigQueryWarehouse implements Warehouse {
       ...(request.autodetect ? { autodetect: true } : { schema: { fields: toBigQueryFields(request.fields) } }),
       ...(appendsWithNewColumns ? { schemaUpdateOptions: ['ALLOW_FIELD_ADDITION', 'ALLOW_FIELD_RELAXATION'] } : {}),
       ...(csv ? { encoding: 'UTF-8', allowQuotedNewlines: true } : {}),
-      ...(csv && !request.autodetect ? { skipLeadingRows: request.csvHeader ? 1 : 0 } : {}),
+      ...(csv && !request.autodetect ? { skipLeadingRows: request.csvHeader === undefined ? 0 : 1 } : {}),
       ...(request.format === 'AVRO' ? { useAvroLogicalTypes: true } : {}),
     };
     let job: Job;

@@ -49,8 +49,11 @@ export interface LoadRequest {
   fields: Field[];
   /** The columns are inferred from the file and replace the table's (see LoadResult.fields). */
   autodetect: boolean;
-  /** For CSV without autodetect: whether the first record names the columns (see csv-header.ts). */
-  csvHeader?: boolean;
+  /**
+   * For CSV without autodetect: the names of the file's first record when it is a header (see
+   * csv-header.ts), or none when the file starts with data.
+   */
+  csvHeader?: string[] | undefined;
   /** The file: its object-storage URI (BigQuery reads `gs://` ones itself), and a local copy made on demand (DuckDB). */
   source: { uri: string; localFile: () => Promise<string> };
   /** Aborting stops the load where the warehouse can stop it; nothing is loaded then. */

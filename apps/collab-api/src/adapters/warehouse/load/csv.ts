@@ -10,7 +10,6 @@ import type { Field } from '../schema.js';
 import { problemsFailure } from './problems.js';
 import { checkedValue, columnNames, csvType, inferredField, stagedColumn } from './rules.js';
 import {
-  describe,
   LINE_OPTIONS,
   matchColumns,
   type Reader,
@@ -111,11 +110,10 @@ async function layout(sql: Sql, path: string, options: ReaderOptions): Promise<L
       headings = columnNames(header ? columns.map((column) => column.name) : columns.map((_, i) => `column_${i + 1}`));
       fields = columns.map((column, i) => inferredField(headings[i]!, column.type));
     } else {
-      header = options.csvHeader ?? false;
+      // The header's names as the app read them (DuckDB would read a whole 32 MB buffer to tell them).
+      header = options.csvHeader !== undefined;
       fields = options.fields;
-      headings = header
-        ? (await describe(sql, `read_csv(${path}, header = true, all_varchar = true, ${DIALECT})`)).map((column) => column.name)
-        : fields.map((field) => field.name);
+      headings = options.csvHeader ?? fields.map((field) => field.name);
     }
   } catch (error) {
     throw unreadable('CSV', error);

@@ -8,8 +8,8 @@ export type Sql = (text: string, values?: DuckDBValue[]) => Promise<DuckDBResult
 export interface ReaderOptions {
   /** The table's columns; undefined with autodetect, when the reader infers them. */
   fields: Field[] | undefined;
-  /** CSV without autodetect: whether the first record names the columns. */
-  csvHeader: boolean | undefined;
+  /** CSV without autodetect: the header's names, when the first record is a header. */
+  csvHeader: string[] | undefined;
 }
 
 /** The columns a reader staged: those asked for, or those inferred (with modes the file declares, if it does). */
