@@ -9,7 +9,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
-import avsc from 'avsc';
 import { type FakeGcs, startFakeGcs } from '../../../../packages/storage/test/fake-gcs.js';
 import { physicalNames } from '../../src/adapters/warehouse/index.js';
 import { openBigQueryQueryEngine } from '../../src/adapters/warehouse/query/bigquery.js';
@@ -17,7 +16,7 @@ import { QueryFailure } from '../../src/adapters/warehouse/query/index.js';
 import { readableCatalog } from '../../src/query-jobs/readable.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { type FakeBigQuery, startFakeBigQuery } from '../warehouse/fake-bigquery.js';
-import { queryFixture, type QueryFixture, runToEnd, shareDataset } from './helpers.js';
+import { avroRows, queryFixture, type QueryFixture, runToEnd, shareDataset, ORDER_COLUMNS } from './helpers.js';
 
 jest.setTimeout(60_000);
 
@@ -55,12 +54,7 @@ beforeAll(async () => {
   await ctx.startWorker();
   folder = await mkdtemp(path.join(os.tmpdir(), 'collab-bigquery-query-'));
   owner = await queryFixture(ctx, 'Owner', 'sales');
-  const orders = await owner.table('orders', [
-    { name: 'id', type: 'INT64' },
-    { name: 'label', type: 'STRING' },
-    { name: 'amount', type: 'FLOAT64' },
-    { name: 'ok', type: 'BOOL' },
-  ]);
+  const orders = await owner.table('orders', ORDER_COLUMNS);
   await fill(owner, orders, "INSERT INTO {table} SELECT range, 'label ' || range, range * 1.5, range % 2 = 0 FROM range(1, 21)");
   sharer = await queryFixture(ctx, 'Sharer', 'hr');
   const people = await sharer.table('people', [
@@ -193,18 +187,9 @@ describe('running on BigQuery', () => {
 
     async function readBack(format: string, compression: string, data: Buffer): Promise<Record<string, unknown>[]> {
       if (format === 'AVRO') {
-        const rows: Record<string, unknown>[] = [];
-        let codec = '';
         const file = path.join(folder, `${compression}.avro`);
         await writeFile(file, data);
-        await new Promise<void>((resolve, reject) => {
-          avsc
-            .createFileDecoder(file)
-            .on('metadata', (_type: unknown, name: string) => (codec = name))
-            .on('data', (row: Record<string, unknown>) => rows.push({ ...row }))
-            .on('end', resolve)
-            .on('error', reject);
-        });
+        const { codec, rows } = await avroRows(file);
         expect(codec).toBe(compression === 'NONE' ? 'null' : 'deflate');
         return rows;
       }

@@ -3,12 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
-import avsc from 'avsc';
 import request from 'supertest';
 import { as, createTestContext, type TestContext } from '../context.js';
 import { seedTenant } from '../fixtures.js';
 import { openWarehouseCatalog } from '../warehouse-catalog.js';
-import { queryFixture, type QueryFixture, runToEnd, shareDataset } from './helpers.js';
+import { avroRows, queryFixture, type QueryFixture, runToEnd, shareDataset, ORDER_COLUMNS } from './helpers.js';
 
 let ctx: TestContext;
 let owner: QueryFixture;
@@ -24,12 +23,7 @@ beforeAll(async () => {
   await ctx.startWorker();
   folder = await mkdtemp(path.join(os.tmpdir(), 'collab-export-test-'));
   owner = await queryFixture(ctx, 'Exporter', 'sales');
-  const orders = await owner.table('orders', [
-    { name: 'id', type: 'INT64' },
-    { name: 'label', type: 'STRING' },
-    { name: 'amount', type: 'FLOAT64' },
-    { name: 'ok', type: 'BOOL' },
-  ]);
+  const orders = await owner.table('orders', ORDER_COLUMNS);
   await owner.fill(
     orders,
     `INSERT INTO {table} VALUES (1, 'ada', 1.5, true), (2, 'comma, "quote"' || chr(10) || 'line', -2.25, false),
@@ -82,37 +76,12 @@ async function download(exportId: string): Promise<Buffer> {
   return res.body as Buffer;
 }
 
-// Avro longs as BigInt, so that values beyond 2^53 are read exactly.
-const bigLong = avsc.types.LongType.__with({
-  fromBuffer: (buffer: Buffer) => buffer.readBigInt64LE(),
-  toBuffer: (value: bigint) => {
-    const buffer = Buffer.alloc(8);
-    buffer.writeBigInt64LE(value);
-    return buffer;
-  },
-  fromJSON: (value: number | string) => BigInt(value),
-  toJSON: (value: bigint) => Number(value),
-  isValid: (value: unknown) => typeof value === 'bigint',
-  compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
-});
-
 /** The file's rows as DuckDB (CSV, JSON, Parquet) or avsc (Avro) reads them. */
 async function readBack(format: string, compression: string, bytes: Buffer): Promise<Record<string, unknown>[]> {
   if (format === 'AVRO') {
     const file = path.join(folder, `${format}-${compression}.avro`);
     await writeFile(file, bytes);
-    const rows: Record<string, unknown>[] = [];
-    let codec = '';
-    await new Promise<void>((resolve, reject) => {
-      avsc
-        .createFileDecoder(file, {
-          parseHook: (schema: avsc.Schema) => avsc.Type.forSchema(schema, { registry: { long: bigLong } }),
-        })
-        .on('metadata', (_type: unknown, name: string) => (codec = name))
-        .on('data', (row: Record<string, unknown>) => rows.push({ ...row }))
-        .on('end', resolve)
-        .on('error', reject);
-    });
+    const { codec, rows } = await avroRows(file, { bigLongs: true });
     // Avro's deflate codec unless NONE.
     expect(codec).toBe(compression === 'NONE' ? 'null' : 'deflate');
     return rows;

@@ -1,8 +1,10 @@
+import avsc from 'avsc';
 import request from 'supertest';
 import { physicalNames } from '../../src/adapters/warehouse/index.js';
 import { as, type TestContext } from '../context.js';
 import { seedTenant, type TenantFixture } from '../fixtures.js';
 import { openWarehouseCatalog } from '../warehouse-catalog.js';
+import { bigLong } from '../../src/adapters/warehouse/avro-long.js';
 
 export interface Column {
   name: string;
@@ -12,6 +14,14 @@ export interface Column {
 }
 
 /** A tenant with a project and a dataset (named `dataset`), tables made through the API and rows written into DuckDB. */
+/** The orders table the export tests read back in every format: one column of each kind a file format treats apart. */
+export const ORDER_COLUMNS: Column[] = [
+  { name: 'id', type: 'INT64' },
+  { name: 'label', type: 'STRING' },
+  { name: 'amount', type: 'FLOAT64' },
+  { name: 'ok', type: 'BOOL' },
+];
+
 export async function queryFixture(ctx: TestContext, name = 'Queries', datasetName = 'sales') {
   const tenant = await seedTenant(ctx, name);
   const api = as(ctx.app, tenant.editor.token);
@@ -131,4 +141,23 @@ export async function ownerAndSharer(ctx: TestContext, rows: { orders: string; p
   ]);
   await sharer.fill(people, rows.people);
   return { owner, sharer };
+}
+
+/** The records of an Avro file as avsc reads them (longs as BigInt with `bigLongs`), and the codec it names. */
+export async function avroRows(file: string, options: { bigLongs?: boolean } = {}) {
+  const rows: Record<string, unknown>[] = [];
+  let codec = '';
+  await new Promise<void>((resolve, reject) => {
+    avsc
+      .createFileDecoder(file, {
+        ...(options.bigLongs
+          ? { parseHook: (schema: avsc.Schema) => avsc.Type.forSchema(schema, { registry: { long: bigLong } }) }
+          : {}),
+      })
+      .on('metadata', (_type: unknown, name: string) => (codec = name))
+      .on('data', (row: Record<string, unknown>) => rows.push({ ...row }))
+      .on('end', resolve)
+      .on('error', reject);
+  });
+  return { codec, rows };
 }

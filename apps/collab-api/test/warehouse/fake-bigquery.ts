@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import avsc from 'avsc';
+import { bigLong } from '../../src/adapters/warehouse/avro-long.js';
 
 export interface RecordedRequest {
   method: string;
@@ -891,20 +892,6 @@ function isLoad(body: Record<string, unknown>): boolean {
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 }
-
-// Avro longs as BigInt, so that INT64 values beyond 2^53 keep every digit.
-const bigLong = avsc.types.LongType.__with({
-  fromBuffer: (buffer: Buffer) => buffer.readBigInt64LE(),
-  toBuffer: (value: bigint) => {
-    const buffer = Buffer.alloc(8);
-    buffer.writeBigInt64LE(value);
-    return buffer;
-  },
-  fromJSON: (value: number | string) => BigInt(value),
-  toJSON: (value: bigint) => Number(value),
-  isValid: (value: unknown) => typeof value === 'bigint',
-  compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
-});
 
 const AVRO_TYPES: Record<string, string> = { INTEGER: 'long', FLOAT: 'double', BOOLEAN: 'boolean', BYTES: 'bytes' };
 

@@ -21,6 +21,7 @@ import type { FieldType } from '../schema.js';
 import { analyzeQuery, QueryRefused, type ReadableCatalog, singleStatement } from './analyze.js';
 import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
 import { QueryFailure } from './interface.js';
+import { bigLong } from '../avro-long.js';
 
 const RESULTS_SCHEMA = 'collab_results';
 
@@ -267,20 +268,6 @@ function copyOptions(format: Exclude<ExportFormat, 'AVRO'>, compression: ExportC
       return `FORMAT parquet, COMPRESSION ${compression === 'NONE' ? 'uncompressed' : 'gzip'}`;
   }
 }
-
-// Avro longs as BigInt, so that BIGINT values keep every digit.
-const bigLong = avsc.types.LongType.__with({
-  fromBuffer: (buffer: Buffer) => buffer.readBigInt64LE(),
-  toBuffer: (value: bigint) => {
-    const buffer = Buffer.alloc(8);
-    buffer.writeBigInt64LE(value);
-    return buffer;
-  },
-  fromJSON: (value: number | string) => BigInt(value),
-  toJSON: (value: bigint) => Number(value),
-  isValid: (value: unknown) => typeof value === 'bigint',
-  compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
-});
 
 type AvroKind = 'long' | 'int' | 'double' | 'boolean' | 'bytes' | 'string';
 
