@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import request from 'supertest';
-import { prismaStatements } from '../src/database.js';
+import { pgStatements, pgTransaction, prismaStatements } from '../src/database.js';
 import { settlePendingObjects } from '../src/messages/attachments.js';
 import { reconcile } from '../src/reconciler.js';
 import { createTestContext, type TestContext } from './context.js';
@@ -240,6 +240,17 @@ describe('the reconciler', () => {
     await expect(ctx.db.$transaction((tx) => settlePendingObjects(prismaStatements(tx), [taken]))).rejects.toMatchObject({
       code: 'service_unavailable',
     });
+    // The same on pg's own transaction (inbound mail), which takes back what it wrote before.
+    const written = 'inboxes/x/attachments/written-before';
+    await expect(
+      pgTransaction(ctx.db, async (client) => {
+        await client.query(`INSERT INTO pending_objects (storage_key, expires_at) VALUES ($1, now() + interval '1 minute')`, [
+          written,
+        ]);
+        await settlePendingObjects(pgStatements(client), [taken]);
+      }),
+    ).rejects.toMatchObject({ code: 'service_unavailable' });
+    expect(await ctx.db.pendingObject.count({ where: { storageKey: written } })).toBe(0);
     expect((await reconcileNow()).objects).toBe(1);
     expect(await ctx.db.pendingObject.count()).toBe(0);
   });

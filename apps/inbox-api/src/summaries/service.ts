@@ -1,6 +1,6 @@
 import type { Logger } from '@repo/http';
-import type { LanguageModel } from '../adapters/llm/index.js';
 import type { SendOptions } from '@repo/jobs';
+import type { LanguageModel } from '../adapters/llm/index.js';
 import type { Database } from '../database.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { summaryRequest } from './prompt.js';
