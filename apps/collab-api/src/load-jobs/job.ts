@@ -266,7 +266,8 @@ async function headerOf(deps: Deps, job: LoadJob, table: Table): Promise<string[
     stream.destroy();
   }
   record ??= text.length < HEADER_PROBE_BYTES ? firstCsvRecord(text, true) : undefined;
-  return record && isHeader(record, fieldsOf(table)) ? record : undefined;
+  // Names as DuckDB's reader takes a header's: without the spaces around them.
+  return record && isHeader(record, fieldsOf(table)) ? record.map((name) => name.trim()) : undefined;
 }
 
 /**

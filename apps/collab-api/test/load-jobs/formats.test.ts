@@ -46,7 +46,7 @@ describe('CSV', () => {
     expect(await load(ctx, fixture.token, table, { fileName: 'a.csv', content: '1,Ada,1.5\r\n2,Grace,\r\n' })).toMatchObject({
       status: 'Completed',
     });
-    expect(await load(ctx, fixture.token, table, { fileName: 'b.csv', content: 'Score,ID,name\n3,3,Hedy\n' })).toMatchObject({
+    expect(await load(ctx, fixture.token, table, { fileName: 'b.csv', content: 'Score, ID ,name\n3,3,Hedy\n' })).toMatchObject({
       status: 'Completed',
     });
     expect(await rowsOf(ctx, fixture, table)).toEqual([...PEOPLE_ROWS, { id: '3', name: 'Hedy', score: 3 }]);
