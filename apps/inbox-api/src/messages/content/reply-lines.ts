@@ -135,7 +135,7 @@ export function isDisclaimer(text: string): boolean {
 // The words of "-----Original Message-----" and "---------- Forwarded message ---------", as
 // Outlook, Gmail, Thunderbird, Samsung Mail and others write them in each language.
 const ORIGINAL_MESSAGE =
-  /original message|original-?nachricht|ursprüngliche nachricht|weitergeleitete nachricht|forwarded message|message d['’]origine|message transféré|message original|mensaje original|mensaje reenviado|messaggio originale|messaggio inoltrato|oorspronkelijk bericht|origineel bericht|doorgestuurd bericht|ursprungligt meddelande|vidarebefordrat meddelande|opprinnelig melding|videresendt melding|oprindelig meddelelse|videresendt meddelelse|mensagem original|mensagem encaminhada|mensagem reencaminhada|wiadomość oryginalna|oryginalna wiadomość|przekazana wiadomość|wiadomość przekazana|исходное сообщение|пересылаемое сообщение|пересланное сообщение|переадресованное сообщение|元のメッセージ|転送メッセージ|転送されたメッセージ|原始邮件|原始郵件|转发的邮件|轉寄的郵件|转发邮件|mail original|alkuperäinen viesti|välitetty viesti|eredeti üzenet|továbbított üzenet|původní zpráva|přeposlaná zpráva|orijinal mesaj|iletilen mesaj|αρχικό μήνυμα|προωθημένο μήνυμα/i;
+  /original message|original-?nachricht|ursprüngliche nachricht|weitergeleitete nachricht|forwarded message|message d['’]origine|message transféré|message original|mensaje original|mensaje reenviado|messaggio originale|messaggio inoltrato|oorspronkelijk bericht|origineel bericht|doorgestuurd bericht|ursprungligt meddelande|vidarebefordrat meddelande|opprinnelig melding|videresendt melding|oprindelig meddelelse|videresendt meddelelse|mensagem original|mensagem encaminhada|mensagem reencaminhada|wiadomość oryginalna|oryginalna wiadomość|przekazana wiadomość|wiadomość przekazana|исходное сообщение|пересылаемое сообщение|пересланное сообщение|переадресованное сообщение|元のメッセージ|転送メッセージ|転送されたメッセージ|原始邮件|原始郵件|转发的邮件|轉寄的郵件|转发邮件|mail original|alkuperäinen viesti|välitetty viesti|eredeti üzenet|továbbított üzenet|původní zpráva|přeposlaná zpráva|orijinal mesaj|iletilen mesaj|iletilen ileti|αρχικό μήνυμα|προωθημένο μήνυμα|원본 메시지|전달된 메시지|전달된 메일|mesaj original|mesaj redirecționat|вихідне повідомлення|початкове повідомлення|пересланий лист|пересланое повідомлення|pôvodná správa|preposlaná správa|izvorna poruka|proslijeđena poruka|missatge original|missatge reenviat|pesan asli|pesan terusan|thư gốc|thư đã chuyển tiếp|הודעה מקורית|הודעה שהועברה|الرسالة الأصلية|الرسالة المعاد توجيهها|оригинално съобщение|препратено съобщение|originalus laiškas|persiųstas laiškas|algne sõnum|edasisaadetud sõnum/i;
 const MAX_SEPARATOR_LENGTH = 100;
 
 /**
@@ -173,7 +173,14 @@ const FORWARD_INTROS = new Set([
   '転送されたメッセージ',
   '以下是转发的邮件',
   '以下为转发的邮件',
+  '开始转发的邮件',
   '轉寄的郵件',
+  '전달된 메시지',
+  'välitetty viesti alkaa',
+  'začátek přeposílané zprávy',
+  'továbbított levél kezdete',
+  'inici del missatge reenviat',
+  'початок пересланого листа',
 ]);
 
 /** Apple Mail's "Begin forwarded message:" and its translations. */
@@ -187,13 +194,13 @@ export type HeaderKind = 'from' | 'sent' | 'date' | 'to' | 'cc' | 'subject';
 // The field names of the header blocks Outlook, Gmail's forwards, Apple Mail, Yahoo and others
 // write above a quoted or forwarded message, in the languages of their users, lower case.
 const HEADER_NAMES: Readonly<Record<HeaderKind, string>> = {
-  from: 'from|von|absender|de|expéditeur|da|mittente|van|afzender|från|avsändare|fra|afsender|od|nadawca|от|від|відправник|发件人|寄件者|寄件人|差出人|送信者|remetente|remitente|lähettäjä|feladó|kimden|보낸 사람',
-  sent: 'sent|gesendet|envoyé|enviado|enviada|enviado el|enviada em|enviado em|inviato|verzonden|verstuurd|skickat|sendt|wysłano|wysłane|data wysłania|отправлено|发送时间|寄件日期|送信日時|lähetetty|elküldve|gönderildi|odesláno|보낸 날짜',
-  date: 'date|datum|fecha|data|дата|日期|日付|päivämäärä|dátum|tarih|날짜',
-  to: 'to|an|à|a|para|aan|till|til|do|кому|收件人|收件者|宛先|vastaanottaja|címzett|kime|komu|adresat|받는 사람',
+  from: 'from|von|absender|de|de la|expéditeur|da|mittente|van|afzender|från|avsändare|fra|afsender|od|nadawca|от|від|відправник|发件人|寄件者|寄件人|差出人|送信者|remetente|remitente|lähettäjä|feladó|kimden|보낸 사람|šalje|από|từ|dari|מאת|من|nuo|saatja',
+  sent: 'sent|gesendet|envoyé|envoyé le|enviado|enviada|enviado el|enviada em|enviado em|enviat|inviato|verzonden|verstuurd|skickat|sendt|wysłano|wysłane|data wysłania|отправлено|надіслано|изпратено|发送时间|寄件日期|送信日時|lähetetty|elküldve|gönderildi|odesláno|odoslané|trimis|poslano|στάλθηκε|đã gửi|dikirim|נשלח|تم الإرسال|išsiųsta|saadetud|보낸 날짜',
+  date: 'date|datum|dato|fecha|data|дата|日期|日付|päivämäärä|dátum|tarih|날짜',
+  to: 'to|an|à|a|para|per a|aan|till|til|do|кому|收件人|收件者|宛先|vastaanottaja|címzett|kime|komu|adresat|către|prima|προς|tới|kepada|אל|إلى|kam|adressaat|받는 사람',
   cc: 'cc|kopie|copie|kopia|копия|抄送|副本|kopio|másolat|bilgi|참조',
   subject:
-    'subject|betreff|objet|asunto|oggetto|onderwerp|ämne|emne|temat|тема|主题|主旨|件名|assunto|aihe|tárgy|konu|předmět|제목',
+    'subject|betreff|objet|asunto|oggetto|onderwerp|ämne|emne|temat|tema|тема|относно|主题|主旨|件名|assunto|aihe|tárgy|konu|předmět|predmet|subiect|θέμα|chủ đề|perihal|נושא|الموضوع|teema|제목',
 };
 const HEADER_KINDS = new Map<string, HeaderKind>(
   Object.entries(HEADER_NAMES).flatMap(([kind, names]) =>
