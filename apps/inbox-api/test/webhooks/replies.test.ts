@@ -28,6 +28,13 @@ afterAll(() => ctx.close());
 const EML = readdirSync(path.join(appRoot, 'test', 'fixtures', 'replies', 'eml')).filter((name) => name.endsWith('.eml'));
 const HTML = readdirSync(path.join(appRoot, 'test', 'fixtures', 'replies', 'html')).filter((name) => name.endsWith('.html.txt'));
 
+/** Posts a raw mail to the Mailgun route webhook for the inbox, and reads back the message stored. */
+async function receivedThroughMailgun(raw: string) {
+  const res = await request(ctx.app).post('/webhooks/mailgun').field('body-mime', raw).field('recipient', inbox.email_address);
+  expect(res.status).toBe(200);
+  return (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+}
+
 const testOrMiss = (name: string) => (name in KNOWN_MISSES ? it.failing : it);
 const headerOf = (raw: string, name: string) => new RegExp(`^${name}:[ \\t]*(.*(?:\\r?\\n[ \\t].*)*)`, 'im').exec(raw)?.[1];
 
@@ -59,12 +66,7 @@ describe('talon’s HTML replies, through the Mailgun webhook (body-mime)', () =
         contentType: 'text/html; charset=utf-8',
         body: html,
       });
-      const res = await request(ctx.app)
-        .post('/webhooks/mailgun')
-        .field('body-mime', raw)
-        .field('recipient', inbox.email_address);
-      expect(res.status).toBe(200);
-      const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+      const message = await receivedThroughMailgun(raw);
       expect(message.content_clean).toBe(HTML_REPLY);
     });
   });
@@ -91,12 +93,7 @@ describe('replies of the corpus, through the Mailgun webhook (body-mime)', () =>
         extraHeaders: reply.quotedPrintable ? ['Content-Transfer-Encoding: quoted-printable'] : [],
         body: fixture(`replies/corpus/${file}`).toString('utf8'),
       });
-      const res = await request(ctx.app)
-        .post('/webhooks/mailgun')
-        .field('body-mime', raw)
-        .field('recipient', inbox.email_address);
-      expect(res.status).toBe(200);
-      const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+      const message = await receivedThroughMailgun(raw);
       expect(message.content_clean).toBe(reply.expected);
       expect(message.preview).toBe(preview(reply.expected));
     },
