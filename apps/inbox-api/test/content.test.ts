@@ -193,6 +193,11 @@ describe('cleanContent', () => {
       'Ok.',
     ],
     [
+      'plain text: an answer right below a quote line is not taken for the rest of it',
+      { text: 'Top\n\n> Can we meet at the usual place on Thursday after the board meeting\nyes, at four.\n> Bob' },
+      'Top\n\n> Can we meet at the usual place on Thursday after the board meeting\n\nyes, at four.',
+    ],
+    [
       'plain text: a mailing list’s footer below a rule',
       {
         text: 'Hello all,\n\nIs it down?\n\n-Ada\n\n\n_______________________________________________\nriak-users mailing list\nriak-users@lists.example.com\nhttp://lists.example.com/mailman/listinfo/riak-users\n',
@@ -382,7 +387,7 @@ describe('cleanContent', () => {
     ['quote lines', '> Lunch?\n'],
     ['attributions and quotes', 'On Tue, Mar 5, 2024 at 10:02 AM Bob <bob@example.com> wrote:\n> Lunch?\n'],
     ['bare date lines and quotes', '2016-03-03 17:21 GMT+01:00 Some One\n> Lunch?\n'],
-    ['wrapped quote lines and their rest', `> ${'word '.repeat(14)}\nand the rest of it\n`],
+    ['wrapped quote lines and their rest', `> ${'word '.repeat(15)}\nand the rest of it\n`],
   ])('answers an empty string for 1 MB of %s', (_shape, unit) => {
     expect(cleanContent({ text: megabyte(unit) })).toBe('');
   });

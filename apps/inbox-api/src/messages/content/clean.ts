@@ -112,16 +112,20 @@ function readLines(raw: string[]): Lines {
 
 // What a quote line quotes, without its markers.
 const QUOTE_MARKERS = /^(?:\s*\\?>)+\s?/;
-/** A quoted line that a mail app wrapped is long, and goes on mid-sentence. */
-const WRAPPED_QUOTE_LENGTH = 60;
+/** Mail apps wrap lines at this width, or less. */
+const WRAP_WIDTH = 78;
 
 /**
  * A line right below a quote line that goes on with it: the quoted sentence, wrapped by a mail
- * app (Gmail's Android app) after the quote markers were written, so the rest lost them.
+ * app (Gmail's Android app) after the quote markers were written, so the rest lost them. The
+ * quote line stops mid-sentence where the next word would not have fitted, and the line goes on
+ * in lower case; an answer written right below a quote does not look like that.
  */
 function continuesQuote(quoteLine: string, plain: string): boolean {
-  const quoted = quoteLine.replace(QUOTE_MARKERS, '').trimEnd();
-  return quoted.length >= WRAPPED_QUOTE_LENGTH && !/[.!?:;。！？：]$/.test(quoted) && /^\p{Ll}/u.test(plain);
+  const line = quoteLine.trimEnd();
+  const space = plain.indexOf(' ');
+  const word = space < 0 ? plain.length : space;
+  return line.length + 1 + word > WRAP_WIDTH && !/[.!?:;。！？：]$/.test(line) && /^\p{Ll}/u.test(plain);
 }
 
 /**
