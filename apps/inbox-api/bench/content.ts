@@ -68,6 +68,15 @@ const shapes: Record<string, (bytes: number) => Body> = {
   'text: attribution-like lines': (n) => ({ text: fill(n, 'On Monday, someone\n') }),
   'text: link soup `](`': (n) => ({ text: fill(n, '](') }),
   'text: fences': (n) => ({ text: fill(n, '```\n<b>\n') }),
+  // The reply rules' worst shapes: lines they must try and leave, or quotes they must all take.
+  'text: lines ending with a colon': (n) => ({ text: fill(n, 'Notes of 2024-03-05, 10:30, the review:\n') }),
+  'text: bracketed addresses before a colon': (n) => ({ text: fill(n, `(${'a'.repeat(400)} at 10:30 <bob@example.com>:\n`) }),
+  'text: attributions and quotes': (n) => ({
+    text: fill(n, 'On Tue, Mar 5, 2024 at 10:02 AM Bob <bob@example.com> wrote:\n> Hi\n'),
+  }),
+  'text: wrapped quote lines': (n) => ({ text: fill(n, `> ${'word '.repeat(15)}\nand the rest of it\n`) }),
+  'text: mobile footers': (n) => ({ text: fill(n, 'Sent from my iPhone\n') }),
+  'text: signature rules': (n) => ({ text: fill(n, '——————————\nsig\n') }),
 };
 
 const run = (body: Body) =>
