@@ -242,7 +242,10 @@ function withoutAttribution({ plain, blank }: Lines, run: Run): number {
     // Only short lines with text are joined: the work stays bounded.
     if (attribution.some((line) => line === '' || line.length > MAX_ATTRIBUTION_LENGTH)) continue;
     const wrapped =
-      first === last || opensAttribution(plain[first]!) || namesWriter(plain[first]!) || attribution.slice(0, -1).every(isWrapped);
+      first === last ||
+      opensAttribution(plain[first]!) ||
+      namesWriter(plain[first]!) ||
+      attribution.slice(0, -1).every(isWrapped);
     if (wrapped && introducesQuote(attribution.join(' '))) return first;
   }
   return run.end;

@@ -240,8 +240,7 @@ export function isHeaderBlock(plain: readonly string[], i: number): boolean {
 // Attributions: "On <date>, <someone> wrote:" and its translations.
 
 // How an attribution begins, in the languages that start it with a word (Horde's "Quoting Bob <b@x>:").
-const ATTRIBUTION_LEAD =
-  /^(?:On|Am|Le|El|Op|Il|In data|Em|Den|Dne|Dnia|På|W dniu|În|Στις|Pada|Vào|Quoting|Zitat von|Citando)\s/i;
+const ATTRIBUTION_LEAD = /^(?:On|Am|Le|El|Op|Il|In data|Em|Den|Dne|Dnia|På|W dniu|În|Στις|Pada|Vào|Quoting|Zitat von|Citando)\s/i;
 // The verb that ends it (or stands before the sender's name: "Am … schrieb Bob <b@x>:"). Not \b:
 // it knows only ASCII letters.
 const ATTRIBUTION_VERB =
