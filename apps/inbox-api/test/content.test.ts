@@ -300,6 +300,12 @@ describe('cleanContent', () => {
     expect(preview('')).toBe('');
   });
 
+  it('shows text an HTML part wrote with ">" at its start, which no blockquote marks as a quote, when it is all there is', () => {
+    expect(cleanContent({ html: '<p>&gt; not a quote, a line that starts with an arrow</p>' })).toBe(
+      '\\> not a quote, a line that starts with an arrow',
+    );
+  });
+
   it('keeps the forwarded message of a forward without a comment, quoted or not', () => {
     const header = 'From: Bob <bob@example.com>\nDate: Tue, Mar 5, 2024\nSubject: Numbers\nTo: Ada <ada@example.com>';
     expect(cleanContent({ text: `---------- Forwarded message ---------\n${header}\n\nUp 12%.` })).toBe(

@@ -179,8 +179,15 @@ function quotedPart(lines: Lines, start: number): string[] {
   }
   while (from < raw.length && (blank[from] || (!fenced[from] && isRule(raw[from]!)))) from++;
   if (from === raw.length) return start === raw.length ? raw.slice() : [];
-  return forwardedAt(lines, from) ? raw.slice(from) : [];
+  if (forwardedAt(lines, from)) return raw.slice(from);
+  // Lines an HTML part showed with a ">" at their start (`\>` in its Markdown) are not marked as a
+  // quote, as a blockquote or a text part's ">" is: when they are all there is, they are shown.
+  if (quote[from] && !raw.slice(from).some((line) => MARKED_QUOTE.test(line))) return raw.slice(from);
+  return [];
 }
+
+/** A quote marked as one: a text part's `>`, or the Markdown of an HTML blockquote. */
+const MARKED_QUOTE = /^ {0,3}>/;
 
 /**
  * Whether line `i` (quoted or not) begins a forwarded message: a forward's intro or separator,
