@@ -12,7 +12,10 @@ import {
   isQuoteLine,
   isRule,
   isSignatureDelimiter,
+  isSignatureRule,
   isWrapped,
+  leadsAttribution,
+  namesWriter,
   opensAttribution,
   plainLine,
   startsWithAttribution,
@@ -155,6 +158,107 @@ describe('cleanContent', () => {
       { text: 'On Monday we ship.\nThe team wrote: nothing yet.' },
       'On Monday we ship.\nThe team wrote: nothing yet.',
     ],
+    [
+      'plain text: a bare date line above the quote (Gmail’s old form)',
+      { text: 'Yes.\n\n2016-03-03 17:21 GMT+01:00 Some One\n\n> Can you?\n' },
+      'Yes.',
+    ],
+    [
+      'plain text: Gmail’s "<date>, <name> <address>:" with no verb and no quote marks',
+      { text: 'Da.\n\nср, 30 апр. 2025 г. в 15:19, John Doe <doe@example.com>:\n\nпривет' },
+      'Da.',
+    ],
+    [
+      'plain text: an attribution that lost its colon',
+      { text: 'Friday.\n\nOn Wed, 14 Nov 2018 08:14:43 -0200 John Doe <john@doe.com> wrote\n\nWhen are you available?' },
+      'Friday.',
+    ],
+    [
+      'plain text: an attribution right below the last line, with no blank line between',
+      { text: 'Lorem\nDen 14 september, 2015 02:23:18, Valentino Rudy (valentino@rudy.be) skrev:\n\nVeniam.' },
+      'Lorem',
+    ],
+    [
+      'plain text: Gmail’s German attribution wrapped after the date',
+      { text: 'Ja.\n\nBob Müller <bob@example.de> schrieb am So., 23.\nJuni 2024, 21:08:\n\n> Passt?' },
+      'Ja.',
+    ],
+    [
+      'plain text: a quoted line that the phone wrapped, its rest without markers',
+      {
+        text:
+          'Ok.\n\nOn Sep 21, 2016 3:18 PM, "Bob" <bob@example.com> wrote:\n> Pitchfork occupy vegan pabst hammock. Wayfarers etsy pok pok, kale chips\n' +
+          'brooklyn four dollar toast street art.\n> The end\n',
+      },
+      'Ok.',
+    ],
+    [
+      'plain text: an answer right below a quote line is not taken for the rest of it',
+      { text: 'Top\n\n> Can we meet at the usual place on Thursday after the board meeting\nyes, at four.\n> Bob' },
+      'Top\n\n> Can we meet at the usual place on Thursday after the board meeting\n\nyes, at four.',
+    ],
+    [
+      'plain text: a mailing list’s footer below a rule',
+      {
+        text: 'Hello all,\n\nIs it down?\n\n-Ada\n\n\n_______________________________________________\nriak-users mailing list\nriak-users@lists.example.com\nhttp://lists.example.com/mailman/listinfo/riak-users\n',
+      },
+      'Hello all,\n\nIs it down?\n\n-Ada',
+    ],
+    [
+      'plain text: a signature below a rule of dashes, above the quoted message',
+      {
+        text: '好的。\n\n——————————\n\n小满\n活动协调人\n\n雨州 <yuzhou@example.com> 在 2026年2月28日 周六 19:47 写道：\n\n大家好',
+      },
+      '好的。',
+    ],
+    [
+      'plain text: the header line below Outlook’s rule, with fewer fields than a block',
+      { text: 'Noted.\n\n________________________________\nFrom: Bob <bob@example.com>\n\nPlease note.' },
+      'Noted.',
+    ],
+    [
+      'lines that end with a colon are the writer’s: a greeting, a list’s title, a time',
+      {
+        text: '安安：\n我这边没有别的补充了。\n\nHere are the numbers:\n\n- Q1: 12\n- Q2: 14\n\nAgenda for 10:30:\nReview with bob@example.com:\nDone.',
+      },
+      '安安：\n我这边没有别的补充了。\n\nHere are the numbers:\n\n- Q1: 12\n- Q2: 14\n\nAgenda for 10:30:\nReview with bob@example.com:\nDone.',
+    ],
+    [
+      'a Markdown rule and what follows it are the writer’s',
+      { text: 'Plan:\n\n---\nStep 1\nStep 2' },
+      'Plan:\n\n---\nStep 1\nStep 2',
+    ],
+    [
+      'a mobile footer that text goes on after is the writer’s',
+      { text: 'The app adds\nSent from my iPhone\nbelow each mail.' },
+      'The app adds\nSent from my iPhone\nbelow each mail.',
+    ],
+    [
+      'K-9 Mail’s footer and its apology at the end',
+      { text: 'Merged.\n-- \nSent from my Android device with K-9 Mail. Please excuse my brevity.' },
+      'Merged.',
+    ],
+    [
+      'HTML: an attribution in Gmail’s quote div with no blockquote',
+      {
+        html: 'Reply<div class="gmail_quote">On 11-Apr-2011, at 6:54 PM, Bob &lt;bob@example.com&gt; wrote:<div>Test</div></div>',
+      },
+      'Reply',
+    ],
+    [
+      'HTML: the sender’s header line below a rule',
+      { html: 'Reply<div><hr><div><b>From: bob@example.com</b> <b>Date: Thu, 24 Mar 2016</b></div><div>Quoted</div></div>' },
+      'Reply',
+    ],
+    [
+      'HTML: a mobile footer in its own div above the quote',
+      {
+        html:
+          '<div dir="auto">Ja.</div><div dir="auto"><br></div><div dir="auto">Von meinem Mobilgerät gesendet</div>' +
+          '<blockquote type="cite">Am 05.03.2024 um 10:02 schrieb Bob:<br>Passt?</blockquote>',
+      },
+      'Ja.',
+    ],
   ])('handles %s', (_rule, body, expected) => {
     expect(cleanContent(body)).toBe(expected);
   });
@@ -180,10 +284,38 @@ describe('cleanContent', () => {
     expect(cleanContent({ html: '<div>--&nbsp;</div><div>Ada</div>' })).toBe('\\--\nAda');
   });
 
-  it('keeps a message that is only a quote (a forward without comment) rather than emptying it', () => {
-    expect(cleanContent({ text: 'On Tue, Bob wrote:\n> The numbers are in.' })).toBe('On Tue, Bob wrote:\n> The numbers are in.');
-    expect(cleanContent({ html: '<blockquote type="cite"><p>The numbers are in.</p></blockquote>' })).toBe(
-      '> The numbers are in.',
+  it('answers an empty string for a message that is only a chain of quotes: none of it is the sender’s', () => {
+    expect(cleanContent({ text: 'On Tue, Bob wrote:\n> The numbers are in.' })).toBe('');
+    expect(cleanContent({ text: 'On Tue, Bob wrote:\n> Fine.\n>\n>> On Mon, Ada wrote:\n>> Numbers?\n' })).toBe('');
+    expect(
+      cleanContent({ text: '\n\nOn Tue, Mar 5, 2024 at 10:02 AM Bob <bob@example.com> wrote:\n\nThe numbers are in.\n' }),
+    ).toBe('');
+    expect(cleanContent({ html: '<blockquote type="cite"><p>The numbers are in.</p></blockquote>' })).toBe('');
+    expect(
+      cleanContent({
+        html: '<div class="gmail_quote"><div class="gmail_attr">On Tue, Bob &lt;b@x.com&gt; wrote:</div><blockquote>Numbers?</blockquote></div>',
+        text: 'On Tue, Bob <b@x.com> wrote:\n> Numbers?\n',
+      }),
+    ).toBe('');
+    expect(preview('')).toBe('');
+  });
+
+  it('shows text an HTML part wrote with ">" at its start, which no blockquote marks as a quote, when it is all there is', () => {
+    expect(cleanContent({ html: '<p>&gt; not a quote, a line that starts with an arrow</p>' })).toBe(
+      '\\> not a quote, a line that starts with an arrow',
+    );
+  });
+
+  it('keeps the forwarded message of a forward without a comment, quoted or not', () => {
+    const header = 'From: Bob <bob@example.com>\nDate: Tue, Mar 5, 2024\nSubject: Numbers\nTo: Ada <ada@example.com>';
+    expect(cleanContent({ text: `---------- Forwarded message ---------\n${header}\n\nUp 12%.` })).toBe(
+      `---------- Forwarded message ---------\n${header.replaceAll('<', '\\<')}\n\nUp 12%.`,
+    );
+    expect(
+      cleanContent({ html: '<blockquote type="cite"><div>Begin forwarded message:</div><div>From: Bob</div>Up.</blockquote>' }),
+    ).toBe('> Begin forwarded message:\n> From: Bob\n> Up.');
+    expect(cleanContent({ text: '________________________________\nFrom: Bob <bob@example.com>\n\nUp 12%.' })).toBe(
+      'From: Bob \\<bob@example.com>\n\nUp 12%.',
     );
   });
 
@@ -246,6 +378,31 @@ describe('cleanContent', () => {
     expect(clean.startsWith('## Story\n\nSome **news** text.\n\n## Story')).toBe(true);
   });
 
+  // The worst shapes of the reply rules, 1 MB of each: what comes out (bench/content.ts times them).
+  const megabyte = (unit: string) => unit.repeat(Math.ceil(1_000_000 / unit.length));
+  it.each([
+    ['lines that end with a colon', 'Notes of 2024-03-05, 10:30, the review:\n'],
+    ['lines with a bracketed address and a colon', `(${'a'.repeat(400)} at 10:30 <bob@example.com>:\n`],
+    ['mobile footers', 'Sent from my iPhone\n'],
+  ])('keeps 1 MB of %s: none is a quote', (_shape, unit) => {
+    const text = megabyte(unit);
+    expect(cleanContent({ text })).toBe(text.trimEnd().replaceAll('<', '\\<'));
+  });
+
+  it.each([
+    ['quote lines', '> Lunch?\n'],
+    ['attributions and quotes', 'On Tue, Mar 5, 2024 at 10:02 AM Bob <bob@example.com> wrote:\n> Lunch?\n'],
+    ['bare date lines and quotes', '2016-03-03 17:21 GMT+01:00 Some One\n> Lunch?\n'],
+    ['wrapped quote lines and their rest', `> ${'word '.repeat(15)}\nand the rest of it\n`],
+  ])('answers an empty string for 1 MB of %s', (_shape, unit) => {
+    expect(cleanContent({ text: megabyte(unit) })).toBe('');
+  });
+
+  it('cuts only the last signature from 1 MB of rules and short lines', () => {
+    const text = megabyte('——————————\nsig\n');
+    expect(cleanContent({ text })).toBe(text.slice(0, -'\n——————————\nsig\n'.length));
+  });
+
   it('keeps a 1 MB line that starts like an attribution', () => {
     expect(cleanContent({ text: `On ${'x'.repeat(1_000_000)}` })).toHaveLength(1_000_003);
   });
@@ -292,9 +449,46 @@ describe('reply line rules', () => {
   ])('isRule(%j) is %s', (line, expected) => expect(isRule(line)).toBe(expected));
 
   it.each([
+    ['_______________________________________________', true],
+    ['\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_', true],
+    ['——————————————————————————————', true],
+    ['─────', true],
+    ['_____', false],
+    ['---', false],
+    ['—', false],
+    ['———— text', false],
+  ])('isSignatureRule(%j) is %s', (line, expected) => expect(isSignatureRule(line)).toBe(expected));
+
+  it.each([
     'Sent from my iPhone',
     'Sent from my Galaxy',
     'Sent with Spark',
+    'Sent with Airmail',
+    'Sent from my BlackBerry® wireless device',
+    'Sent from my Verizon, Samsung Galaxy smartphone',
+    'Sent from my Android device with K-9 Mail. Please excuse my brevity.',
+    '<<sent by galaxy>>',
+    '(Sent from mobile device)',
+    'Sent from Mail for Windows 10',
+    'Diese Nachricht wurde von meinem Android-Mobiltelefon mit K-9 Mail gesendet.',
+    'Von meinem Mobilgerät gesendet',
+    'Envoyé depuis mon iPhone',
+    'Verzonden met BlackBerry',
+    '發自我的 iPhone',
+    '从我的iPhone发送',
+    'Odesláno z iPhonu',
+    'Lähetetty iPhonesta',
+    'iPhone에서 보냄',
+    'Gửi từ iPhone của tôi',
+    'Enviat des del meu iPhone',
+    'Trimis de pe iPhone-ul meu',
+    'Надіслано з iPhone',
+    'iPhone-ról küldve',
+    "iPhone'umdan gönderildi",
+    'Dikirim dari iPhone saya',
+    'Poslano s mog iPhonea',
+    'Εστάλη από το iPhone μου',
+    'נשלח מה-iPhone שלי',
     'Sent from [Yahoo Mail on Android](https://go.onelink.me/107872968)',
     'Get Outlook for iOS<https://aka.ms/o0ukef>',
     'Get [Outlook for Android](https://aka.ms/AAb9ysg)',
@@ -319,6 +513,9 @@ describe('reply line rules', () => {
     'Sent from my iPhone, so please forgive the typos in this long message about the quarterly numbers and the plan',
     'We moved the app to Outlook and iOS last year, and the migration of all the mailboxes went well.',
     'Thanks',
+    'Sent from my desk, is much easier than my mobile phone.',
+    'This email was sent from our automated system, not Sent from my iPad.',
+    'Lähetetty: 5.3.2024 10:02',
   ])('not isMobileFooter(%j)', (line) => expect(isMobileFooter(line)).toBe(false));
 
   it.each([
@@ -381,9 +578,25 @@ describe('reply line rules', () => {
     ['W dniu 5.03.2024 o 10:02, Bob pisze:', true],
     ['5 марта 2024 г., в 10:02, Боб написал(а):', true],
     ['在 2024年3月5日，10:02，Bob 写道：', true],
+    ['Wiadomość napisana przez Bob <bob@example.pl> w dniu 5.03.2024, o godz. 10:02:', true],
+    ['вт, 5 бер. 2024 р. о 10:02 Bob <bob@example.ua> пише:', true],
+    ['Bob <bob@example.ro> a scris în mar., 5 mar. 2024 la 10:02:', true],
+    ['uto, 5. ožu 2024. u 10:02 Bob <bob@example.hr> napisao je:', true],
+    ['Pada tanggal Sel, 5 Mar 2024 pukul 10.02 Bob <bob@example.id> menulis:', true],
+    ['El dt., 5 de març 2024 a les 10:02, Bob (<bob@example.cat>) va escriure:', true],
+    ['2024-03-05, an, 10:02 Bob <bob@example.lt> rašė:', true],
+    ['Bob <bob@example.ee> kirjutas kuupäeval T, 5. märts 2024 kell 10:02:', true],
+    ['2024/03/05 10:02、Bob <bob@example.jp> のメッセージ:', true],
+    ['On Wed, 14 Nov 2018 08:14:43 -0200 John Doe <john@doe.com> wrote', true],
+    ['ср, 30 апр. 2025 г. в 15:19, John Doe <doe@example.com>:', true],
+    ['30.09.2017, 18.30, "John - Doe" <john@example.com>:', true],
+    ['Wednesday, 17 November 2021, 3:32 PM +0300 from john@example.com <john@example.com>:', true],
     ['On Tue, Bob wrote:', false],
     ['On Monday I wrote:', false],
     ['On 5 March I wrote the report.', false],
+    ['On 5 May we wrote', false],
+    ['Meeting on 2024-03-05 at 10:00 with bob@example.com:', false],
+    ['Send the 2024 report to <bob@example.com>:', false],
   ])('isAttribution(%j) is %s', (line, expected) => expect(isAttribution(line)).toBe(expected));
 
   it.each([
@@ -399,10 +612,28 @@ describe('reply line rules', () => {
     ['вт, 5 мар. 2024 г. в 10:02, Боб <bob@example.ru>:', true],
     ['26.06.2014, 14:41, "Alexander L" <abc@example.com>:', true],
     ['2013/4/15 Roman Tkachenko <romant@example.com>', true],
+    ['2016-03-03 17:21 GMT+01:00 Some One', true],
+    ['On 9 Jan 2014, at 2:47, George Plymale wrote', true],
     ['Here are the 2024 numbers:', false],
     ['As discussed:', false],
     ['Write to <bob@example.com>', false],
+    ['2016-03-03 was a Thursday', false],
+    ['On Monday we wrote', false],
   ])('introducesQuote(%j) is %s', (line, expected) => expect(introducesQuote(line)).toBe(expected));
+
+  it.each([
+    ['On Tue, Mar 5, 2024 at 10:02 AM', true],
+    ['2013/10/2 Bob <bob@example.com>', true],
+    ['2024年3月5日(火) 10:02 Bob', true],
+    ['416ffd3258d4d2fa4c85cfa4c44e1721d66e3e8f4@example.com>', false],
+    ['wrote:', false],
+  ])('leadsAttribution(%j) is %s', (line, expected) => expect(leadsAttribution(line)).toBe(expected));
+
+  it.each([
+    ['Bob Müller <bob@example.de> schrieb am So., 23.', true],
+    ['I wrote the report.', false],
+    ['Write to bob@example.com.', false],
+  ])('namesWriter(%j) is %s', (line, expected) => expect(namesWriter(line)).toBe(expected));
 
   it.each([
     ['On Tue, Mar 5, 2024 at 10:02 AM', true, false],

@@ -11,6 +11,8 @@ import path from 'node:path';
 import request from 'supertest';
 import { appRoot } from '../../src/paths.js';
 import { createTestContext, type TestContext } from '../context.js';
+import { preview } from '../../src/messages/content/index.js';
+import { CORPUS } from '../fixtures/replies/corpus.js';
 import { EML_EXPECTED, HTML_REPLY, KNOWN_MISSES } from '../fixtures/replies/expected.js';
 import { fixture, mimeMessage, postSns, sesNotification } from './helpers.js';
 
@@ -25,6 +27,13 @@ afterAll(() => ctx.close());
 
 const EML = readdirSync(path.join(appRoot, 'test', 'fixtures', 'replies', 'eml')).filter((name) => name.endsWith('.eml'));
 const HTML = readdirSync(path.join(appRoot, 'test', 'fixtures', 'replies', 'html')).filter((name) => name.endsWith('.html.txt'));
+
+/** Posts a raw mail to the Mailgun route webhook for the inbox, and reads back the message stored. */
+async function receivedThroughMailgun(raw: string) {
+  const res = await request(ctx.app).post('/webhooks/mailgun').field('body-mime', raw).field('recipient', inbox.email_address);
+  expect(res.status).toBe(200);
+  return (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+}
 
 const testOrMiss = (name: string) => (name in KNOWN_MISSES ? it.failing : it);
 const headerOf = (raw: string, name: string) => new RegExp(`^${name}:[ \\t]*(.*(?:\\r?\\n[ \\t].*)*)`, 'im').exec(raw)?.[1];
@@ -57,13 +66,36 @@ describe('talon’s HTML replies, through the Mailgun webhook (body-mime)', () =
         contentType: 'text/html; charset=utf-8',
         body: html,
       });
-      const res = await request(ctx.app)
-        .post('/webhooks/mailgun')
-        .field('body-mime', raw)
-        .field('recipient', inbox.email_address);
-      expect(res.status).toBe(200);
-      const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+      const message = await receivedThroughMailgun(raw);
       expect(message.content_clean).toBe(HTML_REPLY);
     });
   });
+});
+
+// A few of the corpus's replies (test/fixtures/replies/corpus) as they arrive: a quoted-printable
+// text part, HTML-only messages, and one that is only a quote, whose content_clean and preview
+// are empty.
+const THROUGH_WEBHOOK = [
+  'github/quote_reply_spanish_multiline.txt',
+  'crisp-oss/email_23.txt',
+  'talon/gmail_quote.html.txt',
+  'talon/readable_html_empty.html.txt',
+];
+
+describe('replies of the corpus, through the Mailgun webhook (body-mime)', () => {
+  it.each(CORPUS.filter((reply) => THROUGH_WEBHOOK.includes(reply.file)).map((reply) => [reply.file, reply] as const))(
+    '%s: content_clean is the reply, the preview its start',
+    async (file, reply) => {
+      const raw = mimeMessage({
+        to: inbox.email_address,
+        subject: `Re: ${file}`,
+        contentType: `text/${reply.html ? 'html' : 'plain'}; charset=utf-8`,
+        extraHeaders: reply.quotedPrintable ? ['Content-Transfer-Encoding: quoted-printable'] : [],
+        body: fixture(`replies/corpus/${file}`).toString('utf8'),
+      });
+      const message = await receivedThroughMailgun(raw);
+      expect(message.content_clean).toBe(reply.expected);
+      expect(message.preview).toBe(preview(reply.expected));
+    },
+  );
 });

@@ -2,7 +2,9 @@ import { escapeWrittenLine } from './escape.js';
 import { htmlToMarkdown } from './html-to-markdown.js';
 import { parseHtml } from './html-tree.js';
 import {
+  HEADER_BLOCK_LINES,
   MAX_ATTRIBUTION_LENGTH,
+  headerKind,
   introducesQuote,
   isAttribution,
   isDisclaimer,
@@ -14,7 +16,10 @@ import {
   isQuoteLine,
   isRule,
   isSignatureDelimiter,
+  isSignatureRule,
   isWrapped,
+  leadsAttribution,
+  namesWriter,
   opensAttribution,
   plainLine,
   startsWithAttribution,
@@ -25,8 +30,8 @@ import {
  * converted to Markdown without the signature blocks mail programs mark, then cleaned by the
  * line rules that also clean plain-text mail: quoted history, reply and forward headers,
  * signatures and mobile footers go; the text written between quotes stays, with the quotes it
- * answers. When nothing but quotes was there (a forward without a comment, say), the quoted part
- * is the content.
+ * answers. A message with nothing new has the message it forwards as its content, and none when
+ * it is only quotes.
  */
 export function cleanContent(body: { html?: string; text?: string }): string {
   const html = body.html !== undefined && /\S/.test(body.html) ? readHtml(body.html) : undefined;
@@ -63,7 +68,7 @@ function escapeWritten(text: string): string {
 interface Reading {
   /** The new content: what was written, and, in an interleaved reply, the quotes it answers. */
   reply: string[];
-  /** From where the quoted part begins: the content of a message that has nothing new. */
+  /** The content of a message that has nothing new (see quotedPart). */
   quoted: string[];
 }
 
@@ -98,7 +103,29 @@ function readLines(raw: string[]): Lines {
     next[i] = after;
     if (!blank[i]) after = i;
   }
-  return { raw, plain, blank, fenced: inFence, quote: raw.map((line, i) => !inFence[i] && isQuoteLine(line)), next };
+  const quote = raw.map((line, i) => !inFence[i] && isQuoteLine(line));
+  for (let i = 1; i < raw.length; i++) {
+    if (quote[i - 1] && !quote[i] && !blank[i] && !inFence[i] && continuesQuote(raw[i - 1]!, plain[i]!)) quote[i] = true;
+  }
+  return { raw, plain, blank, fenced: inFence, quote, next };
+}
+
+// What a quote line quotes, without its markers.
+const QUOTE_MARKERS = /^(?:\s*\\?>)+\s?/;
+/** Mail apps wrap lines at this width, or less. */
+const WRAP_WIDTH = 78;
+
+/**
+ * A line right below a quote line that goes on with it: the quoted sentence, wrapped by a mail
+ * app (Gmail's Android app) after the quote markers were written, so the rest lost them. The
+ * quote line stops mid-sentence where the next word would not have fitted, and the line goes on
+ * in lower case; an answer written right below a quote does not look like that.
+ */
+function continuesQuote(quoteLine: string, plain: string): boolean {
+  const line = quoteLine.trimEnd();
+  const space = plain.indexOf(' ');
+  const word = space < 0 ? plain.length : space;
+  return line.length + 1 + word > WRAP_WIDTH && !/[.!?:;。！？：]$/.test(line) && /^\p{Ll}/u.test(plain);
 }
 
 /**
@@ -128,29 +155,59 @@ function readReply(raw: string[], quoteStart = raw.length): Reading {
     if (lines.quote[i]) quotedStart = Math.min(quotedStart, run ? run.end : i);
     runs.push({ quote: lines.quote[i]!, start: i, end: i + 1 });
   }
-  // With nothing quoted either (a photo sent "from my iPhone"), the content is all there is.
-  const quoted = quotedPart(lines, Math.min(quotedStart, end));
-  return { reply: reply(lines, runs, end < raw.length), quoted: quoted < raw.length ? raw.slice(quoted) : raw };
+  return { reply: reply(lines, runs, end < raw.length), quoted: quotedPart(lines, Math.min(quotedStart, end)) };
 }
 
 /**
- * Where the quoted part that is the content of a message with nothing new begins, from `start`:
- * past a signature, at the message it was sent above (a forward, say), and at its first text
- * rather than the rule drawn above it.
+ * The content of a message with nothing new, from where its quoted part begins at `start`: all
+ * of it when nothing was quoted (a photo sent "from my iPhone"), a signature that is all there is,
+ * or the message it was sent above when that is a forward or Outlook's header block (a forward
+ * without a comment); nothing when it is only quotes, as a chain of quotes is not the sender's.
  */
-function quotedPart(lines: Lines, start: number): number {
+function quotedPart(lines: Lines, start: number): string[] {
   const { raw, plain, blank, fenced, quote } = lines;
   let from = start;
   if (from < raw.length && !fenced[from] && isSignatureDelimiter(raw[from]!)) {
+    const signature = from;
     for (let i = from + 1; i < raw.length; i++) {
       if (quote[i] || (plain[i] !== '' && !isSignatureDelimiter(raw[i]!) && startsQuotedPart(lines, i))) {
         from = i;
         break;
       }
     }
+    if (from === signature) return raw.slice(signature);
   }
   while (from < raw.length && (blank[from] || (!fenced[from] && isRule(raw[from]!)))) from++;
-  return from;
+  if (from === raw.length) return start === raw.length ? raw.slice() : [];
+  if (forwardedAt(lines, from)) return raw.slice(from);
+  // Lines an HTML part showed with a ">" at their start (`\>` in its Markdown) are not marked as a
+  // quote, as a blockquote or a text part's ">" is: when they are all there is, they are shown.
+  if (quote[from] && !raw.slice(from).some((line) => MARKED_QUOTE.test(line))) return raw.slice(from);
+  return [];
+}
+
+/** A quote marked as one: a text part's `>`, or the Markdown of an HTML blockquote. */
+const MARKED_QUOTE = /^ {0,3}>/;
+
+/**
+ * Whether line `i` (quoted or not) begins a forwarded message: a forward's intro or separator,
+ * "-----Original Message-----", a header block, or the sender's header line below a rule.
+ */
+function forwardedAt(lines: Lines, i: number): boolean {
+  const { raw, fenced, next } = lines;
+  if (fenced[i]) return false;
+  const unquoted = (k: number) => plainLine(raw[k]!.replace(QUOTE_MARKERS, ''));
+  const line = unquoted(i);
+  if (isForwardIntro(line) || isOriginalMessageLine(line, next[i]! < raw.length ? unquoted(next[i]!) : undefined)) return true;
+  if (headerKind(line) === 'from' && ruleAbove(lines, i)) return true;
+  const block = raw.slice(i, i + HEADER_BLOCK_LINES).map((_line, k) => unquoted(i + k));
+  return isHeaderBlock(block, 0);
+}
+
+/** A rule drawn right above line `i`, or above the blank line above it. */
+function ruleAbove({ raw, blank, fenced }: Lines, i: number): boolean {
+  const above = i >= 1 && blank[i - 1] ? i - 2 : i - 1;
+  return above >= 0 && !fenced[above] && isRule(raw[above]!);
 }
 
 /**
@@ -159,13 +216,18 @@ function quotedPart(lines: Lines, start: number): number {
  * quote follows (an attribution above one goes with the quote: see withoutAttribution), also
  * one with the quote on its line.
  */
-function startsQuotedPart({ raw, plain, quote, next }: Lines, i: number): boolean {
+function startsQuotedPart(lines: Lines, i: number): boolean {
+  const { raw, plain, quote, next } = lines;
   const line = plain[i]!;
   if (isSignatureDelimiter(raw[i]!) || isForwardIntro(line) || isOriginalMessageLine(line, plain[next[i]!])) return true;
   if (isHeaderBlock(plain, i) || startsWithAttribution(line)) return true;
-  // An attribution may wrap over up to three lines; it ends with a colon.
-  for (let j = i; j < i + 3 && j < plain.length && plain[j] !== ''; j++) {
-    if (!/[:：]$/.test(plain[j]!)) continue;
+  // The sender's header line below a rule (Outlook's and Hotmail's "____" or <hr>, and "From:").
+  if (headerKind(line) === 'from' && ruleAbove(lines, i)) return true;
+  // An attribution may wrap over up to three lines, from a line that starts as one, names the
+  // sender or was wrapped (not from the writer's last line above one that starts on its own).
+  const joins = (opensAttribution(line) || isWrapped(line) || line.includes('@')) && !leadsAttribution(plain[i + 1] ?? '');
+  const last = joins ? i + 2 : i;
+  for (let j = i; j <= last && j < plain.length && plain[j] !== ''; j++) {
     const attribution = plain.slice(i, j + 1);
     if (attribution.every((part) => part.length <= MAX_ATTRIBUTION_LENGTH) && isAttribution(attribution.join(' ')))
       return !quote[next[j]!];
@@ -181,13 +243,16 @@ function startsQuotedPart({ raw, plain, quote, next }: Lines, i: number): boolea
 function withoutAttribution({ plain, blank }: Lines, run: Run): number {
   let last = run.end - 1;
   while (last >= run.start && blank[last]) last--;
-  // It ends with a colon, or, in Gmail's old form, with the sender's address.
-  if (last < run.start || !/[:：>]$/.test(plain[last]!)) return run.end;
+  if (last < run.start) return run.end;
   for (let first = Math.max(run.start, last - 2); first <= last; first++) {
     const attribution = plain.slice(first, last + 1);
     // Only short lines with text are joined: the work stays bounded.
     if (attribution.some((line) => line === '' || line.length > MAX_ATTRIBUTION_LENGTH)) continue;
-    const wrapped = first === last || opensAttribution(plain[first]!) || attribution.slice(0, -1).every(isWrapped);
+    const wrapped =
+      first === last ||
+      opensAttribution(plain[first]!) ||
+      namesWriter(plain[first]!) ||
+      attribution.slice(0, -1).every(isWrapped);
     if (wrapped && introducesQuote(attribution.join(' '))) return first;
   }
   return run.end;
@@ -222,13 +287,40 @@ function reply(lines: Lines, runs: readonly Run[], cut: boolean): string[] {
   return kept;
 }
 
-/** A run of text without blank lines and mobile footers at its ends, nor the rule above a quote that `followed` it. */
+/**
+ * A run of text without blank lines and mobile footers at its ends, nor the rule above a quote
+ * that `followed` it, nor a signature or a mailing list's footer below a long rule at its end.
+ */
 function trimText(lines: Lines, run: Run, followed: boolean): Run {
   const trimmed = trimBlank(lines, run);
-  const { plain, blank, raw } = lines;
-  const isEnd = (i: number) => blank[i] || isMobileFooter(plain[i]!) || (followed && !lines.fenced[i] && isRule(raw[i]!));
-  while (trimmed.end > trimmed.start && isEnd(trimmed.end - 1)) trimmed.end--;
+  const { plain, blank, raw, fenced } = lines;
+  const isEnd = (i: number) => blank[i] || isMobileFooter(plain[i]!) || (followed && !fenced[i] && isRule(raw[i]!));
+  const trimEnd = () => {
+    while (trimmed.end > trimmed.start && isEnd(trimmed.end - 1)) trimmed.end--;
+  };
+  trimEnd();
+  const rule = signatureRule(lines, trimmed);
+  if (rule !== undefined) {
+    trimmed.end = rule;
+    trimEnd();
+  }
   return trimmed;
+}
+
+/** A signature has at most this many lines below its rule, none longer than this. */
+const MAX_SIGNATURE_LINES = 4;
+const MAX_SIGNATURE_LINE_LENGTH = 120;
+
+/** The long rule a signature or a list's footer at the end of `run` stands below, if there is one and text above it. */
+function signatureRule({ raw, blank, fenced, plain }: Lines, run: Run): number | undefined {
+  let below = 0;
+  for (let i = run.end - 1; i > run.start && below <= MAX_SIGNATURE_LINES; i--) {
+    if (blank[i]) continue;
+    if (!fenced[i] && isSignatureRule(raw[i]!)) return plain.slice(run.start, i).some((line) => line !== '') ? i : undefined;
+    if (plain[i]!.length > MAX_SIGNATURE_LINE_LENGTH) return undefined;
+    below++;
+  }
+  return undefined;
 }
 
 /** A run without blank lines (and, for a quote, empty quote lines) at its ends. */
