@@ -1,15 +1,16 @@
 import request from 'supertest';
 import { NotFoundError } from '@repo/errors';
 import type { MessageContent } from '../src/messages/content/index.js';
-import { type InboundMail, receiveMessage } from '../src/messages/receive.js';
+import { type InboundMail, type StorableMail, storableMail } from '../src/messages/inbound-mail.js';
+import { receiveMessage } from '../src/messages/receive.js';
 import { createTestContext, type TestContext } from './context.js';
 
 let ctx: TestContext;
 
 const receiveDeps = () => ({ ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 });
 
-function mail(fields: Partial<InboundMail>): InboundMail {
-  return {
+function mail(fields: Partial<InboundMail>): StorableMail {
+  const inbound: InboundMail = {
     from: 'sender@example.com',
     to: ['receive@inbox.test'],
     cc: [],
@@ -21,6 +22,7 @@ function mail(fields: Partial<InboundMail>): InboundMail {
     attachments: [],
     ...fields,
   };
+  return storableMail(inbound, { domain: 'inbox.test', receivedAt: new Date() });
 }
 
 async function createInbox(username: string) {

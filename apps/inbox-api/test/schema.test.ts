@@ -1,5 +1,8 @@
+import { applyMigrations, readMigrations, withClient } from '@repo/db';
+import { createScratchDatabase } from '@repo/db/dev';
 import { describeSchemaDrift } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
+import { normalizeSubject, subjectKey } from '../src/threads/threading.js';
 import { createTestContext, type TestContext } from './context.js';
 
 describeSchemaDrift({ appRoot, migrationsDir });
@@ -73,5 +76,39 @@ describe('database constraints', () => {
       ctx.db.idempotencyKey.count({ where: { inboxId: inbox.id } }),
     ]);
     expect(left).toEqual([0, 0, 0, 0, 0]);
+  });
+});
+
+describe('migration 20261125143000_subject_key_digest', () => {
+  it('turns the subject keys of existing threads into the digests the service looks threads up by', async () => {
+    const database = await createScratchDatabase({ label: 'inbox_subject_keys' });
+    try {
+      const migrations = await readMigrations(migrationsDir);
+      const before = migrations.filter((migration) => migration.name < '20261125143000');
+      const subjects = ['Quarterly numbers', 'Re: Grüße aus Köln', '☃ '.repeat(200), 'Re:'];
+      await withClient(database.url, async (client) => {
+        await applyMigrations(client, before);
+        const {
+          rows: [inbox],
+        } = await client.query<{ id: string }>(
+          `INSERT INTO inboxes (id, name, email_address) VALUES (gen_random_uuid(), 'a', 'a@schema.test') RETURNING id`,
+        );
+        for (const subject of subjects) {
+          // As the service wrote them before: the normalised subject itself.
+          await client.query(
+            `INSERT INTO threads (id, inbox_id, subject, subject_key, last_message_at, participants)
+             VALUES (gen_random_uuid(), $1, $2, $3, now(), '{}')`,
+            [inbox!.id, subject, normalizeSubject(subject)],
+          );
+        }
+        await applyMigrations(client, migrations);
+        const { rows } = await client.query<{ subject: string; subject_key: string }>('SELECT subject, subject_key FROM threads');
+        expect(new Map(rows.map((row) => [row.subject, row.subject_key]))).toEqual(
+          new Map(subjects.map((subject) => [subject, subjectKey(subject)])),
+        );
+      });
+    } finally {
+      await database.drop();
+    }
   });
 });

@@ -1,12 +1,13 @@
 import request from 'supertest';
-import { type InboundMail, receiveMessage } from '../src/messages/receive.js';
+import { type InboundMail, type StorableMail, storableMail } from '../src/messages/inbound-mail.js';
+import { receiveMessage } from '../src/messages/receive.js';
 import { createTestContext, type TestContext } from './context.js';
 
 let ctx: TestContext;
 let inbox: { id: string };
 
-function mail(fields: Partial<InboundMail>): InboundMail {
-  return {
+function mail(fields: Partial<InboundMail>): StorableMail {
+  const inbound: InboundMail = {
     from: 'sender@example.com',
     to: ['search@inbox.test'],
     cc: [],
@@ -18,6 +19,7 @@ function mail(fields: Partial<InboundMail>): InboundMail {
     attachments: [],
     ...fields,
   };
+  return storableMail(inbound, { domain: 'inbox.test', receivedAt: new Date() });
 }
 
 const receiveDeps = () => ({ ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 });

@@ -6,6 +6,7 @@ import {
   participantsOf,
   referencedMessageIds,
   replyHeaders,
+  subjectKey,
 } from '../src/threads/threading.js';
 import { containsPattern, searchTextOf } from '../src/messages/search.js';
 
@@ -107,6 +108,24 @@ describe('normalizeSubject', () => {
 
   it('takes linear time on a subject of thousands of prefixes', () => {
     expect(normalizeSubject(`${'Re: '.repeat(50_000)}x`)).toBe('x');
+  });
+
+  it('takes linear time on thousands of list tags and prefixes in turn, each of which once took a pass over the subject', () => {
+    expect(normalizeSubject(`${'[list] Re: '.repeat(100_000)}x`)).toBe('x');
+  });
+});
+
+describe('subjectKey', () => {
+  it('is the SHA-256 of the normalised subject, the same for a reply, empty when nothing is left', () => {
+    // sha256sum of `quarterly numbers`
+    expect(subjectKey('Quarterly numbers')).toBe('9900d1bdd55ddd8b804757e30b95ff793968179688df860c456f09da92a0772a');
+    expect(subjectKey('RE: [finance] Quarterly  numbers')).toBe(subjectKey('Quarterly numbers'));
+    expect(subjectKey('Re:')).toBe('');
+  });
+
+  it('is as short for a subject of any length', () => {
+    expect(subjectKey('😀'.repeat(499))).toHaveLength(64);
+    expect(subjectKey('x'.repeat(1_000_000))).toHaveLength(64);
   });
 });
 

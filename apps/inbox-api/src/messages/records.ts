@@ -3,7 +3,7 @@ import type { OutboundMail } from '../adapters/mail/index.js';
 import type { Statements } from '../database.js';
 import { type Attachment, type Message, Prisma } from '../generated/prisma/client.js';
 import { uuidv7 } from '../shared/ids.js';
-import { normalizeSubject, participantsOf } from '../threads/threading.js';
+import { participantsOf } from '../threads/threading.js';
 import type { MessageResponse, SendResult } from './schemas.js';
 import { searchTextOf } from './search.js';
 
@@ -30,6 +30,8 @@ interface NewMessage {
   labels?: string[];
   providerMessageId: string;
   subject: string;
+  /** threading.ts's subjectKey of the subject (of the whole subject, when a long one was capped). */
+  subjectKey: string;
   from: string;
   to: string[];
   cc: string[];
@@ -113,7 +115,7 @@ export async function recordMessage(
   const [outcome] = await statements.query<{ live: boolean; recorded: boolean }>(Prisma.sql`
     WITH live AS (
       SELECT id FROM inboxes WHERE id = ${message.inboxId}::uuid AND deleted_at IS NULL FOR SHARE
-    ), thread AS (${input.threadId ? appendToThread(message, now) : startThread(message, now)}
+    ), thread AS (${input.threadId ? appendToThread(message, now) : startThread(message, input.subjectKey, now)}
     ), recorded AS (${insertMessage(message)}
     ), search AS (
       INSERT INTO message_search (message_id, inbox_id, thread_id, created_at, search_text)
@@ -153,10 +155,10 @@ function appendToThread(message: Message, now: Date): Prisma.Sql {
 }
 
 /** `thread`'s part of recordMessage: a new thread, started by the message. */
-function startThread(message: Message, now: Date): Prisma.Sql {
+function startThread(message: Message, subjectKey: string, now: Date): Prisma.Sql {
   return Prisma.sql`
       INSERT INTO threads (id, inbox_id, subject, subject_key, last_message_at, message_count, participants, created_at)
-      SELECT ${message.threadId}::uuid, id, ${message.subject}, ${normalizeSubject(message.subject)},
+      SELECT ${message.threadId}::uuid, id, ${message.subject}, ${subjectKey},
              ${activityOf(message, now)}::timestamptz, 1, ${participantsOfMessage(message)}::text[], ${now}::timestamptz
         FROM live
       RETURNING id`;

@@ -1,4 +1,4 @@
-import type { InboundMail } from '../messages/receive.js';
+import type { InboundMail } from '../messages/inbound-mail.js';
 import type { Verdicts } from './verdicts.js';
 
 export type Provider = 'sendgrid' | 'mailgun' | 'ses';

@@ -2,9 +2,9 @@ import { NotFoundError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import { Counter, type Registry } from 'prom-client';
 import type { ContentPool, MessageContent } from '../messages/content/index.js';
+import { storableMail } from '../messages/inbound-mail.js';
 import { type ReceiveDeps, receiveMessage } from '../messages/receive.js';
 import type { InboundDelivery } from './delivery.js';
-import { contentMessageId } from './mime.js';
 import { authenticationOf, judge } from './verdicts.js';
 
 /*
@@ -76,8 +76,9 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     return { messages: [], unrouted, dropped: 'no_inbox' };
   }
 
-  // Without a Message-ID, one derived from the content still recognises the provider's redelivery.
-  const stored = { ...mail, messageId: mail.messageId ?? contentMessageId(mail, deps.emailDomain) };
+  // Values the database can store and index (ids, subject, date); without a Message-ID, one
+  // derived from the content still recognises the provider's redelivery.
+  const stored = storableMail(mail, { domain: deps.emailDomain, receivedAt: new Date() });
   const messages: IngestResult['messages'] = [];
   // Cleaned once for every inbox, and only when one of them has not received the mail before.
   let cleaned: Promise<MessageContent> | undefined;
