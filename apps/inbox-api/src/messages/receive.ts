@@ -13,7 +13,7 @@ import {
 import { type AttachmentStore, discardStoredObjects, settlePendingObjects, storeAttachments } from './attachments.js';
 import type { MessageContent } from './content/index.js';
 import type { StorableMail } from './inbound-mail.js';
-import { recordMessage } from './records.js';
+import { type ReplayToken, recordMessage } from './records.js';
 
 export interface ReceiveDeps extends AttachmentStore {
   emailDomain: string;
@@ -25,6 +25,8 @@ export interface ReceiveDeps extends AttachmentStore {
 export interface ReceiptNotes {
   labels?: string[];
   metadata?: Prisma.InputJsonObject;
+  /** Recorded with the message, in its statement (records.ts); a token used before fails it. */
+  replayToken?: ReplayToken;
 }
 
 /** What a receipt answers with: the message stored, now or by an earlier delivery. */
@@ -61,6 +63,7 @@ export async function receiveMessage(
         status: 'received',
         labels: notes.labels,
         metadata: notes.metadata,
+        replayToken: notes.replayToken,
         providerMessageId: mail.messageId,
         subject: mail.subject,
         subjectKey: mail.subjectKey,

@@ -18,6 +18,17 @@ export interface StoredAttachment {
   contentHash: string;
 }
 
+/**
+ * A webhook token (Mailgun's) that signed the request carrying a message: recorded in the
+ * message's own statement, so that a replay of the request is refused once, and only once, the
+ * message is committed (webhooks/replay.ts).
+ */
+export interface ReplayToken {
+  token: string;
+  /** When its signature leaves the window in which it could be presented again. */
+  expiresAt: Date;
+}
+
 interface NewMessage {
   inboxId: string;
   /** The thread to append to; a new thread is started when omitted. */
@@ -32,6 +43,8 @@ interface NewMessage {
   subject: string;
   /** threading.ts's subjectKey of the subject (of the whole subject, when a long one was capped). */
   subjectKey: string;
+  /** Recorded with the message; a token recorded before fails the statement (isReplayedToken). */
+  replayToken?: ReplayToken;
   from: string;
   to: string[];
   cc: string[];
@@ -63,8 +76,9 @@ export function outboundSize(mail: Pick<OutboundMail, 'text' | 'html' | 'attachm
  * writing, and the thread's row, which every message of a busy thread locks, is then held only
  * until the commit that follows. It holds the inbox as holdLiveInbox does: 404, and nothing
  * written, when the inbox is being deleted. A message already stored under the same Message-ID
- * and direction fails the unique constraint. On a transaction's statements, or alone: it commits
- * whole or not at all either way.
+ * and direction fails the unique constraint; a replay token recorded before fails the key of
+ * webhook_tokens. On a transaction's statements, or alone: it commits whole or not at all either
+ * way.
  */
 export async function recordMessage(
   statements: Statements,
@@ -121,7 +135,7 @@ export async function recordMessage(
       INSERT INTO message_search (message_id, inbox_id, thread_id, created_at, search_text)
       SELECT id, inbox_id, thread_id, created_at, ${searchText} FROM recorded
     ), files AS (${insertAttachments(attachments)}
-    )
+    )${input.replayToken ? Prisma.sql`, token AS (${insertReplayToken(input.replayToken)})` : Prisma.empty}
     SELECT EXISTS (SELECT FROM live) AS live, EXISTS (SELECT FROM recorded) AS recorded`);
   if (!outcome?.live) throw new NotFoundError('Inbox not found', { inbox_id: message.inboxId });
   // Threads go only with their inbox: a live inbox has every thread it ever had.
@@ -192,6 +206,13 @@ function insertAttachments(attachments: Attachment[]): Prisma.Sql {
                     ${column('size')}::int[], ${column('disposition')}::text[], ${column('storageBackend')}::text[],
                     ${column('storageKey')}::text[], ${column('contentHash')}::text[])
                AS file(id, filename, content_type, size, disposition, storage_backend, storage_key, content_hash)`;
+}
+
+/** `token`'s part of recordMessage: no ON CONFLICT, so that a token used before fails the whole statement. */
+function insertReplayToken(replayToken: ReplayToken): Prisma.Sql {
+  return Prisma.sql`
+      INSERT INTO webhook_tokens (token, expires_at)
+      SELECT ${replayToken.token}, ${replayToken.expiresAt}::timestamptz FROM recorded`;
 }
 
 // Arrays that are empty mean "no such header": the API shows null, as the spec allows.

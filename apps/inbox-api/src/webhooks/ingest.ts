@@ -87,9 +87,12 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     labels: verdict.labels,
     metadata: { authentication: { ...authenticationOf(delivery.provider, delivery.verdicts) } },
   };
-  for (const inbox of inboxes) {
+  for (const [index, inbox] of inboxes.entries()) {
+    // The request's token goes with the last copy: a crash before it leaves the token unused, and
+    // the provider's retry stores the copies still missing (routes.ts records it when none is new).
+    const replayToken = index === inboxes.length - 1 ? delivery.replayToken : undefined;
     try {
-      const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, notes);
+      const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, { ...notes, replayToken });
       count(duplicate ? 'duplicate' : 'stored');
       messages.push({ inbox_id: inbox.id, message_id: message.id, thread_id: message.threadId, duplicate });
     } catch (error) {

@@ -8,7 +8,7 @@ import { ingest, type IngestDeps, inboundMetrics } from './ingest.js';
 import { mailgunDelivery, mailgunSignatureOf } from './providers/mailgun.js';
 import { sendgridDelivery } from './providers/sendgrid.js';
 import { type SesDeps, sesOutcome } from './providers/ses.js';
-import { claimWebhookToken, releaseWebhookToken } from './replay.js';
+import { isReplayedToken, isUsedToken, recordUsedToken, replayToken } from './replay.js';
 import { createSnsVerifier } from './sns.js';
 import { checkMailgunSignature, checkSendgridSecret } from './verify.js';
 
@@ -22,6 +22,8 @@ const webhookResult = z
   })
   .catchall(z.unknown())
   .meta({ id: 'WebhookResult' });
+
+const REPLAYED = 'This Mailgun token was used before: the request is a replay';
 
 const DESCRIPTION =
   'Called by the provider, not by API clients. Answers 200 once the message is stored in every inbox it is addressed ' +
@@ -69,7 +71,7 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     method: 'post',
     path: '/webhooks/mailgun',
     summary: 'Inbound mail from a Mailgun route (parsed fields or body-mime)',
-    description: `${DESCRIPTION} With MAILGUN_WEBHOOK_SIGNING_KEY set, the request needs a valid signature of the last 5 minutes whose token was not used before (401 otherwise).`,
+    description: `${DESCRIPTION} With MAILGUN_WEBHOOK_SIGNING_KEY set, the request needs a valid signature of the last 5 minutes whose token no handled request used before (401 otherwise; the retry of a request that failed or was cut short is no replay).`,
     tags: ['webhooks'],
     response: webhookResult,
     errors: [401, 413, 415],
@@ -77,12 +79,14 @@ export function webhookRoutes(api: Api, deps: Deps): void {
       const body = await readWebhookBody(req, limits);
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
       if (!key) return store(await mailgunDelivery(body));
-      const token = await verifiedMailgunToken(body, key);
+      const token = await unusedMailgunToken(body, key);
       try {
-        return await store(await mailgunDelivery(body));
+        const result = await store({ ...(await mailgunDelivery(body)), replayToken: token });
+        // Stored nothing new (a redelivery, no inbox, a virus): the token is recorded all the same.
+        await recordUsedToken(deps.db, token);
+        return result;
       } catch (error) {
-        // Not processed: the provider's retry of this request is no replay.
-        await releaseWebhookToken(deps.db, token);
+        if (isReplayedToken(error)) throw new UnauthorizedError(REPLAYED);
         throw error;
       }
     },
@@ -104,15 +108,14 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     },
   });
 
-  async function verifiedMailgunToken(body: WebhookBody, key: string): Promise<string> {
+  /** The request's token, once its signature is valid and no request with it was handled before (replay.ts); 401 otherwise. */
+  async function unusedMailgunToken(body: WebhookBody, key: string) {
     const signature = mailgunSignatureOf(body);
     if (!signature) throw new UnauthorizedError('The Mailgun signature (timestamp, token, signature) is missing');
     const check = checkMailgunSignature(signature, { signingKey: key, now: new Date() });
     if (!check.valid) throw new UnauthorizedError(check.reason);
-    if (!(await claimWebhookToken(deps.db, signature.token, Number(signature.timestamp)))) {
-      throw new UnauthorizedError('This Mailgun token was used before: the request is a replay');
-    }
-    return signature.token;
+    if (await isUsedToken(deps.db, signature.token)) throw new UnauthorizedError(REPLAYED);
+    return replayToken(signature.token, Number(signature.timestamp));
   }
 }
 
