@@ -97,8 +97,9 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     path: '/webhooks/ses',
     summary: 'Inbound mail from Amazon SES through Amazon SNS',
     description:
-      `${DESCRIPTION} SubscriptionConfirmation is confirmed by fetching its SubscribeURL (SNS hosts of AWS only). ` +
-      'With SES_SNS_TOPIC_ARNS set, messages of other topics are refused (403) and signatures are checked (401).',
+      `${DESCRIPTION} SubscriptionConfirmation is confirmed by fetching its SubscribeURL (on the SNS endpoint of the ` +
+      "topic's region only, 403 otherwise). With SES_SNS_TOPIC_ARNS set, messages of other topics are refused (403); " +
+      'signatures are checked with a certificate from that endpoint which names SNS, and messages more than an hour old are refused (401).',
     tags: ['webhooks'],
     response: webhookResult,
     errors: [401, 403, 413, 415, 502],
