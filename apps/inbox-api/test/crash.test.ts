@@ -205,32 +205,37 @@ describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at
   });
 });
 
+/** Inbound mail with a file for `to`, its Message-ID and subject named after `label`. */
+function mailWithFile(to: string, label: string): string {
+  return [
+    'From: Bob <bob@example.com>',
+    `To: ${to}`,
+    `Subject: Inbound at ${label}`,
+    `Message-ID: <inbound-${label.replace(/\W/g, '-')}@example.com>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary=b',
+    '',
+    '--b',
+    'Content-Type: text/plain',
+    '',
+    'See the file.',
+    '--b',
+    'Content-Type: application/octet-stream; name="data.bin"',
+    'Content-Disposition: attachment; filename="data.bin"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    Buffer.from(label).toString('base64'),
+    '--b--',
+    '',
+  ].join('\r\n');
+}
+
 describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s of an inbound webhook', (point) => {
   it('stores nothing of the interrupted delivery, and the provider’s retry stores it exactly once', async () => {
     const setup = await start();
     const inbox = await createInbox(setup.url, `in-${point.replace(/\W/g, '-')}`);
     await setup.stop();
-    const raw = [
-      'From: Bob <bob@example.com>',
-      `To: ${inbox.email_address}`,
-      `Subject: Inbound at ${point}`,
-      `Message-ID: <inbound-${point.replace(/\W/g, '-')}@example.com>`,
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/mixed; boundary=b',
-      '',
-      '--b',
-      'Content-Type: text/plain',
-      '',
-      'See the file.',
-      '--b',
-      'Content-Type: application/octet-stream; name="data.bin"',
-      'Content-Disposition: attachment; filename="data.bin"',
-      'Content-Transfer-Encoding: base64',
-      '',
-      Buffer.from(point).toString('base64'),
-      '--b--',
-      '',
-    ].join('\r\n');
+    const raw = mailWithFile(inbox.email_address, point);
     const deliver = (baseUrl: string) =>
       fetch(`${baseUrl}/webhooks/mailgun`, {
         method: 'POST',
@@ -268,27 +273,7 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
     const token = randomBytes(25).toString('hex');
     const fields = new URLSearchParams({
       recipient: inbox.email_address,
-      'body-mime': [
-        'From: Bob <bob@example.com>',
-        `To: ${inbox.email_address}`,
-        `Subject: Signed at ${point}`,
-        `Message-ID: <signed-${point.replace(/\W/g, '-')}@example.com>`,
-        'MIME-Version: 1.0',
-        'Content-Type: multipart/mixed; boundary=b',
-        '',
-        '--b',
-        'Content-Type: text/plain',
-        '',
-        'See the file.',
-        '--b',
-        'Content-Type: application/octet-stream; name="data.bin"',
-        'Content-Disposition: attachment; filename="data.bin"',
-        'Content-Transfer-Encoding: base64',
-        '',
-        Buffer.from(point).toString('base64'),
-        '--b--',
-        '',
-      ].join('\r\n'),
+      'body-mime': mailWithFile(inbox.email_address, `signed ${point}`),
       timestamp,
       token,
       signature: createHmac('sha256', signingKey)

@@ -2,7 +2,6 @@ import {
   capMessageId,
   derivedMessageId,
   headerDate,
-  type InboundMail,
   MAX_MESSAGE_ID_BYTES,
   MAX_STORED_REFERENCES,
   storableMail,
@@ -11,23 +10,9 @@ import {
   storedSubject,
 } from '../src/messages/inbound-mail.js';
 import { subjectKey } from '../src/threads/threading.js';
+import { inboundMail as mail } from './webhooks/helpers.js';
 
 const receivedAt = new Date('2026-11-25T12:00:00Z');
-
-function mail(fields: Partial<InboundMail> = {}): InboundMail {
-  return {
-    from: 'bob@example.com',
-    to: ['agent@inbox.test'],
-    cc: [],
-    replyTo: [],
-    subject: 'Hello',
-    text: 'Hi',
-    html: '',
-    size: 2,
-    attachments: [],
-    ...fields,
-  };
-}
 
 describe('storedMessageIds', () => {
   it.each([

@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createTestContext, type TestContext } from '../context.js';
-import { mimeMessage, postSns, sesNotification } from './helpers.js';
+import { type MimeFields, mimeMessage, postSns, sesNotification } from './helpers.js';
 
 let ctx: TestContext;
 let agent: { id: string; email_address: string };
@@ -17,14 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => ctx.close());
 
-interface Mail {
-  subject: string;
-  messageId?: string;
-  inReplyTo?: string;
-  references?: string;
-  date?: string;
-  body: string;
-}
+/** The headers and body a test varies; From is Bob, To the agent. */
+type Mail = Omit<MimeFields, 'from' | 'to' | 'cc'>;
 
 const MODES = ['mailgun body-mime', 'mailgun fields', 'sendgrid raw', 'sendgrid fields', 'ses'] as const;
 type Mode = (typeof MODES)[number];

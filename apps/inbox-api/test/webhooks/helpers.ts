@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
+import { type InboundMail, type StorableMail, storableMail } from '../../src/messages/inbound-mail.js';
 import { appRoot } from '../../src/paths.js';
 import { stringToSign, type SnsEnvelope } from '../../src/webhooks/sns.js';
 
@@ -132,8 +133,28 @@ export function signSns(
   return { ...unsigned, Signature: signer.sign(options.privateKey, 'base64') };
 }
 
-/** A simple MIME message, for tests that need one of their own. */
-export function mimeMessage(fields: {
+/** Mail as a provider module hands it over, for tests that receive it without a webhook. */
+export function inboundMail(fields: Partial<InboundMail> = {}): InboundMail {
+  return {
+    from: 'sender@example.com',
+    to: ['agent@inbox.test'],
+    cc: [],
+    replyTo: [],
+    subject: 'Hello',
+    text: 'Hi',
+    html: '',
+    size: 2,
+    attachments: [],
+    ...fields,
+  };
+}
+
+/** That mail as ingest.ts makes it storable (domain inbox.test, received now), for receiveMessage. */
+export function storableInboundMail(fields: Partial<InboundMail> = {}): StorableMail {
+  return storableMail(inboundMail(fields), { domain: 'inbox.test', receivedAt: new Date() });
+}
+
+export interface MimeFields {
   from?: string;
   to: string;
   cc?: string;
@@ -145,7 +166,10 @@ export function mimeMessage(fields: {
   body: string;
   contentType?: string;
   extraHeaders?: string[];
-}): string {
+}
+
+/** A simple MIME message, for tests that need one of their own. */
+export function mimeMessage(fields: MimeFields): string {
   return [
     `From: ${fields.from ?? 'Bob <bob@example.com>'}`,
     `To: ${fields.to}`,

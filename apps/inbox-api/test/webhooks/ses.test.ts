@@ -204,6 +204,28 @@ describe('POST /webhooks/ses: SES receipts through SNS', () => {
 });
 
 describe('SES mail stored in S3 (receipts without content)', () => {
+  const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
+
+  /** A replica reading S3-stored mail from a loopback S3 that answers with `answer`; both closed after `use`. */
+  async function withLoopbackS3(
+    answer: Parameters<typeof startProvider>[0],
+    use: (viaS3: TestContext, s3: Awaited<ReturnType<typeof startProvider>>) => Promise<void>,
+  ): Promise<void> {
+    const s3 = await startProvider(answer);
+    const viaS3 = await ctx.replica({
+      SES_S3_REGION: 'us-east-1',
+      SES_S3_ACCESS_KEY_ID: credentials.accessKeyId,
+      SES_S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      SES_S3_ENDPOINT: s3.url,
+    });
+    try {
+      await use(viaS3, s3);
+    } finally {
+      await viaS3.close();
+      await s3.close();
+    }
+  }
+
   it('is fetched from the bucket and key of the receipt with a SigV4-signed GetObject', async () => {
     const raw = mimeMessage({
       to: 'relay@inbox.test',
@@ -211,17 +233,11 @@ describe('SES mail stored in S3 (receipts without content)', () => {
       body: 'Stored in S3',
       messageId: '<s3-1@example.com>',
     });
-    const s3 = await startProvider((req) => ({
+    const answer = (req: { path: string }) => ({
       status: req.path === '/test-bucket//emails/objectkey123' ? 200 : 404,
       body: raw,
-    }));
-    const viaS3 = await ctx.replica({
-      SES_S3_REGION: 'us-east-1',
-      SES_S3_ACCESS_KEY_ID: 'AKIDEXAMPLE',
-      SES_S3_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
-      SES_S3_ENDPOINT: s3.url,
     });
-    try {
+    await withLoopbackS3(answer, async (viaS3, s3) => {
       const envelope = sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address);
       const res = await postSns(viaS3.app, envelope);
       expect(res.status).toBe(200);
@@ -241,7 +257,7 @@ describe('SES mail stored in S3 (receipts without content)', () => {
           body: '',
         },
         {
-          credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
+          credentials,
           region: 'us-east-1',
           service: 's3',
           now: new Date(
@@ -254,32 +270,22 @@ describe('SES mail stored in S3 (receipts without content)', () => {
         /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/s3\/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/,
       );
       expect(get!.headers['x-amz-content-sha256']).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
-    } finally {
-      await viaS3.close();
-      await s3.close();
-    }
+    });
   });
 
   it('answers 502 (so that SNS retries) when S3 refuses, and when S3 is not configured', async () => {
-    const s3 = await startProvider(() => ({ status: 403, body: '<Error><Code>AccessDenied</Code></Error>' }));
-    const viaS3 = await ctx.replica({
-      SES_S3_REGION: 'us-east-1',
-      SES_S3_ACCESS_KEY_ID: 'a',
-      SES_S3_SECRET_ACCESS_KEY: 'b',
-      SES_S3_ENDPOINT: s3.url,
-    });
-    try {
-      const envelope = sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address);
-      const refused = await postSns(viaS3.app, envelope);
-      expect(refused.status).toBe(502);
-      expect(refused.body.error.message).toBe('Amazon S3 answered 403 AccessDenied for the stored mail');
-      const unconfigured = await postSns(ctx.app, envelope);
-      expect(unconfigured.status).toBe(502);
-      expect(unconfigured.body.error.message).toMatch(/SES_S3_/);
-    } finally {
-      await viaS3.close();
-      await s3.close();
-    }
+    await withLoopbackS3(
+      () => ({ status: 403, body: '<Error><Code>AccessDenied</Code></Error>' }),
+      async (viaS3) => {
+        const envelope = sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address);
+        const refused = await postSns(viaS3.app, envelope);
+        expect(refused.status).toBe(502);
+        expect(refused.body.error.message).toBe('Amazon S3 answered 403 AccessDenied for the stored mail');
+        const unconfigured = await postSns(ctx.app, envelope);
+        expect(unconfigured.status).toBe(502);
+        expect(unconfigured.body.error.message).toMatch(/SES_S3_/);
+      },
+    );
   });
 
   /** An S3 receipt of `bucketName` and `objectKey`, for the agent. */
@@ -307,23 +313,16 @@ describe('SES mail stored in S3 (receipts without content)', () => {
   });
 
   it('refuses object keys that would name another object or bucket (400), asking S3 nothing', async () => {
-    const s3 = await startProvider(() => ({ status: 200, body: 'From: a@b\r\n\r\nx' }));
-    const viaS3 = await ctx.replica({
-      SES_S3_REGION: 'us-east-1',
-      SES_S3_ACCESS_KEY_ID: 'a',
-      SES_S3_SECRET_ACCESS_KEY: 'b',
-      SES_S3_ENDPOINT: s3.url,
-    });
-    try {
-      for (const key of ['../other-bucket/secret', 'emails/../../other-bucket/secret', 'emails/\r\nx', '']) {
-        const res = await postSns(viaS3.app, s3Receipt('test-bucket', key));
-        expect({ key, status: res.status }).toEqual({ key, status: 400 });
-      }
-      expect(s3.requests).toEqual([]);
-    } finally {
-      await viaS3.close();
-      await s3.close();
-    }
+    await withLoopbackS3(
+      () => ({ status: 200, body: 'From: a@b\r\n\r\nx' }),
+      async (viaS3, s3) => {
+        for (const key of ['../other-bucket/secret', 'emails/../../other-bucket/secret', 'emails/\r\nx', '']) {
+          const res = await postSns(viaS3.app, s3Receipt('test-bucket', key));
+          expect({ key, status: res.status }).toEqual({ key, status: 400 });
+        }
+        expect(s3.requests).toEqual([]);
+      },
+    );
   });
 });
 
