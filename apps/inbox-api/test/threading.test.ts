@@ -106,12 +106,12 @@ describe('normalizeSubject', () => {
     expect(normalizeSubject(subject)).toBe(key);
   });
 
-  it('takes linear time on a subject of thousands of prefixes', () => {
-    expect(normalizeSubject(`${'Re: '.repeat(50_000)}x`)).toBe('x');
-  });
-
-  it('takes linear time on thousands of list tags and prefixes in turn, each of which once took a pass over the subject', () => {
-    expect(normalizeSubject(`${'[list] Re: '.repeat(100_000)}x`)).toBe('x');
+  it('removes the prefixes and tags of the first 1,000 characters: a flood of them costs no more', () => {
+    expect(normalizeSubject(`${'Re: '.repeat(250)}x`)).toBe('x');
+    // Compared as booleans: a failure would print a megabyte.
+    expect(normalizeSubject(`${'Re: '.repeat(250_000)}x`) === `${'re: '.repeat(250_000 - 250)}x`).toBe(true);
+    // 91 tags and prefixes in turn start in the first 1,000 characters.
+    expect(normalizeSubject(`${'[list] Re: '.repeat(100_000)}x`) === `${'[list] re: '.repeat(100_000 - 91)}x`).toBe(true);
   });
 });
 

@@ -80,7 +80,8 @@ export function storableMail(mail: InboundMail, options: { domain: string; recei
  */
 export function storedMessageIds(header: string | undefined): string[] {
   if (header === undefined) return [];
-  return [...new Set(parseMessageIds(withoutControls(header)).map(capMessageId))];
+  // parseMessageIds leaves each id once; capped, distinct ids stay distinct (their digests differ).
+  return parseMessageIds(withoutControls(header)).map(capMessageId);
 }
 
 /**
@@ -101,7 +102,8 @@ export function storedMessageId(header: string | undefined): string | undefined 
  * start alike stay apart.
  */
 export function capMessageId(id: string): string {
-  if (Buffer.byteLength(id) <= MAX_MESSAGE_ID_BYTES) return id;
+  // A UTF-16 unit takes at most 3 bytes of UTF-8: most ids need no counting.
+  if (id.length * 3 <= MAX_MESSAGE_ID_BYTES || Buffer.byteLength(id) <= MAX_MESSAGE_ID_BYTES) return id;
   const digest = createHash('sha256').update(id).digest('hex');
   const room = MAX_MESSAGE_ID_BYTES - '<'.length - '~'.length - digest.length - '>'.length;
   return `<${utf8Prefix(id.slice(1, -1), room)}~${digest}>`;
@@ -135,9 +137,11 @@ export function derivedMessageId(mail: InboundMail, domain: string): string {
   return `<${hash.digest('hex').slice(0, 40)}.no-message-id@${domain}>`;
 }
 
-/** Control characters (NUL, line breaks of a folded header…) removed; broken UTF-16 made whole, as Postgres needs it. */
+/** Control characters (C0 and C1: NUL, line breaks of a folded header…) removed; broken UTF-16 made whole, as Postgres needs it. */
 function withoutControls(text: string): string {
-  return text.replace(/\p{Cc}+/gu, '').toWellFormed();
+  // The C0 and C1 ranges as a class: two to four times faster than \p{Cc} on a megabyte of them.
+  // eslint-disable-next-line no-control-regex -- control characters are what this removes
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, '').toWellFormed();
 }
 
 /** The longest start of `text` that takes at most `maxBytes` in UTF-8, no character cut. */

@@ -47,28 +47,34 @@ export function participantsOf(message: { from: string; to: string[]; cc?: strin
 
 // Reply and forward prefixes of mail clients in many languages: Re, Fwd, Fw, AW (Antwort), WG
 // (Weitergeleitet), SV/VS (Nordic), Antw, Réf, RIF, TR, RV, Odp, Chinese 回复/转发, Japanese 転送,
-// Korean 답장/전달… as `Re:`, `RE :`, `Re[2]:`, `Re(2):` or with the fullwidth colon of CJK
-// clients. One prefix, matched where the previous one ended (sticky).
+// Korean 답장/전달… as `re:`, `re :`, `re[2]:`, `re(2):` or with the fullwidth colon of CJK
+// clients, matched in lower case. One prefix, where the previous one ended (sticky).
 const SUBJECT_PREFIX =
-  /(?:re|fwd?|aw|wg|sv|vs|antw|réf|ref|rif|tr|rv|odp|fs|vl|atb|r|enc|i|回复|回覆|答复|转发|轉寄|转寄|転送|답장|전달)\s*(?:\[\d+\]|\(\d+\))?\s*[:：]\s*/iuy;
+  /(?:re|fwd?|aw|wg|sv|vs|antw|réf|ref|rif|tr|rv|odp|fs|vl|atb|r|enc|i|回复|回覆|答复|转发|轉寄|转寄|転送|답장|전달)\s*(?:\[\d+\]|\(\d+\))?\s*[:：]\s*/uy;
 // A mailing-list tag: `[list-name]`.
 const LIST_TAG = /\[[^\]]{1,60}\]\s*/uy;
+/** Prefixes and tags are removed from this many first characters: mail clients add a few, not thousands. */
+const SUBJECT_PREFIX_WINDOW = 1000;
 
 /**
  * The subject as threading compares it: reply and forward prefixes and mailing-list tags removed
- * (in any order and number), whitespace collapsed, case folded. Linear in the subject's length,
- * whatever it holds: each prefix or tag is matched where the last one ended, and the text is cut
- * once. Pure.
+ * (in any order and number, within the first SUBJECT_PREFIX_WINDOW characters), whitespace
+ * collapsed, case folded. Linear in the subject's length, the prefix work bounded whatever the
+ * subject holds. Pure.
  */
 export function normalizeSubject(subject: string): string {
-  const text = subject.replace(/\s+/g, ' ').trim();
+  // Runs of whitespace become one space; single spaces, most of any subject, are left as they are.
+  const text = subject
+    .replace(/[^\S ]\s*|\s{2,}/g, ' ')
+    .trim()
+    .toLowerCase();
   let start = 0;
-  for (;;) {
+  while (start < SUBJECT_PREFIX_WINDOW) {
     const end = matchEnd(SUBJECT_PREFIX, text, start) ?? matchEnd(LIST_TAG, text, start);
     if (end === undefined) break;
     start = end;
   }
-  return text.slice(start).trim().toLowerCase();
+  return text.slice(start).trim();
 }
 
 /** Where a match of the sticky `pattern` at `index` ends; undefined when there is none (or it is empty). */
