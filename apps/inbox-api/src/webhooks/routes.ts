@@ -8,7 +8,8 @@ import { ingest, type IngestDeps, inboundMetrics } from './ingest.js';
 import { mailgunDelivery, mailgunSignatureOf } from './providers/mailgun.js';
 import { sendgridDelivery } from './providers/sendgrid.js';
 import { type SesDeps, sesOutcome } from './providers/ses.js';
-import { isReplayedToken, isUsedToken, recordUsedToken, replayToken } from './replay.js';
+import type { ReplayToken } from '../messages/records.js';
+import { handleWithToken, isUsedToken, REPLAYED, replayToken } from './replay.js';
 import { createSnsVerifier } from './sns.js';
 import { checkMailgunSignature, checkSendgridSecret } from './verify.js';
 
@@ -22,8 +23,6 @@ const webhookResult = z
   })
   .catchall(z.unknown())
   .meta({ id: 'WebhookResult' });
-
-const REPLAYED = 'This Mailgun token was used before: the request is a replay';
 
 const DESCRIPTION =
   'Called by the provider, not by API clients. Answers 200 once the message is stored in every inbox it is addressed ' +
@@ -80,15 +79,7 @@ export function webhookRoutes(api: Api, deps: Deps): void {
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
       if (!key) return store(await mailgunDelivery(body));
       const token = await unusedMailgunToken(body, key);
-      try {
-        const result = await store({ ...(await mailgunDelivery(body)), replayToken: token });
-        // Stored nothing new (a redelivery, no inbox, a virus): the token is recorded all the same.
-        await recordUsedToken(deps.db, token);
-        return result;
-      } catch (error) {
-        if (isReplayedToken(error)) throw new UnauthorizedError(REPLAYED);
-        throw error;
-      }
+      return handleWithToken(deps.db, token, async (replayToken) => store({ ...(await mailgunDelivery(body)), replayToken }));
     },
   });
 
@@ -110,7 +101,7 @@ export function webhookRoutes(api: Api, deps: Deps): void {
   });
 
   /** The request's token, once its signature is valid and no request with it was handled before (replay.ts); 401 otherwise. */
-  async function unusedMailgunToken(body: WebhookBody, key: string) {
+  async function unusedMailgunToken(body: WebhookBody, key: string): Promise<ReplayToken> {
     const signature = mailgunSignatureOf(body);
     if (!signature) throw new UnauthorizedError('The Mailgun signature (timestamp, token, signature) is missing');
     const check = checkMailgunSignature(signature, { signingKey: key, now: new Date() });

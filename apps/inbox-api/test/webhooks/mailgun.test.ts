@@ -1,8 +1,11 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { UnauthorizedError } from '@repo/errors';
+import { receiveMessage } from '../../src/messages/receive.js';
+import { handleWithToken, replayToken } from '../../src/webhooks/replay.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { ALL_BYTES } from '../mail/helpers.js';
-import { mimeMessage } from './helpers.js';
+import { mimeMessage, storableInboundMail } from './helpers.js';
 
 const SIGNING_KEY = 'key-signing-0123456789';
 let ctx: TestContext;
@@ -258,6 +261,28 @@ describe('Mailgun signatures (MAILGUN_WEBHOOK_SIGNING_KEY set)', () => {
     expect(answers.filter((res) => res.status === 200 && res.body.messages[0].duplicate === false)).toHaveLength(1);
     expect(await messagesWith('Twice at once')).toHaveLength(1);
     expect(await ctx.db.webhookToken.count({ where: { token: fields.token } })).toBe(1);
+  });
+
+  it('refuses (401) a request whose token another request recorded while it was handled, storing nothing of it', async () => {
+    // The other request's message committed between this one's check of the token and its own statement.
+    const token = replayToken('token-recorded-meanwhile', Math.floor(Date.now() / 1000));
+    await ctx.db.webhookToken.create({ data: { token: token.token, expiresAt: token.expiresAt } });
+    const inbox = await ctx.db.inbox.findUniqueOrThrow({ where: { id: target.id } });
+    const mail = storableInboundMail({
+      to: [target.email_address],
+      subject: 'Token recorded meanwhile',
+      messageId: '<meanwhile@x>',
+    });
+    const receive = () =>
+      receiveMessage(
+        { ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 },
+        inbox,
+        mail,
+        () => Promise.resolve({ contentClean: 'x', preview: 'x' }),
+        { replayToken: token },
+      );
+    await expect(handleWithToken(ctx.db, token, receive)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(await messagesWith('Token recorded meanwhile')).toHaveLength(0);
   });
 
   it('refuses a token too long to be Mailgun’s with 401, even signed', async () => {
