@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AttachmentFile } from './attachments.js';
 import { parseMessageIds, subjectKey } from '../threads/threading.js';
+import { MAX_SUBJECT_LENGTH } from './schemas.js';
 
 /*
  * Inbound mail as a provider hands it over (InboundMail), and as it is stored (StorableMail):
@@ -50,13 +51,16 @@ export interface StorableMail extends Omit<InboundMail, 'subject' | 'messageId' 
  * the inbox and direction of the messages' unique index.
  */
 export const MAX_MESSAGE_ID_BYTES = 998;
-/** A stored subject is at most this many characters (UTF-16 units), as POST /v1/messages allows. */
-export const MAX_SUBJECT_LENGTH = 998;
 /** A stored References list keeps its first id (the thread's root) and the newest, this many in all. */
 export const MAX_STORED_REFERENCES = 100;
 /** A Date header further ahead than this is not believed. */
 const MAX_DATE_AHEAD_MS = 24 * 3600 * 1000;
 
+/**
+ * The mail as it is stored, received at `receivedAt`: ids cleaned and capped (a Message-ID derived
+ * from the content when there is none to store), the subject capped and keyed, the Date believed
+ * or replaced. Pure.
+ */
 export function storableMail(mail: InboundMail, options: { domain: string; receivedAt: Date }): StorableMail {
   const date = headerDate(mail.date, options.receivedAt);
   const references = storedMessageIds(mail.references);
