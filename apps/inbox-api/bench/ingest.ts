@@ -117,7 +117,7 @@ async function rawInserts(databaseUrl: string, inboxId: string): Promise<number>
         await client.query('BEGIN');
         const thread = await client.query<{ id: string }>(
           `INSERT INTO threads (id, inbox_id, subject, subject_key, last_message_at, message_count, participants)
-           VALUES (gen_random_uuid(), $1, 'Weekly report', 'weekly report', now(), 1, ARRAY['bob@example.com']) RETURNING id`,
+           VALUES (gen_random_uuid(), $1, 'Weekly report', encode(sha256('weekly report'), 'hex'), now(), 1, ARRAY['bob@example.com']) RETURNING id`,
           [inboxId],
         );
         const message = await client.query<{ id: string }>(

@@ -14,6 +14,7 @@ import { loadConfigOrExit, setting } from '@repo/config';
 import { migrateDatabase, withClient } from '@repo/db';
 import { searchTextOf } from '../src/messages/search.js';
 import { migrationsDir } from '../src/paths.js';
+import { subjectKey } from '../src/threads/threading.js';
 import { seededRandom, sentence, zipfWord } from './corpus.js';
 import { progressBar } from './progress.js';
 
@@ -52,7 +53,7 @@ const summary = await withClient(url, async (client) => {
   const MESSAGE_COLUMNS = 17;
   const reset = () => {
     batch.messages = Array.from({ length: MESSAGE_COLUMNS }, () => []);
-    batch.threads = Array.from({ length: 8 }, () => []);
+    batch.threads = Array.from({ length: 9 }, () => []);
     batch.attachments = Array.from({ length: 8 }, () => []);
   };
   reset();
@@ -61,17 +62,18 @@ const summary = await withClient(url, async (client) => {
     const [t, m, a] = [batch.threads, batch.messages, batch.attachments];
     await client.query('BEGIN');
     await client.query(
-      `INSERT INTO threads (id, inbox_id, subject, last_message_at, message_count, participants, created_at)
-       SELECT id, inbox, subject, last_at, count, ARRAY[p1, p2], created FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::text[], $8::timestamptz[])
-         AS t(id, inbox, subject, last_at, count, p1, p2, created)`,
+      `INSERT INTO threads (id, inbox_id, subject, last_message_at, message_count, participants, created_at, subject_key)
+       SELECT id, inbox, subject, last_at, count, ARRAY[p1, p2], created, key FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
+         AS t(id, inbox, subject, last_at, count, p1, p2, created, key)`,
       t,
     );
     await client.query(
-      `INSERT INTO messages (id, thread_id, inbox_id, direction, provider_message_id, subject, from_address, to_addresses, cc_addresses,
-                             bcc_addresses, reply_to_addresses, text, html, content_clean, preview, size, in_reply_to, "references",
-                             timestamp, created_at)
-       SELECT id, thread, inbox, direction::"MessageDirection", mid, subject, sender, ARRAY[recipient], '{}', '{}', '{}', text, html, clean,
-              preview, size, reply_to, refs, ts, ts
+      `INSERT INTO messages (id, thread_id, inbox_id, direction, status, provider_message_id, subject, from_address, to_addresses,
+                             cc_addresses, bcc_addresses, reply_to_addresses, text, html, content_clean, preview, size, in_reply_to,
+                             "references", timestamp, created_at)
+       SELECT id, thread, inbox, direction::"MessageDirection",
+              (CASE direction WHEN 'inbound' THEN 'received' ELSE 'sent' END)::"MessageStatus", mid, subject, sender,
+              ARRAY[recipient], '{}', '{}', '{}', text, html, clean, preview, size, reply_to, refs, ts, ts
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
                      $11::text[], $12::text[], $13::int[], $14::text[], $15::text[], $16::timestamptz[])
            AS m(id, thread, inbox, direction, mid, subject, sender, recipient, text, html, clean, preview, size, reply_to, refs, ts)`,
@@ -151,9 +153,17 @@ const summary = await withClient(url, async (client) => {
           ].forEach((value, column) => batch.attachments[column]!.push(value));
         }
       }
-      [threadId, inbox.id, subject, new Date(at).toISOString(), size, peer, inbox.address, new Date(START).toISOString()].forEach(
-        (value, column) => batch.threads[column]!.push(value),
-      );
+      [
+        threadId,
+        inbox.id,
+        subject,
+        new Date(at).toISOString(),
+        size,
+        peer,
+        inbox.address,
+        new Date(START).toISOString(),
+        subjectKey(subject),
+      ].forEach((value, column) => batch.threads[column]!.push(value));
       written += size;
       if (batch.messages[0]!.length >= 5000) {
         await flush();

@@ -6,6 +6,7 @@
  * kills itself with SIGKILL at the named step (TEST_CRASH_POINT); the transport is `local`, whose
  * deliveries land in another inbox of the same database, where the test can see them.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -119,8 +120,8 @@ async function expectConsistent(): Promise<void> {
   expect(await db.idempotencyKey.count({ where: { completedAt: null } })).toBe(0);
 }
 
-async function crashDuring(point: string, request: (baseUrl: string) => Promise<unknown>) {
-  const service = await start({ TEST_CRASH_POINT: point });
+async function crashDuring(point: string, request: (baseUrl: string) => Promise<unknown>, env: Record<string, string> = {}) {
+  const service = await start({ ...env, TEST_CRASH_POINT: point });
   const exited = once(service.child, 'exit');
   await request(service.url).catch(() => undefined);
   const [code, signal] = (await exited) as [number | null, string | null];
@@ -204,32 +205,37 @@ describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at
   });
 });
 
+/** Inbound mail with a file for `to`, its Message-ID and subject named after `label`. */
+function mailWithFile(to: string, label: string): string {
+  return [
+    'From: Bob <bob@example.com>',
+    `To: ${to}`,
+    `Subject: Inbound at ${label}`,
+    `Message-ID: <inbound-${label.replace(/\W/g, '-')}@example.com>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary=b',
+    '',
+    '--b',
+    'Content-Type: text/plain',
+    '',
+    'See the file.',
+    '--b',
+    'Content-Type: application/octet-stream; name="data.bin"',
+    'Content-Disposition: attachment; filename="data.bin"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    Buffer.from(label).toString('base64'),
+    '--b--',
+    '',
+  ].join('\r\n');
+}
+
 describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s of an inbound webhook', (point) => {
   it('stores nothing of the interrupted delivery, and the provider’s retry stores it exactly once', async () => {
     const setup = await start();
     const inbox = await createInbox(setup.url, `in-${point.replace(/\W/g, '-')}`);
     await setup.stop();
-    const raw = [
-      'From: Bob <bob@example.com>',
-      `To: ${inbox.email_address}`,
-      `Subject: Inbound at ${point}`,
-      `Message-ID: <inbound-${point.replace(/\W/g, '-')}@example.com>`,
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/mixed; boundary=b',
-      '',
-      '--b',
-      'Content-Type: text/plain',
-      '',
-      'See the file.',
-      '--b',
-      'Content-Type: application/octet-stream; name="data.bin"',
-      'Content-Disposition: attachment; filename="data.bin"',
-      'Content-Transfer-Encoding: base64',
-      '',
-      Buffer.from(point).toString('base64'),
-      '--b--',
-      '',
-    ].join('\r\n');
+    const raw = mailWithFile(inbox.email_address, point);
     const deliver = (baseUrl: string) =>
       fetch(`${baseUrl}/webhooks/mailgun`, {
         method: 'POST',
@@ -247,6 +253,55 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
       expect(retry.status).toBe(200);
       expect(retry.body.messages[0]!.duplicate).toBe(false);
       expect((await deliver(restarted.url)).body.messages[0]!.duplicate).toBe(true);
+      expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
+      expect(await db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
+      await expectConsistent();
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
+
+describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s of a signed Mailgun delivery', (point) => {
+  it('takes Mailgun’s retry of the same signed request, stores the mail once, and refuses a replay after that', async () => {
+    const signingKey = 'key-crash-signing';
+    const signed = { MAILGUN_WEBHOOK_SIGNING_KEY: signingKey };
+    const setup = await start(signed);
+    const inbox = await createInbox(setup.url, `signed-${point.replace(/\W/g, '-')}`);
+    await setup.stop();
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const token = randomBytes(25).toString('hex');
+    const fields = new URLSearchParams({
+      recipient: inbox.email_address,
+      'body-mime': mailWithFile(inbox.email_address, `signed ${point}`),
+      timestamp,
+      token,
+      signature: createHmac('sha256', signingKey)
+        .update(timestamp + token)
+        .digest('hex'),
+    }).toString();
+    // The same signed request each time, as Mailgun retries it.
+    const deliver = (baseUrl: string) =>
+      fetch(`${baseUrl}/webhooks/mailgun`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: fields,
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+    await crashDuring(point, deliver, signed);
+
+    const restarted = await start(signed);
+    try {
+      await settled();
+      expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+      const retry = await deliver(restarted.url);
+      expect({ status: retry.status, messages: retry.body.messages }).toEqual({
+        status: 200,
+        messages: [expect.objectContaining({ inbox_id: inbox.id, duplicate: false })],
+      });
+      expect(await deliver(restarted.url)).toEqual({
+        status: 401,
+        body: { error: expect.objectContaining({ message: 'This Mailgun token was used before: the request is a replay' }) },
+      });
       expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
       expect(await db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
       await expectConsistent();

@@ -1,27 +1,16 @@
 import request from 'supertest';
 import { NotFoundError } from '@repo/errors';
 import type { MessageContent } from '../src/messages/content/index.js';
-import { type InboundMail, receiveMessage } from '../src/messages/receive.js';
+import type { InboundMail } from '../src/messages/inbound-mail.js';
+import { receiveMessage } from '../src/messages/receive.js';
 import { createTestContext, type TestContext } from './context.js';
+import { storableInboundMail } from './webhooks/helpers.js';
 
 let ctx: TestContext;
 
 const receiveDeps = () => ({ ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 });
 
-function mail(fields: Partial<InboundMail>): InboundMail {
-  return {
-    from: 'sender@example.com',
-    to: ['receive@inbox.test'],
-    cc: [],
-    replyTo: [],
-    subject: 'Hello',
-    text: 'Hi',
-    html: '',
-    size: 2,
-    attachments: [],
-    ...fields,
-  };
-}
+const mail = (fields: Partial<InboundMail>) => storableInboundMail({ to: ['receive@inbox.test'], ...fields });
 
 async function createInbox(username: string) {
   const { id } = (await request(ctx.app).post('/v1/inboxes').send({ name: username, email_username: username })).body as {

@@ -1,5 +1,8 @@
+import { applyMigrations, readMigrations, withClient } from '@repo/db';
+import { createScratchDatabase } from '@repo/db/dev';
 import { describeSchemaDrift } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
+import { normalizeSubject, subjectKey } from '../src/threads/threading.js';
 import { createTestContext, type TestContext } from './context.js';
 
 describeSchemaDrift({ appRoot, migrationsDir });
@@ -60,6 +63,36 @@ describe('database constraints', () => {
     await messageIn(b!.id, '<m1@example.com>');
   });
 
+  it('indexes in btrees only text whose length something bounds (a btree row holds ~2,700 bytes)', async () => {
+    // Each text column of a btree index (unique ones and primary keys included), and what keeps it short.
+    const bounded = {
+      'inboxes.email_address': 'a local part of at most 64 ASCII characters (inboxes/schemas.ts) and INBOX_EMAIL_DOMAIN',
+      'threads.subject_key': 'a SHA-256 in hex, 64 characters (threading.ts, subjectKey)',
+      'messages.provider_message_id': 'at most 998 bytes (inbound-mail.ts, capMessageId); ours are <uuid@domain>',
+      'idempotency_keys.key': 'at most 255 printable ASCII characters (messages/idempotency.ts)',
+      'pending_objects.storage_key': 'made by the service (inboxes/<id>/attachments/<uuid>)',
+      'stored_objects.key': 'made by the service',
+      'webhook_tokens.token': 'at most 256 printable ASCII characters (webhooks/verify.ts)',
+    };
+    const rows = await ctx.db.$queryRaw<{ column: string }[]>`
+      SELECT DISTINCT t.relname || '.' || a.attname AS column
+        FROM pg_index i
+        JOIN pg_class ic ON ic.oid = i.indexrelid
+        JOIN pg_am am ON am.oid = ic.relam
+        JOIN pg_class t ON t.oid = i.indrelid
+        JOIN pg_namespace n ON n.oid = t.relnamespace
+        JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY (i.indkey)
+       WHERE n.nspname = 'public' AND am.amname = 'btree' AND t.relname <> '_prisma_migrations'
+         AND a.atttypid IN ('text'::regtype, 'varchar'::regtype, 'text[]'::regtype)`;
+    expect(rows.map((row) => row.column).sort()).toEqual(Object.keys(bounded).sort());
+    // Expression indexes would hide their columns from that list: there are none.
+    const expressions = await ctx.db.$queryRaw<{ count: number }[]>`
+      SELECT count(*)::int AS count FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+        JOIN pg_namespace n ON n.oid = t.relnamespace
+       WHERE n.nspname = 'public' AND i.indexprs IS NOT NULL`;
+    expect(expressions[0]!.count).toBe(0);
+  });
+
   it("deletes an inbox's threads, messages, search rows, attachment rows and idempotency keys with it", async () => {
     const inbox = await ctx.db.inbox.create({ data: { name: 'gone', emailAddress: 'gone@schema.test' } });
     const message = await messageIn(inbox.id, '<m2@example.com>');
@@ -73,5 +106,39 @@ describe('database constraints', () => {
       ctx.db.idempotencyKey.count({ where: { inboxId: inbox.id } }),
     ]);
     expect(left).toEqual([0, 0, 0, 0, 0]);
+  });
+});
+
+describe('migration 20261125143000_subject_key_digest', () => {
+  it('turns the subject keys of existing threads into the digests the service looks threads up by', async () => {
+    const database = await createScratchDatabase({ label: 'inbox_subject_keys' });
+    try {
+      const migrations = await readMigrations(migrationsDir);
+      const before = migrations.filter((migration) => migration.name < '20261125143000');
+      const subjects = ['Quarterly numbers', 'Re: Grüße aus Köln', '☃ '.repeat(200), 'Re:'];
+      await withClient(database.url, async (client) => {
+        await applyMigrations(client, before);
+        const {
+          rows: [inbox],
+        } = await client.query<{ id: string }>(
+          `INSERT INTO inboxes (id, name, email_address) VALUES (gen_random_uuid(), 'a', 'a@schema.test') RETURNING id`,
+        );
+        for (const subject of subjects) {
+          // As the service wrote them before: the normalised subject itself.
+          await client.query(
+            `INSERT INTO threads (id, inbox_id, subject, subject_key, last_message_at, participants)
+             VALUES (gen_random_uuid(), $1, $2, $3, now(), '{}')`,
+            [inbox!.id, subject, normalizeSubject(subject)],
+          );
+        }
+        await applyMigrations(client, migrations);
+        const { rows } = await client.query<{ subject: string; subject_key: string }>('SELECT subject, subject_key FROM threads');
+        expect(new Map(rows.map((row) => [row.subject, row.subject_key]))).toEqual(
+          new Map(subjects.map((subject) => [subject, subjectKey(subject)])),
+        );
+      });
+    } finally {
+      await database.drop();
+    }
   });
 });

@@ -1,24 +1,14 @@
 import request from 'supertest';
-import { type InboundMail, receiveMessage } from '../src/messages/receive.js';
+import type { InboundMail } from '../src/messages/inbound-mail.js';
+import { receiveMessage } from '../src/messages/receive.js';
 import { createTestContext, type TestContext } from './context.js';
+import { storableInboundMail } from './webhooks/helpers.js';
 
 let ctx: TestContext;
 let inbox: { id: string };
 
-function mail(fields: Partial<InboundMail>): InboundMail {
-  return {
-    from: 'sender@example.com',
-    to: ['search@inbox.test'],
-    cc: [],
-    replyTo: [],
-    subject: 'Hello',
-    text: 'Nothing special',
-    html: '',
-    size: 100,
-    attachments: [],
-    ...fields,
-  };
-}
+const mail = (fields: Partial<InboundMail>) =>
+  storableInboundMail({ to: ['search@inbox.test'], text: 'Nothing special', size: 100, ...fields });
 
 const receiveDeps = () => ({ ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 });
 

@@ -1,6 +1,7 @@
 import type { OutboundMail } from '../adapters/mail/index.js';
 import { NotFoundError } from '@repo/errors';
 import type { ContentPool, MessageContent } from './content/index.js';
+import { storableMail } from './inbound-mail.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
 import { outboundSize } from './records.js';
 
@@ -17,32 +18,29 @@ export interface LocalDeliveryDeps extends ReceiveDeps {
 export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<void> {
   const inboxes = await localRecipients(deps, mail);
   if (inboxes.length === 0) return;
-  const size = outboundSize(mail);
+  const received = storableMail(
+    {
+      from: mail.from,
+      to: mail.to,
+      cc: mail.cc ?? [],
+      replyTo: mail.replyTo ?? [],
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      messageId: mail.messageId,
+      inReplyTo: mail.inReplyTo,
+      references: mail.references?.join(' '),
+      size: outboundSize(mail),
+      attachments: mail.attachments,
+    },
+    { domain: deps.emailDomain, receivedAt: new Date() },
+  );
   // The same body for every recipient: cleaned once, when one of them has not received it yet.
   let cleaned: Promise<MessageContent> | undefined;
   const content = () => (cleaned ??= deps.content.cleanMessage(mail));
   for (const inbox of inboxes) {
     try {
-      await receiveMessage(
-        deps,
-        inbox,
-        {
-          from: mail.from,
-          to: mail.to,
-          cc: mail.cc ?? [],
-          replyTo: mail.replyTo ?? [],
-          subject: mail.subject,
-          text: mail.text,
-          html: mail.html,
-          messageId: mail.messageId,
-          inReplyTo: mail.inReplyTo,
-          references: mail.references?.join(' '),
-          date: new Date(),
-          size,
-          attachments: mail.attachments,
-        },
-        content,
-      );
+      await receiveMessage(deps, inbox, received, content);
     } catch (error) {
       // Deleted while the message was on its way: like mail to an address that no longer exists.
       if (!(error instanceof NotFoundError)) throw error;

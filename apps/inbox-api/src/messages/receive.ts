@@ -5,42 +5,15 @@ import type { Inbox, Message, Prisma } from '../generated/prisma/client.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import {
   chooseThread,
-  newMessageId,
-  normalizeSubject,
-  parseMessageIds,
   participantsOf,
   referencedMessageIds,
   SUBJECT_THREAD_WINDOW_DAYS,
   type ThreadCandidate,
 } from '../threads/threading.js';
-import {
-  type AttachmentFile,
-  type AttachmentStore,
-  discardStoredObjects,
-  settlePendingObjects,
-  storeAttachments,
-} from './attachments.js';
+import { type AttachmentStore, discardStoredObjects, settlePendingObjects, storeAttachments } from './attachments.js';
 import type { MessageContent } from './content/index.js';
-import { recordMessage } from './records.js';
-
-/** An e-mail as it arrives, from a provider webhook or from local delivery. */
-export interface InboundMail {
-  from: string;
-  to: string[];
-  cc: string[];
-  replyTo: string[];
-  subject: string;
-  text: string;
-  html: string;
-  /** Message-ID header; one is made up when the mail has none (it then cannot be deduplicated). */
-  messageId?: string;
-  inReplyTo?: string;
-  references?: string;
-  date?: Date;
-  /** Size of the MIME source in bytes. */
-  size: number;
-  attachments: AttachmentFile[];
-}
+import type { StorableMail } from './inbound-mail.js';
+import { type ReplayToken, recordMessage } from './records.js';
 
 export interface ReceiveDeps extends AttachmentStore {
   emailDomain: string;
@@ -52,6 +25,8 @@ export interface ReceiveDeps extends AttachmentStore {
 export interface ReceiptNotes {
   labels?: string[];
   metadata?: Prisma.InputJsonObject;
+  /** Recorded with the message, in its statement (records.ts); a token used before fails it. */
+  replayToken?: ReplayToken;
 }
 
 /** What a receipt answers with: the message stored, now or by an earlier delivery. */
@@ -69,13 +44,11 @@ export type ReceivedMessage = Pick<Message, 'id' | 'threadId'>;
 export async function receiveMessage(
   deps: ReceiveDeps,
   inbox: Inbox,
-  mail: InboundMail,
+  mail: StorableMail,
   content: () => Promise<MessageContent>,
   notes: ReceiptNotes = {},
 ): Promise<{ message: ReceivedMessage; duplicate: boolean }> {
-  const providerMessageId = parseMessageIds(mail.messageId)[0] ?? newMessageId(deps.emailDomain);
-  const timestamp = validDate(mail.date) ?? new Date();
-  const place = await placeFor(deps.db, inbox, { ...mail, messageId: providerMessageId, timestamp });
+  const place = await placeFor(deps.db, inbox, mail);
   if ('received' in place) return { message: place.received, duplicate: true };
 
   const { contentClean, preview } = await content();
@@ -90,8 +63,10 @@ export async function receiveMessage(
         status: 'received',
         labels: notes.labels,
         metadata: notes.metadata,
-        providerMessageId,
+        replayToken: notes.replayToken,
+        providerMessageId: mail.messageId,
         subject: mail.subject,
+        subjectKey: mail.subjectKey,
         from: mail.from,
         to: mail.to,
         cc: mail.cc,
@@ -101,9 +76,9 @@ export async function receiveMessage(
         contentClean,
         preview,
         size: mail.size,
-        inReplyTo: parseMessageIds(mail.inReplyTo)[0] ?? null,
-        references: parseMessageIds(mail.references).join(' ') || null,
-        timestamp,
+        inReplyTo: mail.inReplyTo,
+        references: mail.references.join(' ') || null,
+        timestamp: mail.date,
         attachments,
       });
     // On pg directly, the bodies as they are (database.ts). Without attachments to settle or a
@@ -129,7 +104,7 @@ export async function receiveMessage(
     );
     // The same message delivered twice at the same moment: the other delivery stored it.
     const raced = isUniqueViolation(error, ['inbox_id', 'direction', 'provider_message_id'])
-      ? await findReceived(deps.db, inbox.id, providerMessageId)
+      ? await findReceived(deps.db, inbox.id, mail.messageId)
       : null;
     if (raced) return { message: raced, duplicate: true };
     throw error;
@@ -150,10 +125,10 @@ function findReceived(db: Database, inboxId: string, providerMessageId: string):
 async function placeFor(
   db: Database,
   inbox: Inbox,
-  mail: InboundMail & { messageId: string; timestamp: Date },
+  mail: StorableMail,
 ): Promise<{ received: ReceivedMessage } | { threadId: string | undefined }> {
-  const ids = [...new Set([mail.messageId, ...referencedMessageIds(mail.inReplyTo, mail.references)])];
-  const { named, sameSubject } = await threadingFacts(db, inbox.id, ids, normalizeSubject(mail.subject), mail.timestamp);
+  const ids = [...new Set([mail.messageId, ...referencedMessageIds(mail.inReplyTo, mail.references.join(' '))])];
+  const { named, sameSubject } = await threadingFacts(db, inbox.id, ids, mail.subjectKey, mail.date);
   const received = named.find((message) => message.direction === 'inbound' && message.providerMessageId === mail.messageId);
   if (received) return { received };
   const threadByMessageId = new Map(named.map((message) => [message.providerMessageId, message.threadId]));
@@ -162,7 +137,7 @@ async function placeFor(
     sameSubject,
     participants: participantsOf(mail),
     inboxAddress: inbox.emailAddress,
-    date: mail.timestamp,
+    date: mail.date,
   });
   return { threadId };
 }
@@ -219,10 +194,4 @@ async function threadingFacts(
         : [{ id: row.id, lastMessageAt: row.last_message_at, participants: row.participants }],
     ),
   };
-}
-
-/** A Date header far in the future or unparseable is not trusted. */
-function validDate(date: Date | undefined): Date | undefined {
-  if (!date || Number.isNaN(date.getTime())) return undefined;
-  return date.getTime() > Date.now() + 24 * 3600 * 1000 ? undefined : date;
 }

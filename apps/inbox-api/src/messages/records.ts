@@ -3,7 +3,7 @@ import type { OutboundMail } from '../adapters/mail/index.js';
 import type { Statements } from '../database.js';
 import { type Attachment, type Message, Prisma } from '../generated/prisma/client.js';
 import { uuidv7 } from '../shared/ids.js';
-import { normalizeSubject, participantsOf } from '../threads/threading.js';
+import { participantsOf } from '../threads/threading.js';
 import type { MessageResponse, SendResult } from './schemas.js';
 import { searchTextOf } from './search.js';
 
@@ -18,6 +18,17 @@ export interface StoredAttachment {
   contentHash: string;
 }
 
+/**
+ * A webhook token (Mailgun's) that signed the request carrying a message: recorded in the
+ * message's own statement, so that a replay of the request is refused once, and only once, the
+ * message is committed (webhooks/replay.ts).
+ */
+export interface ReplayToken {
+  token: string;
+  /** When its signature leaves the window in which it could be presented again. */
+  expiresAt: Date;
+}
+
 interface NewMessage {
   inboxId: string;
   /** The thread to append to; a new thread is started when omitted. */
@@ -30,6 +41,10 @@ interface NewMessage {
   labels?: string[];
   providerMessageId: string;
   subject: string;
+  /** threading.ts's subjectKey of the subject (of the whole subject, when a long one was capped). */
+  subjectKey: string;
+  /** Recorded with the message; a token recorded before fails the statement (isReplayedToken). */
+  replayToken?: ReplayToken;
   from: string;
   to: string[];
   cc: string[];
@@ -61,8 +76,9 @@ export function outboundSize(mail: Pick<OutboundMail, 'text' | 'html' | 'attachm
  * writing, and the thread's row, which every message of a busy thread locks, is then held only
  * until the commit that follows. It holds the inbox as holdLiveInbox does: 404, and nothing
  * written, when the inbox is being deleted. A message already stored under the same Message-ID
- * and direction fails the unique constraint. On a transaction's statements, or alone: it commits
- * whole or not at all either way.
+ * and direction fails the unique constraint; a replay token recorded before fails the key of
+ * webhook_tokens. On a transaction's statements, or alone: it commits whole or not at all either
+ * way.
  */
 export async function recordMessage(
   statements: Statements,
@@ -113,13 +129,13 @@ export async function recordMessage(
   const [outcome] = await statements.query<{ live: boolean; recorded: boolean }>(Prisma.sql`
     WITH live AS (
       SELECT id FROM inboxes WHERE id = ${message.inboxId}::uuid AND deleted_at IS NULL FOR SHARE
-    ), thread AS (${input.threadId ? appendToThread(message, now) : startThread(message, now)}
+    ), thread AS (${input.threadId ? appendToThread(message, now) : startThread(message, input.subjectKey, now)}
     ), recorded AS (${insertMessage(message)}
     ), search AS (
       INSERT INTO message_search (message_id, inbox_id, thread_id, created_at, search_text)
       SELECT id, inbox_id, thread_id, created_at, ${searchText} FROM recorded
     ), files AS (${insertAttachments(attachments)}
-    )
+    )${input.replayToken ? Prisma.sql`, token AS (${insertReplayToken(input.replayToken)})` : Prisma.empty}
     SELECT EXISTS (SELECT FROM live) AS live, EXISTS (SELECT FROM recorded) AS recorded`);
   if (!outcome?.live) throw new NotFoundError('Inbox not found', { inbox_id: message.inboxId });
   // Threads go only with their inbox: a live inbox has every thread it ever had.
@@ -153,10 +169,10 @@ function appendToThread(message: Message, now: Date): Prisma.Sql {
 }
 
 /** `thread`'s part of recordMessage: a new thread, started by the message. */
-function startThread(message: Message, now: Date): Prisma.Sql {
+function startThread(message: Message, subjectKey: string, now: Date): Prisma.Sql {
   return Prisma.sql`
       INSERT INTO threads (id, inbox_id, subject, subject_key, last_message_at, message_count, participants, created_at)
-      SELECT ${message.threadId}::uuid, id, ${message.subject}, ${normalizeSubject(message.subject)},
+      SELECT ${message.threadId}::uuid, id, ${message.subject}, ${subjectKey},
              ${activityOf(message, now)}::timestamptz, 1, ${participantsOfMessage(message)}::text[], ${now}::timestamptz
         FROM live
       RETURNING id`;
@@ -190,6 +206,13 @@ function insertAttachments(attachments: Attachment[]): Prisma.Sql {
                     ${column('size')}::int[], ${column('disposition')}::text[], ${column('storageBackend')}::text[],
                     ${column('storageKey')}::text[], ${column('contentHash')}::text[])
                AS file(id, filename, content_type, size, disposition, storage_backend, storage_key, content_hash)`;
+}
+
+/** `token`'s part of recordMessage: no ON CONFLICT, so that a token used before fails the whole statement. */
+function insertReplayToken(replayToken: ReplayToken): Prisma.Sql {
+  return Prisma.sql`
+      INSERT INTO webhook_tokens (token, expires_at)
+      SELECT ${replayToken.token}, ${replayToken.expiresAt}::timestamptz FROM recorded`;
 }
 
 // Arrays that are empty mean "no such header": the API shows null, as the spec allows.

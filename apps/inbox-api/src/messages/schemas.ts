@@ -15,6 +15,9 @@ const emailAddress = z
   )
   .meta({ example: 'someone@example.com' });
 
+/** The longest subject, in characters (UTF-16 units): sent here, and stored of inbound mail (inbound-mail.ts). */
+export const MAX_SUBJECT_LENGTH = 998;
+
 // Header values must not carry line breaks or other control characters.
 const headerText = (max: number) =>
   z
@@ -49,7 +52,7 @@ export const sendMessageBody = z
   .object({
     inbox_id: id.meta({ description: 'Inbox to send from' }),
     to: z.array(emailAddress).min(1).max(50),
-    subject: headerText(998),
+    subject: headerText(MAX_SUBJECT_LENGTH),
     body: z.string().max(1_000_000).meta({ description: 'Markdown, converted to HTML' }),
     reply_to_thread_id: id.optional().meta({ description: 'Thread to reply into' }),
     attachments: z.array(attachmentInput).max(100).optional(),

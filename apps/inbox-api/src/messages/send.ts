@@ -9,7 +9,7 @@ import type { Attachment, Message } from '../generated/prisma/client.js';
 import { findInbox, holdLiveInbox } from '../inboxes/service.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import { findThread, latestMessage } from '../threads/service.js';
-import { newMessageId, replyHeaders } from '../threads/threading.js';
+import { newMessageId, replyHeaders, subjectKey } from '../threads/threading.js';
 import { type AttachmentFile, discardStoredObjects, settlePendingObjects, storeAttachments } from './attachments.js';
 import { base64ByteLength } from './base64.js';
 import type { ContentPool } from './content/index.js';
@@ -90,6 +90,7 @@ export async function sendMessage(
         metadata: deliveryMetadata('sending', { provider: deps.mailer.name, at: new Date() }),
         providerMessageId: mail.messageId,
         subject: mail.subject,
+        subjectKey: subjectKey(mail.subject),
         from: mail.from,
         to: mail.to,
         cc: [],

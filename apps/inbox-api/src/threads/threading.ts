@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
 /**
  * Threading rules (RFC 5322 §3.6.4): how outbound replies are linked to their thread and how
@@ -47,25 +47,50 @@ export function participantsOf(message: { from: string; to: string[]; cc?: strin
 
 // Reply and forward prefixes of mail clients in many languages: Re, Fwd, Fw, AW (Antwort), WG
 // (Weitergeleitet), SV/VS (Nordic), Antw, Réf, RIF, TR, RV, Odp, Chinese 回复/转发, Japanese 転送,
-// Korean 답장/전달… as `Re:`, `RE :`, `Re[2]:`, `Re(2):` or with the fullwidth colon of CJK
-// clients, repeated in any mix.
+// Korean 답장/전달… as `re:`, `re :`, `re[2]:`, `re(2):` or with the fullwidth colon of CJK
+// clients, matched in lower case. One prefix, where the previous one ended (sticky).
 const SUBJECT_PREFIX =
-  /^(?:(?:re|fwd?|aw|wg|sv|vs|antw|réf|ref|rif|tr|rv|odp|fs|vl|atb|r|enc|i|回复|回覆|答复|转发|轉寄|转寄|転送|답장|전달)\s*(?:\[\d+\]|\(\d+\))?\s*[:：]\s*)+/iu;
-// A mailing-list tag: `[list-name]` at the start.
-const LIST_TAG = /^\[[^\]]{1,60}\]\s*/u;
+  /(?:re|fwd?|aw|wg|sv|vs|antw|réf|ref|rif|tr|rv|odp|fs|vl|atb|r|enc|i|回复|回覆|答复|转发|轉寄|转寄|転送|답장|전달)\s*(?:\[\d+\]|\(\d+\))?\s*[:：]\s*/uy;
+// A mailing-list tag: `[list-name]`.
+const LIST_TAG = /\[[^\]]{1,60}\]\s*/uy;
+/** Prefixes and tags are removed from this many first characters: mail clients add a few, not thousands. */
+const SUBJECT_PREFIX_WINDOW = 1000;
 
 /**
  * The subject as threading compares it: reply and forward prefixes and mailing-list tags removed
- * (in any order and number), whitespace collapsed, case folded. Pure.
+ * (in any order and number, within the first SUBJECT_PREFIX_WINDOW characters), whitespace
+ * collapsed, case folded. Linear in the subject's length, the prefix work bounded whatever the
+ * subject holds. Pure.
  */
 export function normalizeSubject(subject: string): string {
-  let rest = subject.replace(/\s+/g, ' ').trim();
-  // Each round removes at least one prefix or tag; the subject is short, the loop bounded by it.
-  for (let previous = ''; previous !== rest;) {
-    previous = rest;
-    rest = rest.replace(SUBJECT_PREFIX, '').replace(LIST_TAG, '').trim();
+  // Runs of whitespace become one space; single spaces, most of any subject, are left as they are.
+  const text = subject
+    .replace(/[^\S ]\s*|\s{2,}/g, ' ')
+    .trim()
+    .toLowerCase();
+  let start = 0;
+  while (start < SUBJECT_PREFIX_WINDOW) {
+    const end = matchEnd(SUBJECT_PREFIX, text, start) ?? matchEnd(LIST_TAG, text, start);
+    if (end === undefined) break;
+    start = end;
   }
-  return rest.toLowerCase();
+  return text.slice(start).trim();
+}
+
+/** Where a match of the sticky `pattern` at `index` ends; undefined when there is none (or it is empty). */
+function matchEnd(pattern: RegExp, text: string, index: number): number | undefined {
+  pattern.lastIndex = index;
+  return pattern.exec(text) && pattern.lastIndex > index ? pattern.lastIndex : undefined;
+}
+
+/**
+ * What a thread is found by when mail names no message of it: the SHA-256 (hex) of the normalised
+ * subject, '' when nothing is left of it. A digest, so that the index on it holds subjects of any
+ * length (a btree row takes ~2.7 KB at most): 998 emoji of a sent subject are 3 KB.
+ */
+export function subjectKey(subject: string): string {
+  const normalized = normalizeSubject(subject);
+  return normalized === '' ? '' : createHash('sha256').update(normalized).digest('hex');
 }
 
 /** Mail with the same subject and a shared participant joins a thread active this recently. */

@@ -1,4 +1,5 @@
-import type { InboundMail } from '../messages/receive.js';
+import type { InboundMail } from '../messages/inbound-mail.js';
+import type { ReplayToken } from '../messages/records.js';
 import type { Verdicts } from './verdicts.js';
 
 export type Provider = 'sendgrid' | 'mailgun' | 'ses';
@@ -12,6 +13,8 @@ export interface InboundDelivery {
   /** Envelope recipients (RCPT TO), which may differ from To and Cc (Bcc, forwarding). */
   recipients: string[];
   verdicts: Verdicts;
+  /** The token that signed the request (Mailgun), recorded with the mail so that a replay is refused (replay.ts). */
+  replayToken?: ReplayToken;
 }
 
 /** What a provider's request comes to: an e-mail to store, or a request the provider module has answered itself. */

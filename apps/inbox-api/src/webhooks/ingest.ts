@@ -2,9 +2,9 @@ import { NotFoundError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import { Counter, type Registry } from 'prom-client';
 import type { ContentPool, MessageContent } from '../messages/content/index.js';
+import { storableMail } from '../messages/inbound-mail.js';
 import { type ReceiveDeps, receiveMessage } from '../messages/receive.js';
 import type { InboundDelivery } from './delivery.js';
-import { contentMessageId } from './mime.js';
 import { authenticationOf, judge } from './verdicts.js';
 
 /*
@@ -76,8 +76,9 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     return { messages: [], unrouted, dropped: 'no_inbox' };
   }
 
-  // Without a Message-ID, one derived from the content still recognises the provider's redelivery.
-  const stored = { ...mail, messageId: mail.messageId ?? contentMessageId(mail, deps.emailDomain) };
+  // Values the database can store and index (ids, subject, date); without a Message-ID, one
+  // derived from the content still recognises the provider's redelivery.
+  const stored = storableMail(mail, { domain: deps.emailDomain, receivedAt: new Date() });
   const messages: IngestResult['messages'] = [];
   // Cleaned once for every inbox, and only when one of them has not received the mail before.
   let cleaned: Promise<MessageContent> | undefined;
@@ -86,9 +87,12 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     labels: verdict.labels,
     metadata: { authentication: { ...authenticationOf(delivery.provider, delivery.verdicts) } },
   };
-  for (const inbox of inboxes) {
+  for (const [index, inbox] of inboxes.entries()) {
+    // The request's token goes with the last copy: a crash before it leaves the token unused, and
+    // the provider's retry stores the copies still missing (routes.ts records it when none is new).
+    const replayToken = index === inboxes.length - 1 ? delivery.replayToken : undefined;
     try {
-      const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, notes);
+      const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, { ...notes, replayToken });
       count(duplicate ? 'duplicate' : 'stored');
       messages.push({ inbox_id: inbox.id, message_id: message.id, thread_id: message.threadId, duplicate });
     } catch (error) {

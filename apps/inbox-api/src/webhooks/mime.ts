@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import PostalMime, { type Address, addressParser, type Attachment, type Email } from 'postal-mime';
 import { BadRequestError } from '@repo/errors';
 import type { AttachmentFile } from '../messages/attachments.js';
-import type { InboundMail } from '../messages/receive.js';
+import type { InboundMail } from '../messages/inbound-mail.js';
 
 /*
  * Raw RFC 5322 mail (SendGrid's raw mode, Mailgun's body-mime, SES's content or S3 object) to the
@@ -110,17 +109,4 @@ function defaultFilename(mimeType: string, index: number): string {
  */
 export function storable(text: string): string {
   return text.replaceAll('\0', '').toWellFormed();
-}
-
-/**
- * A stand-in Message-ID for mail that has none, derived from its content, so that a provider's
- * redelivery of it is still recognised as the same message.
- */
-export function contentMessageId(mail: InboundMail, domain: string): string {
-  const hash = createHash('sha256');
-  for (const part of [mail.from, mail.to.join(','), mail.subject, mail.date?.toISOString() ?? '', mail.text, mail.html]) {
-    hash.update(part).update('\0');
-  }
-  for (const attachment of mail.attachments) hash.update(attachment.content);
-  return `<${hash.digest('hex').slice(0, 40)}.no-message-id@${domain}>`;
 }

@@ -8,7 +8,8 @@ import { ingest, type IngestDeps, inboundMetrics } from './ingest.js';
 import { mailgunDelivery, mailgunSignatureOf } from './providers/mailgun.js';
 import { sendgridDelivery } from './providers/sendgrid.js';
 import { type SesDeps, sesOutcome } from './providers/ses.js';
-import { claimWebhookToken, releaseWebhookToken } from './replay.js';
+import type { ReplayToken } from '../messages/records.js';
+import { handleWithToken, isUsedToken, REPLAYED, replayToken } from './replay.js';
 import { createSnsVerifier } from './sns.js';
 import { checkMailgunSignature, checkSendgridSecret } from './verify.js';
 
@@ -69,7 +70,7 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     method: 'post',
     path: '/webhooks/mailgun',
     summary: 'Inbound mail from a Mailgun route (parsed fields or body-mime)',
-    description: `${DESCRIPTION} With MAILGUN_WEBHOOK_SIGNING_KEY set, the request needs a valid signature of the last 5 minutes whose token was not used before (401 otherwise).`,
+    description: `${DESCRIPTION} With MAILGUN_WEBHOOK_SIGNING_KEY set, the request needs a valid signature of the last 5 minutes whose token no handled request used before (401 otherwise; the retry of a request that failed or was cut short is no replay).`,
     tags: ['webhooks'],
     response: webhookResult,
     errors: [401, 413, 415],
@@ -77,14 +78,8 @@ export function webhookRoutes(api: Api, deps: Deps): void {
       const body = await readWebhookBody(req, limits);
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
       if (!key) return store(await mailgunDelivery(body));
-      const token = await verifiedMailgunToken(body, key);
-      try {
-        return await store(await mailgunDelivery(body));
-      } catch (error) {
-        // Not processed: the provider's retry of this request is no replay.
-        await releaseWebhookToken(deps.db, token);
-        throw error;
-      }
+      const token = await unusedMailgunToken(body, key);
+      return handleWithToken(deps.db, token, async (replayToken) => store({ ...(await mailgunDelivery(body)), replayToken }));
     },
   });
 
@@ -93,8 +88,9 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     path: '/webhooks/ses',
     summary: 'Inbound mail from Amazon SES through Amazon SNS',
     description:
-      `${DESCRIPTION} SubscriptionConfirmation is confirmed by fetching its SubscribeURL (SNS hosts of AWS only). ` +
-      'With SES_SNS_TOPIC_ARNS set, messages of other topics are refused (403) and signatures are checked (401).',
+      `${DESCRIPTION} SubscriptionConfirmation is confirmed by fetching its SubscribeURL (on the SNS endpoint of the ` +
+      "topic's region only, 403 otherwise). With SES_SNS_TOPIC_ARNS set, messages of other topics are refused (403); " +
+      'signatures are checked with a certificate from that endpoint which names SNS, and messages more than an hour old are refused (401).',
     tags: ['webhooks'],
     response: webhookResult,
     errors: [401, 403, 413, 415, 502],
@@ -104,15 +100,14 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     },
   });
 
-  async function verifiedMailgunToken(body: WebhookBody, key: string): Promise<string> {
+  /** The request's token, once its signature is valid and no request with it was handled before (replay.ts); 401 otherwise. */
+  async function unusedMailgunToken(body: WebhookBody, key: string): Promise<ReplayToken> {
     const signature = mailgunSignatureOf(body);
     if (!signature) throw new UnauthorizedError('The Mailgun signature (timestamp, token, signature) is missing');
     const check = checkMailgunSignature(signature, { signingKey: key, now: new Date() });
     if (!check.valid) throw new UnauthorizedError(check.reason);
-    if (!(await claimWebhookToken(deps.db, signature.token, Number(signature.timestamp)))) {
-      throw new UnauthorizedError('This Mailgun token was used before: the request is a replay');
-    }
-    return signature.token;
+    if (await isUsedToken(deps.db, signature.token)) throw new UnauthorizedError(REPLAYED);
+    return replayToken(signature.token, Number(signature.timestamp));
   }
 }
 

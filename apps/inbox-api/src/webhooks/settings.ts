@@ -8,7 +8,7 @@ export function webhookSettings() {
       .string()
       .optional()
       .describe(
-        'Mailgun webhook signing key: `POST /webhooks/mailgun` then needs a valid signature no older than 5 minutes, and refuses a token seen before. Unset: unsigned requests are accepted (a warning at start-up).',
+        'Mailgun webhook signing key: `POST /webhooks/mailgun` then needs a valid signature no older than 5 minutes, and refuses the token of a request handled before (the retry of one that failed or was cut short is taken). Unset: unsigned requests are accepted (a warning at start-up).',
       ),
     SENDGRID_INBOUND_TOKEN: setting
       .string()
@@ -20,7 +20,7 @@ export function webhookSettings() {
       .list()
       .optional()
       .describe(
-        'SNS topics whose messages `POST /webhooks/ses` accepts, comma-separated; their signatures are then checked. Unset: unsigned messages of any topic are accepted (a warning at start-up).',
+        "SNS topics whose messages `POST /webhooks/ses` accepts, comma-separated; their signatures are then checked, with a certificate of the SNS endpoint of the topic's region, and messages more than an hour old refused. Unset: unsigned messages of any topic are accepted (a warning at start-up).",
       ),
     SES_S3_REGION: setting
       .string()
@@ -35,13 +35,13 @@ export function webhookSettings() {
       .url()
       .optional()
       .describe(
-        'S3 endpoint, for S3-compatible stores (path-style requests). Default: `https://<bucket>.s3.<region>.amazonaws.com`.',
+        'S3 endpoint, for S3-compatible stores (path-style requests). Default: `https://<bucket>.s3.<region>.amazonaws.com` (`https://s3.<region>.amazonaws.com/<bucket>` for a bucket name with dots).',
       ),
     TEST_SNS_URL_PREFIX: setting
       .string()
       .optional()
       .describe(
-        'Tests only: SigningCertURL and SubscribeURL values starting with this prefix are trusted like SNS hosts of AWS. Never set in production.',
+        "Tests only: SigningCertURL, SubscribeURL and UnsubscribeURL values starting with this prefix are trusted like the SNS endpoint of the topic's region. Never set in production.",
       ),
   };
 }

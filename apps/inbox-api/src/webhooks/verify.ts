@@ -7,6 +7,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /** How old a Mailgun timestamp may be (and how far in the future, for clock skew). */
 export const MAILGUN_WINDOW_SECONDS = 5 * 60;
+/** Mailgun's tokens are 50 hex digits; anything much longer is no token (and would not fit the index of used ones). */
+const MAILGUN_TOKEN = /^[\x21-\x7e]{1,256}$/;
 
 export interface MailgunSignature {
   timestamp: string;
@@ -29,6 +31,9 @@ export function checkMailgunSignature(
   }
   if (Math.abs(options.now.getTime() / 1000 - timestamp) > MAILGUN_WINDOW_SECONDS) {
     return { valid: false, reason: 'The Mailgun timestamp is outside the 5-minute window' };
+  }
+  if (!MAILGUN_TOKEN.test(signed.token)) {
+    return { valid: false, reason: 'The Mailgun token is not 1 to 256 printable ASCII characters' };
   }
   const expected = createHmac('sha256', options.signingKey)
     .update(signed.timestamp + signed.token)

@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { createSign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
+import { type InboundMail, type StorableMail, storableMail } from '../../src/messages/inbound-mail.js';
 import { appRoot } from '../../src/paths.js';
 import { stringToSign, type SnsEnvelope } from '../../src/webhooks/sns.js';
 
@@ -80,8 +82,15 @@ export function postSns(app: Express, envelope: object) {
     .send(JSON.stringify(envelope));
 }
 
-/** A self-signed certificate and its key, made with the machine's openssl, standing in for SNS's signing certificate. */
-export function signingCertificate(): { certificate: string; privateKey: string } {
+/**
+ * A self-signed certificate and its key, made with the machine's openssl, standing in for SNS's
+ * signing certificate: subject CN=sns.amazonaws.com as AWS's carry, unless `names` says otherwise
+ * (`subject`, and DNS names for a subjectAltName extension).
+ */
+export function signingCertificate(names: { subject?: string; dnsNames?: string[] } = {}): {
+  certificate: string;
+  privateKey: string;
+} {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sns-cert-'));
   try {
     execFileSync(
@@ -99,7 +108,8 @@ export function signingCertificate(): { certificate: string; privateKey: string 
         '-days',
         '1',
         '-subj',
-        '/CN=sns.amazonaws.com',
+        names.subject ?? '/CN=sns.amazonaws.com',
+        ...(names.dnsNames ? ['-addext', `subjectAltName=${names.dnsNames.map((name) => `DNS:${name}`).join(',')}`] : []),
       ],
       { cwd: dir, stdio: 'ignore' },
     );
@@ -123,8 +133,28 @@ export function signSns(
   return { ...unsigned, Signature: signer.sign(options.privateKey, 'base64') };
 }
 
-/** A simple MIME message, for tests that need one of their own. */
-export function mimeMessage(fields: {
+/** Mail as a provider module hands it over, for tests that receive it without a webhook. */
+export function inboundMail(fields: Partial<InboundMail> = {}): InboundMail {
+  return {
+    from: 'sender@example.com',
+    to: ['agent@inbox.test'],
+    cc: [],
+    replyTo: [],
+    subject: 'Hello',
+    text: 'Hi',
+    html: '',
+    size: 2,
+    attachments: [],
+    ...fields,
+  };
+}
+
+/** That mail as ingest.ts makes it storable (domain inbox.test, received now), for receiveMessage. */
+export function storableInboundMail(fields: Partial<InboundMail> = {}): StorableMail {
+  return storableMail(inboundMail(fields), { domain: 'inbox.test', receivedAt: new Date() });
+}
+
+export interface MimeFields {
   from?: string;
   to: string;
   cc?: string;
@@ -136,7 +166,10 @@ export function mimeMessage(fields: {
   body: string;
   contentType?: string;
   extraHeaders?: string[];
-}): string {
+}
+
+/** A simple MIME message, for tests that need one of their own. */
+export function mimeMessage(fields: MimeFields): string {
   return [
     `From: ${fields.from ?? 'Bob <bob@example.com>'}`,
     `To: ${fields.to}`,
@@ -152,4 +185,22 @@ export function mimeMessage(fields: {
     '',
     fields.body,
   ].join('\r\n');
+}
+
+/**
+ * A TCP socket listening on 127.0.0.1 that counts the connections made to it (and closes them):
+ * where a request must never go, the count stays 0.
+ */
+export async function startListener() {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -1,8 +1,11 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { UnauthorizedError } from '@repo/errors';
+import { receiveMessage } from '../../src/messages/receive.js';
+import { handleWithToken, replayToken } from '../../src/webhooks/replay.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { ALL_BYTES } from '../mail/helpers.js';
-import { mimeMessage } from './helpers.js';
+import { mimeMessage, storableInboundMail } from './helpers.js';
 
 const SIGNING_KEY = 'key-signing-0123456789';
 let ctx: TestContext;
@@ -209,11 +212,93 @@ describe('Mailgun signatures (MAILGUN_WEBHOOK_SIGNING_KEY set)', () => {
     expect(await messagesWith(subject)).toHaveLength(0);
   });
 
-  it('gives the token back when the request fails, so that Mailgun’s retry is no replay', async () => {
+  it('leaves the token unused when the request fails, so that Mailgun’s retry is no replay', async () => {
     const fields = { ...routeFields('Retried'), 'message-headers': '[]', from: '', ...signature() };
     delete (fields as Record<string, string>).from;
     expect((await post(fields)).status).toBe(400);
     expect((await post(fields)).status).toBe(400);
     expect(await ctx.db.webhookToken.count({ where: { token: fields.token } })).toBe(0);
+  });
+
+  it('refuses a used token carrying another message, storing nothing of it', async () => {
+    const signed = signature();
+    expect((await post({ ...routeFields('First with token'), ...signed })).status).toBe(200);
+    const forged = await post({ ...routeFields('Forged with token'), ...signed });
+    expect(forged.status).toBe(401);
+    expect(await messagesWith('Forged with token')).toHaveLength(0);
+  });
+
+  it('records the token of a request that stores nothing new, and refuses its replay', async () => {
+    const fields = routeFields('Stored unsigned first');
+    expect(
+      (await request(ctx.app).post('/webhooks/mailgun').type('form').send(new URLSearchParams(fields).toString())).status,
+    ).toBe(200);
+    const redelivery = { ...fields, ...signature() };
+    expect((await post(redelivery)).body.messages).toEqual([expect.objectContaining({ duplicate: true })]);
+    expect((await post(redelivery)).status).toBe(401);
+
+    const forNoInbox = {
+      ...routeFields('For nobody', {
+        recipient: 'nobody@inbox.test',
+        'message-headers': JSON.stringify([
+          ['From', 'bob@example.com'],
+          ['To', 'nobody@inbox.test'],
+        ]),
+      }),
+      ...signature(),
+    };
+    expect((await post(forNoInbox)).body).toMatchObject({ dropped: 'no_inbox' });
+    expect((await post(forNoInbox)).status).toBe(401);
+  });
+
+  it('stores one copy when the same signed request arrives twice at once', async () => {
+    const fields = { ...routeFields('Twice at once'), ...signature() };
+    const answers = await Promise.all([post(fields), post(fields), post(fields)]);
+    // Each is stored, a duplicate, or a replay: never a second copy.
+    for (const res of answers) {
+      expect(res.status === 401 || (res.status === 200 && res.body.messages.length === 1)).toBe(true);
+    }
+    expect(answers.filter((res) => res.status === 200 && res.body.messages[0].duplicate === false)).toHaveLength(1);
+    expect(await messagesWith('Twice at once')).toHaveLength(1);
+    expect(await ctx.db.webhookToken.count({ where: { token: fields.token } })).toBe(1);
+  });
+
+  it('refuses (401) a request whose token another request recorded while it was handled, storing nothing of it', async () => {
+    // The other request's message committed between this one's check of the token and its own statement.
+    const token = replayToken('token-recorded-meanwhile', Math.floor(Date.now() / 1000));
+    await ctx.db.webhookToken.create({ data: { token: token.token, expiresAt: token.expiresAt } });
+    const inbox = await ctx.db.inbox.findUniqueOrThrow({ where: { id: target.id } });
+    const mail = storableInboundMail({
+      to: [target.email_address],
+      subject: 'Token recorded meanwhile',
+      messageId: '<meanwhile@x>',
+    });
+    const receive = () =>
+      receiveMessage(
+        { ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 },
+        inbox,
+        mail,
+        () => Promise.resolve({ contentClean: 'x', preview: 'x' }),
+        { replayToken: token },
+      );
+    await expect(handleWithToken(ctx.db, token, receive)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(await messagesWith('Token recorded meanwhile')).toHaveLength(0);
+  });
+
+  it('refuses a token too long to be Mailgun’s with 401, even signed', async () => {
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const token = 'a'.repeat(4096);
+    const res = await post({
+      ...routeFields('Long token'),
+      timestamp,
+      token,
+      signature: createHmac('sha256', SIGNING_KEY)
+        .update(timestamp + token)
+        .digest('hex'),
+    });
+    expect({ status: res.status, message: res.body.error.message }).toEqual({
+      status: 401,
+      message: 'The Mailgun token is not 1 to 256 printable ASCII characters',
+    });
   });
 });

@@ -1,7 +1,8 @@
-import { createHmac } from 'node:crypto';
-import { stringToSign } from '../../src/webhooks/sns.js';
+import { createHmac, X509Certificate } from 'node:crypto';
+import { certificateNamesSns, isSnsUrl, snsEndpointOf, stringToSign, timestampProblem } from '../../src/webhooks/sns.js';
 import { authenticationOf, judge, sendgridDkim } from '../../src/webhooks/verdicts.js';
 import { checkMailgunSignature, checkSendgridSecret, sameSecret } from '../../src/webhooks/verify.js';
+import { signingCertificate } from './helpers.js';
 
 describe('judge: labels and drops from provider verdicts', () => {
   it.each([
@@ -156,5 +157,95 @@ describe('stringToSign (SNS)', () => {
     expect(stringToSign(confirmation)).toBe(
       'Message\nx\nMessageId\nm\nSubscribeURL\nhttps://u\nTimestamp\nts\nToken\ntok\nTopicArn\nt\nType\nSubscriptionConfirmation\n',
     );
+  });
+});
+
+describe('the SNS endpoint of a topic', () => {
+  it.each([
+    ['arn:aws:sns:us-east-1:123456789012:inbound', { host: 'sns.us-east-1.amazonaws.com', domain: 'amazonaws.com' }],
+    ['arn:aws-us-gov:sns:us-gov-west-1:123456789012:t', { host: 'sns.us-gov-west-1.amazonaws.com', domain: 'amazonaws.com' }],
+    ['arn:aws-cn:sns:cn-northwest-1:123456789012:t', { host: 'sns.cn-northwest-1.amazonaws.com.cn', domain: 'amazonaws.com.cn' }],
+    ['arn:aws:sns:s3:123456789012:t', undefined],
+    ['arn:aws:sns:s3-us-west-2:123456789012:t', undefined],
+    ['arn:aws:sqs:us-east-1:123456789012:t', undefined],
+    ['arn:aws-iso:sns:us-iso-east-1:123456789012:t', undefined],
+    ['not an arn', undefined],
+  ])('of %s is %j', (arn, endpoint) => {
+    expect(snsEndpointOf(arn)).toEqual(endpoint);
+  });
+});
+
+describe('isSnsUrl', () => {
+  const topic = 'arn:aws:sns:us-east-1:123456789012:inbound';
+  it.each([
+    ['https://sns.us-east-1.amazonaws.com/SimpleNotificationService-7ff5318490ec183fbaddaa2a969abfda.pem', true],
+    ['https://SNS.US-EAST-1.amazonaws.com/SimpleNotificationService-1.pem', true],
+    // S3 buckets anyone may create, named like SNS (issue 22).
+    ['https://sns.s3.amazonaws.com/SimpleNotificationService-1.pem', false],
+    ['https://sns.s3-us-west-2.amazonaws.com/SimpleNotificationService-1.pem', false],
+    ['https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-1.pem', false],
+    ['https://sns.us-east-1.amazonaws.com.cn/SimpleNotificationService-1.pem', false],
+    ['https://sns.us-east-1.amazonaws.com.evil.example/SimpleNotificationService-1.pem', false],
+    ['http://sns.us-east-1.amazonaws.com/SimpleNotificationService-1.pem', false],
+    ['https://sns.us-east-1.amazonaws.com:8443/SimpleNotificationService-1.pem', false],
+    ['https://user@sns.us-east-1.amazonaws.com/SimpleNotificationService-1.pem', false],
+    ['https://sns.us-east-1.amazonaws.com/SimpleNotificationService-1.txt', false],
+    ['https://sns.us-east-1.amazonaws.com/?x=.pem', false],
+    ['not a url', false],
+  ])('takes %s as a signing certificate: %s', (url, trusted) => {
+    expect(isSnsUrl(url, topic, 'certificate')).toBe(trusted);
+  });
+
+  it('takes links (SubscribeURL, UnsubscribeURL) of any path on the same endpoint only', () => {
+    const link = 'https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&Token=t';
+    expect(isSnsUrl(link, topic, 'link')).toBe(true);
+    expect(isSnsUrl(link, 'arn:aws:sns:eu-west-1:123456789012:inbound', 'link')).toBe(false);
+    expect(isSnsUrl('https://sns.s3.amazonaws.com/?Action=ConfirmSubscription', topic, 'link')).toBe(false);
+    expect(isSnsUrl('https://sns.cn-north-1.amazonaws.com.cn/?Action=Unsubscribe', 'arn:aws-cn:sns:cn-north-1:1:t', 'link')).toBe(
+      true,
+    );
+  });
+});
+
+describe('certificateNamesSns', () => {
+  const certificate = (names: Parameters<typeof signingCertificate>[0]) =>
+    new X509Certificate(signingCertificate(names).certificate);
+  const topic = 'arn:aws:sns:us-east-1:123456789012:inbound';
+
+  it.each([
+    ['CN=sns.amazonaws.com, as AWS’s certificates', { subject: '/CN=sns.amazonaws.com' }, true],
+    ['the DNS name sns.amazonaws.com', { subject: '/O=Amazon', dnsNames: ['sns.amazonaws.com'] }, true],
+    ['the endpoint of the region', { subject: '/CN=sns.us-east-1.amazonaws.com' }, true],
+    ['another name', { subject: '/CN=attacker.example' }, false],
+    ['an S3 host', { subject: '/CN=sns.s3.amazonaws.com' }, false],
+    ['a wildcard', { subject: '/CN=*.amazonaws.com' }, false],
+    [
+      'DNS names without SNS, whatever the common name',
+      { subject: '/CN=sns.amazonaws.com', dnsNames: ['sns.s3.amazonaws.com'] },
+      false,
+    ],
+  ])('takes a certificate with %s: %s', (_case, names, expected) => {
+    expect(certificateNamesSns(certificate(names), topic)).toBe(expected);
+  });
+
+  it('expects the China partition’s names for a topic there', () => {
+    const china = 'arn:aws-cn:sns:cn-north-1:123456789012:inbound';
+    expect(certificateNamesSns(certificate({ subject: '/CN=sns.cn-north-1.amazonaws.com.cn' }), china)).toBe(true);
+    expect(certificateNamesSns(certificate({ subject: '/CN=sns.amazonaws.com' }), china)).toBe(false);
+  });
+});
+
+describe('timestampProblem (SNS)', () => {
+  const now = new Date('2026-11-25T12:00:00.000Z');
+  it.each([
+    ['2026-11-25T12:00:00.000Z', undefined],
+    ['2026-11-25T11:00:00.000Z', undefined],
+    ['2026-11-25T10:59:59.999Z', 'The SNS message is older than one hour'],
+    ['2022-01-13T21:02:46.911Z', 'The SNS message is older than one hour'],
+    ['2026-11-25T12:05:00.000Z', undefined],
+    ['2026-11-25T12:05:00.001Z', 'The SNS message is dated in the future'],
+    ['yesterday', 'The SNS message has no valid Timestamp'],
+  ])('%s: %s', (timestamp, problem) => {
+    expect(timestampProblem(timestamp, now)).toBe(problem);
   });
 });

@@ -2,7 +2,16 @@ import request from 'supertest';
 import { signAwsRequest } from '../../src/adapters/aws/sigv4.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { startProvider } from '../mail/helpers.js';
-import { fixture, mimeMessage, postSns, sesFixtureFor, sesNotification, signingCertificate, signSns } from './helpers.js';
+import {
+  fixture,
+  mimeMessage,
+  postSns,
+  sesFixtureFor,
+  sesNotification,
+  signingCertificate,
+  signSns,
+  startListener,
+} from './helpers.js';
 
 let ctx: TestContext;
 let inbox: { id: string; email_address: string };
@@ -195,6 +204,28 @@ describe('POST /webhooks/ses: SES receipts through SNS', () => {
 });
 
 describe('SES mail stored in S3 (receipts without content)', () => {
+  const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
+
+  /** A replica reading S3-stored mail from a loopback S3 that answers with `answer`; both closed after `use`. */
+  async function withLoopbackS3(
+    answer: Parameters<typeof startProvider>[0],
+    use: (viaS3: TestContext, s3: Awaited<ReturnType<typeof startProvider>>) => Promise<void>,
+  ): Promise<void> {
+    const s3 = await startProvider(answer);
+    const viaS3 = await ctx.replica({
+      SES_S3_REGION: 'us-east-1',
+      SES_S3_ACCESS_KEY_ID: credentials.accessKeyId,
+      SES_S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+      SES_S3_ENDPOINT: s3.url,
+    });
+    try {
+      await use(viaS3, s3);
+    } finally {
+      await viaS3.close();
+      await s3.close();
+    }
+  }
+
   it('is fetched from the bucket and key of the receipt with a SigV4-signed GetObject', async () => {
     const raw = mimeMessage({
       to: 'relay@inbox.test',
@@ -202,17 +233,11 @@ describe('SES mail stored in S3 (receipts without content)', () => {
       body: 'Stored in S3',
       messageId: '<s3-1@example.com>',
     });
-    const s3 = await startProvider((req) => ({
+    const answer = (req: { path: string }) => ({
       status: req.path === '/test-bucket//emails/objectkey123' ? 200 : 404,
       body: raw,
-    }));
-    const viaS3 = await ctx.replica({
-      SES_S3_REGION: 'us-east-1',
-      SES_S3_ACCESS_KEY_ID: 'AKIDEXAMPLE',
-      SES_S3_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
-      SES_S3_ENDPOINT: s3.url,
     });
-    try {
+    await withLoopbackS3(answer, async (viaS3, s3) => {
       const envelope = sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address);
       const res = await postSns(viaS3.app, envelope);
       expect(res.status).toBe(200);
@@ -232,7 +257,7 @@ describe('SES mail stored in S3 (receipts without content)', () => {
           body: '',
         },
         {
-          credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
+          credentials,
           region: 'us-east-1',
           service: 's3',
           now: new Date(
@@ -245,32 +270,59 @@ describe('SES mail stored in S3 (receipts without content)', () => {
         /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/s3\/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/,
       );
       expect(get!.headers['x-amz-content-sha256']).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
-    } finally {
-      await viaS3.close();
-      await s3.close();
-    }
+    });
   });
 
   it('answers 502 (so that SNS retries) when S3 refuses, and when S3 is not configured', async () => {
-    const s3 = await startProvider(() => ({ status: 403, body: '<Error><Code>AccessDenied</Code></Error>' }));
-    const viaS3 = await ctx.replica({
-      SES_S3_REGION: 'us-east-1',
-      SES_S3_ACCESS_KEY_ID: 'a',
-      SES_S3_SECRET_ACCESS_KEY: 'b',
-      SES_S3_ENDPOINT: s3.url,
-    });
+    await withLoopbackS3(
+      () => ({ status: 403, body: '<Error><Code>AccessDenied</Code></Error>' }),
+      async (viaS3) => {
+        const envelope = sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address);
+        const refused = await postSns(viaS3.app, envelope);
+        expect(refused.status).toBe(502);
+        expect(refused.body.error.message).toBe('Amazon S3 answered 403 AccessDenied for the stored mail');
+        const unconfigured = await postSns(ctx.app, envelope);
+        expect(unconfigured.status).toBe(502);
+        expect(unconfigured.body.error.message).toMatch(/SES_S3_/);
+      },
+    );
+  });
+
+  /** An S3 receipt of `bucketName` and `objectKey`, for the agent. */
+  const s3Receipt = (bucketName: string, objectKey: string) => {
+    const envelope = sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address);
+    const notification = JSON.parse(envelope.Message) as { receipt: { action: Record<string, string> } };
+    notification.receipt.action = { ...notification.receipt.action, bucketName, objectKey };
+    return { ...envelope, Message: JSON.stringify(notification) };
+  };
+
+  it('refuses a bucket name that is no bucket (400) without connecting anywhere: the SSRF of issue 22', async () => {
+    const listener = await startListener();
+    // AWS-style addressing, the bucket in the host name.
+    const viaAws = await ctx.replica({ SES_S3_REGION: 'us-east-1', SES_S3_ACCESS_KEY_ID: 'a', SES_S3_SECRET_ACCESS_KEY: 'b' });
     try {
-      const envelope = sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address);
-      const refused = await postSns(viaS3.app, envelope);
-      expect(refused.status).toBe(502);
-      expect(refused.body.error.message).toBe('Amazon S3 answered 403 AccessDenied for the stored mail');
-      const unconfigured = await postSns(ctx.app, envelope);
-      expect(unconfigured.status).toBe(502);
-      expect(unconfigured.body.error.message).toMatch(/SES_S3_/);
+      for (const bucket of [`127.0.0.1:${listener.port}/steal?`, `127.0.0.1:${listener.port}#`, `x@127.0.0.1:${listener.port}`]) {
+        const res = await postSns(viaAws.app, s3Receipt(bucket, 'emails/x'));
+        expect({ bucket, status: res.status, code: res.body.error.code }).toEqual({ bucket, status: 400, code: 'bad_request' });
+      }
+      expect(listener.connections()).toBe(0);
     } finally {
-      await viaS3.close();
-      await s3.close();
+      await viaAws.close();
+      await listener.close();
     }
+  });
+
+  it('refuses object keys that would name another object or bucket (400), asking S3 nothing', async () => {
+    await withLoopbackS3(
+      () => ({ status: 200, body: 'From: a@b\r\n\r\nx' }),
+      async (viaS3, s3) => {
+        for (const key of ['../other-bucket/secret', 'emails/../../other-bucket/secret', 'emails/\r\nx', '']) {
+          const res = await postSns(viaS3.app, s3Receipt('test-bucket', key));
+          expect({ key, status: res.status }).toEqual({ key, status: 400 });
+        }
+        expect(s3.requests).toEqual([]);
+      },
+    );
   });
 });
 
@@ -280,9 +332,16 @@ describe('SNS signatures (SES_SNS_TOPIC_ARNS set)', () => {
   let certServer: Awaited<ReturnType<typeof startProvider>>;
   let signed: TestContext;
 
+  // Signed with a certificate of another name, served where the test's SNS serves its own.
+  const misnamed = signingCertificate({ subject: '/CN=sns.s3.amazonaws.com' });
+
   beforeAll(async () => {
     certServer = await startProvider((req) =>
-      req.path === '/cert.pem' ? { status: 200, body: certificate } : { status: 200, body: '<ConfirmSubscriptionResponse/>' },
+      req.path === '/cert.pem'
+        ? { status: 200, body: certificate }
+        : req.path === '/misnamed.pem'
+          ? { status: 200, body: misnamed.certificate }
+          : { status: 200, body: '<ConfirmSubscriptionResponse/>' },
     );
     signed = await ctx.replica({
       SES_SNS_TOPIC_ARNS: `${topic},arn:aws:sns:eu-west-1:123456789012:other`,
@@ -329,14 +388,24 @@ describe('SNS signatures (SES_SNS_TOPIC_ARNS set)', () => {
     expect(await ctx.db.message.count({ where: { subject: { in: ['forged', 'unsigned', 'forged-key'] } } })).toBe(0);
   });
 
-  it('refuses a certificate URL off the SNS hosts of AWS, and topics not configured', async () => {
+  it('refuses, fetching nothing, a certificate URL off the SNS endpoint of the topic’s region, and topics not configured', async () => {
     for (const certUrl of [
+      // S3 buckets anyone may own, which the host check took for SNS (issue 22).
+      'https://sns.s3.amazonaws.com/SimpleNotificationService-1.pem',
+      'https://sns.s3-us-west-2.amazonaws.com/SimpleNotificationService-1.pem',
+      'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-1.pem',
+      'https://sns.us-east-1.amazonaws.com/SimpleNotificationService-1.txt',
       'https://sns.us-east-1.amazonaws.com.evil.example/cert.pem',
       'http://sns.us-east-1.amazonaws.com/cert.pem',
       'https://example.com/cert.pem',
     ]) {
       const res = await postSns(signed.app, signSns(notification('bad-cert-url'), { privateKey, certUrl, version: '1' }));
-      expect(res.status).toBe(401);
+      // 401 before any fetch: a fetch that failed would be 502.
+      expect({ certUrl, status: res.status, message: res.body.error.message }).toEqual({
+        certUrl,
+        status: 401,
+        message: "The SNS signing certificate is not on the SNS endpoint of the topic's region",
+      });
     }
     const otherTopic = { ...notification('other-topic'), TopicArn: 'arn:aws:sns:us-east-1:999999999999:someone-elses' };
     const res = await postSns(
@@ -344,6 +413,44 @@ describe('SNS signatures (SES_SNS_TOPIC_ARNS set)', () => {
       signSns(otherTopic, { privateKey, certUrl: `${certServer.url}/cert.pem`, version: '2' }),
     );
     expect(res.status).toBe(403);
+  });
+
+  it('refuses a certificate that does not name SNS, however it is served', async () => {
+    const res = await postSns(
+      signed.app,
+      signSns(notification('misnamed-cert'), {
+        privateKey: misnamed.privateKey,
+        certUrl: `${certServer.url}/misnamed.pem`,
+        version: '2',
+      }),
+    );
+    expect({ status: res.status, message: res.body.error.message }).toEqual({
+      status: 401,
+      message: 'The SNS signing certificate does not name Amazon SNS',
+    });
+  });
+
+  it('refuses a signed message older than an hour, or dated ahead of the clock: a captured one is not replayed', async () => {
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    const cases = [
+      ['61 minutes old', at(-61 * 60_000), 401, 'The SNS message is older than one hour'],
+      ['10 minutes ahead', at(10 * 60_000), 401, 'The SNS message is dated in the future'],
+      ['59 minutes old', at(-59 * 60_000), 200, undefined],
+    ] as const;
+    for (const [age, timestamp, status, message] of cases) {
+      const envelope = { ...notification(`aged-${age.replace(/\W/g, '-')}`), Timestamp: timestamp };
+      const res = await postSns(
+        signed.app,
+        signSns(envelope, { privateKey, certUrl: `${certServer.url}/cert.pem`, version: '2' }),
+      );
+      expect({ age, status: res.status, message: res.body.error?.message }).toEqual({ age, status, message });
+    }
+  });
+
+  it('refuses an UnsubscribeURL off the SNS endpoint of the topic’s region', async () => {
+    const envelope = { ...notification('odd-unsubscribe'), UnsubscribeURL: 'https://sns.s3.amazonaws.com/?Action=Unsubscribe' };
+    const res = await postSns(signed.app, signSns(envelope, { privateKey, certUrl: `${certServer.url}/cert.pem`, version: '2' }));
+    expect(res.status).toBe(401);
   });
 
   it('confirms a subscription by fetching its SubscribeURL, only on a trusted host', async () => {
@@ -363,12 +470,37 @@ describe('SNS signatures (SES_SNS_TOPIC_ARNS set)', () => {
     expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { confirmed: topic } });
     expect(certServer.requests.some((req) => req.path === '/?Action=ConfirmSubscription&Token=token-1')).toBe(true);
 
-    const elsewhere = { ...confirmation, SubscribeURL: 'https://attacker.example/confirm' };
-    const refused = await postSns(
-      signed.app,
-      signSns(elsewhere, { privateKey, certUrl: `${certServer.url}/cert.pem`, version: '1' }),
-    );
-    expect(refused.status).toBe(403);
+    for (const url of [
+      'https://attacker.example/confirm',
+      'https://sns.s3.amazonaws.com/?Action=ConfirmSubscription',
+      'https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription',
+    ]) {
+      const elsewhere = { ...confirmation, SubscribeURL: url };
+      const refused = await postSns(
+        signed.app,
+        signSns(elsewhere, { privateKey, certUrl: `${certServer.url}/cert.pem`, version: '1' }),
+      );
+      expect({ url, status: refused.status }).toEqual({ url, status: 403 });
+    }
+  });
+
+  it('fetches no SubscribeURL off the SNS endpoint unsigned either', async () => {
+    const listener = await startListener();
+    try {
+      const confirmation = {
+        Type: 'SubscriptionConfirmation',
+        MessageId: 'c-2',
+        Token: 'token-2',
+        TopicArn: topic,
+        Message: 'You have chosen to subscribe',
+        SubscribeURL: `https://127.0.0.1:${listener.port}/?Action=ConfirmSubscription`,
+        Timestamp: new Date().toISOString(),
+      };
+      expect((await postSns(ctx.app, confirmation)).status).toBe(403);
+      expect(listener.connections()).toBe(0);
+    } finally {
+      await listener.close();
+    }
   });
 
   it('refuses the fixture subscription of a topic not configured, and logs an unsubscribe with 200', async () => {

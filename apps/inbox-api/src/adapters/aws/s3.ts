@@ -1,4 +1,4 @@
-import { UpstreamError } from '@repo/errors';
+import { BadRequestError, UpstreamError } from '@repo/errors';
 import { type AwsCredentials, sha256Hex, signAwsRequest, uriEncode } from './sigv4.js';
 
 export interface S3Location {
@@ -9,24 +9,76 @@ export interface S3Location {
 }
 
 const TIMEOUT_MS = 30_000;
+/** Bucket names S3 reserves for its own features. */
+const RESERVED_PREFIXES = ['xn--', 'sthree-', 'amzn-s3-demo-'];
+const RESERVED_SUFFIXES = ['-s3alias', '--ol-s3', '.mrap', '--x-s3', '--table-s3'];
+
+/**
+ * S3's rules for general purpose bucket names (Amazon S3 user guide, "Bucket naming rules"): 3 to
+ * 63 lower-case letters, digits, dots and hyphens, a letter or digit at each end, no two dots in a
+ * row, not an IP address, none of the reserved prefixes and suffixes. Nothing else can be part of
+ * a host name here: `127.0.0.1:41011/steal?` is no bucket.
+ */
+export function isBucketName(name: string): boolean {
+  return (
+    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) &&
+    !name.includes('..') &&
+    !/^\d{1,3}(?:\.\d{1,3}){3}$/.test(name) &&
+    !RESERVED_PREFIXES.some((prefix) => name.startsWith(prefix)) &&
+    !RESERVED_SUFFIXES.some((suffix) => name.endsWith(suffix))
+  );
+}
+
+/**
+ * An object key as S3 takes it (1 to 1,024 bytes of UTF-8) and as a URL path carries it
+ * unchanged: no control characters, and no `.` or `..` segment, which a URL resolves away (the
+ * request would name another object, or another bucket on a path-style endpoint).
+ */
+export function isObjectKey(key: string): boolean {
+  const bytes = Buffer.byteLength(key);
+  return (
+    bytes >= 1 &&
+    bytes <= 1024 &&
+    key.isWellFormed() &&
+    !/\p{Cc}/u.test(key) &&
+    !key.split('/').some((segment) => segment === '.' || segment === '..')
+  );
+}
+
+/**
+ * The object's URL: the bucket in the host (virtual-hosted style) on AWS, in the path on an
+ * S3-compatible endpoint and for a bucket with dots (which AWS's wildcard certificate does not
+ * cover); the key always in the path, each segment URI-encoded.
+ */
+export function s3ObjectUrl(location: Pick<S3Location, 'region' | 'endpoint'>, object: { bucket: string; key: string }): string {
+  const path = object.key.split('/').map(uriEncode).join('/');
+  if (location.endpoint) return `${location.endpoint.replace(/\/$/, '')}/${object.bucket}/${path}`;
+  return object.bucket.includes('.')
+    ? `https://s3.${location.region}.amazonaws.com/${object.bucket}/${path}`
+    : `https://${object.bucket}.s3.${location.region}.amazonaws.com/${path}`;
+}
 
 /**
  * S3 GetObject with a SigV4-signed request (the payload hash of an empty body, as GET has). The
- * key is used as SES wrote it, a leading slash included. An answer other than 200 is an
- * UpstreamError naming the status and S3's error code, never the credentials.
+ * key is used as SES wrote it, a leading slash included. A bucket or key S3 would not take is
+ * refused (400) before anything is sent. An answer other than 200 is an UpstreamError naming the
+ * status and S3's error code, never the credentials.
  */
 export async function getS3Object(location: S3Location, object: { bucket: string; key: string }): Promise<Buffer> {
-  const path = object.key.split('/').map(uriEncode).join('/');
-  const url = location.endpoint
-    ? `${location.endpoint.replace(/\/$/, '')}/${uriEncode(object.bucket)}/${path}`
-    : `https://${object.bucket}.s3.${location.region}.amazonaws.com/${path}`;
+  if (!isBucketName(object.bucket) || !isObjectKey(object.key)) {
+    throw new BadRequestError('The S3 location is not a bucket name and object key S3 takes', {
+      bucket: object.bucket,
+      key: object.key,
+    });
+  }
+  const url = s3ObjectUrl(location, object);
   const headers = signAwsRequest(
     { method: 'GET', url, headers: { 'x-amz-content-sha256': sha256Hex('') }, body: '' },
     { credentials: location.credentials, region: location.region, service: 's3' },
   );
   let response: Response;
   try {
-    response = await fetch(url, { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'error' });
   } catch (error) {
     throw new UpstreamError('Amazon S3 could not be reached', { details: { reason: (error as Error).message } });
   }

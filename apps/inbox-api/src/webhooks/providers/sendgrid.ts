@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BadRequestError } from '@repo/errors';
 import type { AttachmentFile } from '../../messages/attachments.js';
-import type { InboundMail } from '../../messages/receive.js';
+import type { InboundMail } from '../../messages/inbound-mail.js';
 import { decodeText, fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
 import { addresses, bodyText, headerText, parseHeaders, parseMime, storable } from '../mime.js';

@@ -13,7 +13,8 @@ import { verdict } from '../verdicts.js';
  * SNS posts its envelope as text/plain JSON; a `Notification`'s Message is the SES notification
  * (JSON again), whose `content` holds the raw mail (UTF8 or BASE64, per the SNS action's
  * encoding), or, for an S3 action (mail over SNS's 150 KB), is absent and the mail is in the
- * bucket. Subscriptions are confirmed by fetching SubscribeURL, on an SNS host of AWS only.
+ * bucket (a bucket name and key as S3 takes them, adapters/aws/s3.ts). Subscriptions are confirmed
+ * by fetching SubscribeURL, on the SNS endpoint of the topic's region only (sns.ts).
  */
 
 const verdictOf = z.object({ status: z.string() }).partial().optional();
@@ -74,8 +75,10 @@ export async function sesOutcome(body: WebhookBody, deps: SesDeps): Promise<Prov
 
 async function confirmSubscription(envelope: SnsEnvelope, deps: SesDeps): Promise<Record<string, unknown>> {
   const url = envelope.SubscribeURL;
-  if (!url || !deps.sns.isTrustedUrl(url)) {
-    throw new ForbiddenError('The SubscribeURL is not on an SNS host of AWS; the subscription is not confirmed');
+  if (!url || !deps.sns.isTrustedUrl(url, envelope.TopicArn, 'link')) {
+    throw new ForbiddenError(
+      "The SubscribeURL is not on the SNS endpoint of the topic's region; the subscription is not confirmed",
+    );
   }
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'error' });

@@ -1,0 +1,133 @@
+import {
+  capMessageId,
+  derivedMessageId,
+  headerDate,
+  MAX_MESSAGE_ID_BYTES,
+  MAX_STORED_REFERENCES,
+  storableMail,
+  storedMessageId,
+  storedMessageIds,
+  storedSubject,
+} from '../src/messages/inbound-mail.js';
+import { subjectKey } from '../src/threads/threading.js';
+import { inboundMail as mail } from './webhooks/helpers.js';
+
+const receivedAt = new Date('2026-11-25T12:00:00Z');
+
+describe('storedMessageIds', () => {
+  it.each([
+    ['<a\u0000b@x>', ['<ab@x>']],
+    ['<a@x>\r\n\t<b\u0001@x>', ['<a@x>', '<b@x>']],
+    ['<a@x> <a\u0000@x>', ['<a@x>']],
+    ['\u0000<a@x>', ['<a@x>']],
+    ['<\ud800a@x>', ['<\ufffda@x>']],
+    ['no id here', []],
+    ['', []],
+  ])('cleans %j to %j', (header, ids) => {
+    expect(storedMessageIds(header)).toEqual(ids);
+  });
+
+  it('is empty for no header', () => {
+    expect(storedMessageIds(undefined)).toEqual([]);
+  });
+});
+
+describe('storedMessageId', () => {
+  it.each([
+    ['<first@x> <second@x>', '<first@x>'],
+    ['  abc@example.com ', '<abc@example.com>'],
+    ['<unclosed@example.com', '<unclosed@example.com>'],
+    ['a\u0000b@x', '<ab@x>'],
+    ['\u0000\r\n', undefined],
+    ['<>', undefined],
+    [undefined, undefined],
+  ])('takes %j as %j', (header, id) => {
+    expect(storedMessageId(header)).toBe(id);
+  });
+});
+
+describe('capMessageId', () => {
+  it('keeps an id of at most MAX_MESSAGE_ID_BYTES as it is', () => {
+    const id = `<${'a'.repeat(MAX_MESSAGE_ID_BYTES - 2)}>`;
+    expect(capMessageId(id)).toBe(id);
+  });
+
+  it('keeps the start of a longer id and its digest: the same id always the same, two alike apart', () => {
+    const common = 'x'.repeat(3000);
+    const [a, b] = [`<${common}a@example.com>`, `<${common}b@example.com>`].map(capMessageId);
+    expect(Buffer.byteLength(a!)).toBeLessThanOrEqual(MAX_MESSAGE_ID_BYTES);
+    expect(a).toMatch(/^<x{900,}~[0-9a-f]{64}>$/);
+    expect(a).not.toBe(b);
+    expect(capMessageId(`<${common}a@example.com>`)).toBe(a);
+    expect(storedMessageIds(a)).toEqual([a]);
+  });
+
+  it('counts bytes, and cuts no character in two', () => {
+    const capped = capMessageId(`<${'é'.repeat(2000)}@x>`);
+    expect(Buffer.byteLength(capped)).toBeLessThanOrEqual(MAX_MESSAGE_ID_BYTES);
+    expect(capped).toMatch(/^<é+~[0-9a-f]{64}>$/);
+    expect(capMessageId(`<${'😀'.repeat(1000)}@x>`)).toMatch(/^<(?:😀)+~[0-9a-f]{64}>$/u);
+  });
+});
+
+describe('storedSubject', () => {
+  it('keeps 998 characters, never half of a character outside the BMP', () => {
+    expect(storedSubject('s'.repeat(998))).toHaveLength(998);
+    expect(storedSubject('s'.repeat(4096))).toBe('s'.repeat(998));
+    expect(storedSubject(`${'s'.repeat(997)}😀 and more`)).toBe('s'.repeat(997));
+  });
+});
+
+describe('headerDate', () => {
+  it.each([
+    ['a date', new Date('2026-11-24T08:00:00Z'), new Date('2026-11-24T08:00:00Z')],
+    ['no date', new Date('not a date'), undefined],
+    ['up to a day ahead', new Date('2026-11-26T11:00:00Z'), new Date('2026-11-26T11:00:00Z')],
+    ['more than a day ahead', new Date('2026-11-26T13:00:00Z'), undefined],
+    ['absent', undefined, undefined],
+  ])('takes %s', (_case, date, expected) => {
+    expect(headerDate(date, receivedAt)).toEqual(expected);
+  });
+});
+
+describe('derivedMessageId', () => {
+  it('does not throw for a Date that is no date, which counts as none', () => {
+    const id = derivedMessageId(mail({ date: new Date('not a date') }), 'inbox.test');
+    expect(id).toMatch(/^<[0-9a-f]{40}\.no-message-id@inbox\.test>$/);
+    expect(derivedMessageId(mail(), 'inbox.test')).toBe(id);
+    expect(derivedMessageId(mail({ date: receivedAt }), 'inbox.test')).not.toBe(id);
+  });
+});
+
+describe('storableMail', () => {
+  it('falls back to the receipt time, and derives the same Message-ID at each receipt', () => {
+    const undated = mail({ date: new Date('not a date') });
+    const first = storableMail(undated, { domain: 'inbox.test', receivedAt });
+    const later = storableMail(undated, { domain: 'inbox.test', receivedAt: new Date(receivedAt.getTime() + 3600_000) });
+    expect(first.date).toEqual(receivedAt);
+    expect(later.messageId).toBe(first.messageId);
+  });
+
+  it('derives a Message-ID when the header has none that can be stored', () => {
+    const stored = storableMail(mail({ messageId: '\u0000' }), { domain: 'inbox.test', receivedAt });
+    expect(stored.messageId).toBe(derivedMessageId(mail(), 'inbox.test'));
+  });
+
+  it('keys a capped subject by the whole subject', () => {
+    const subject = 'long '.repeat(1000);
+    const stored = storableMail(mail({ subject }), { domain: 'inbox.test', receivedAt });
+    expect(stored.subject).toHaveLength(998);
+    expect(stored.subjectKey).toBe(subjectKey(`Re: ${subject}`));
+    expect(stored.subjectKey).not.toBe(subjectKey(stored.subject));
+  });
+
+  it(`keeps the first reference and the newest, ${MAX_STORED_REFERENCES} in all; In-Reply-To is one id`, () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => `<m${i}@x>`);
+    const stored = storableMail(mail({ references: ids.join('\r\n '), inReplyTo: '<m4999@x> <m4998@x>' }), {
+      domain: 'inbox.test',
+      receivedAt,
+    });
+    expect(stored.references).toEqual([ids[0], ...ids.slice(-(MAX_STORED_REFERENCES - 1))]);
+    expect(stored.inReplyTo).toBe('<m4999@x>');
+  });
+});
