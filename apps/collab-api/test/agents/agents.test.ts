@@ -126,8 +126,16 @@ describe('POST /api/v1/agents', () => {
   ])('refuses an endpoint at %s (422)', async (endpointUrl, refusal) => {
     const res = await admin().post('/api/v1/agents', agentBody({ endpoint_url: endpointUrl }));
     expect(res.status).toBe(422);
+    // Private and loopback addresses say how a local deployment allows them; the others are never allowed.
+    const remedy = /private|loopback/.test(refusal)
+      ? ' (a local deployment allows private and loopback addresses with COLLAB_AGENT_ALLOW_PRIVATE=true)'
+      : '';
     expect(res.body.detail).toEqual([
-      { loc: ['body', 'endpoint_url'], msg: `The host is ${refusal}, which agents may not be called at`, type: 'value_error' },
+      {
+        loc: ['body', 'endpoint_url'],
+        msg: `The host is ${refusal}, which agents may not be called at${remedy}`,
+        type: 'value_error',
+      },
     ]);
   });
 
