@@ -8,7 +8,6 @@ import { readDockerfile } from './dockerfile.js';
 import {
   type ConfigMap,
   type Container,
-  type CronJob,
   type Deployment,
   type HorizontalPodAutoscaler,
   type Job,
@@ -425,31 +424,11 @@ describe.each(services)('$name', (service) => {
 });
 
 describe('collab-api approval expiry', () => {
-  const manifests = kustomizeBuild(k8sDir('collab-api', 'base'));
-  const cronJob = only<CronJob>(manifests, 'CronJob');
-  const [curl] = cronJob.spec.jobTemplate.spec.template.spec.containers;
-  const command = [...(curl?.command ?? []), ...(curl?.args ?? [])];
-
-  it('runs hourly', () => {
-    expect(cronJob.spec.schedule).toMatch(/^([0-5]?\d) \* \* \* \*$/);
-  });
-
-  it('POSTs to /api/v1/approval/expire through the Service, with the internal token, failing on an error status', () => {
-    const api = only<Service>(manifests, 'Service');
-    const url = new URL(command.find((arg) => arg.startsWith('http://')) ?? '');
-    expect(command[0]).toBe('curl');
-    expect(command).toEqual(expect.arrayContaining(['--fail-with-body', '--request', 'POST']));
-    expect(url.hostname).toBe(api.metadata.name);
-    expect(Number(url.port)).toBe(api.spec.ports[0]?.port);
-    expect(url.pathname).toBe('/api/v1/approval/expire');
-    // Kubernetes substitutes $(NAME) in a command from the container's environment.
-    expect(url.searchParams.get('internal_token')).toBe('$(COLLAB_INTERNAL_TOKEN)');
-    expect(curl?.env).toEqual([
-      {
-        name: 'COLLAB_INTERNAL_TOKEN',
-        valueFrom: { secretKeyRef: { name: readSecretExample('collab-api').metadata.name, key: 'COLLAB_INTERNAL_TOKEN' } },
-      },
-    ]);
+  it("has one schedule, the worker's own (src/approvals/expiry.ts): no CronJob runs it beside the worker", () => {
+    for (const variant of ['base', 'overlays/dev']) {
+      const cronJobs = kustomizeBuild(k8sDir('collab-api', variant)).filter((manifest) => manifest.kind === 'CronJob');
+      expect({ variant, cronJobs }).toEqual({ variant, cronJobs: [] });
+    }
   });
 });
 

@@ -10,7 +10,7 @@ export type UserApi = Api<{ actor: Actor }>;
 /** Routes open to platform operators too (tenants): handlers get the `caller`. */
 export type CallerApi = Api<{ caller: Caller }>;
 
-/** Routes called by the platform rather than by users (the scheduler's approval expiry): each checks its own token. */
+/** Routes called by the platform rather than by users (an operator's approval expiry): each checks its own token. */
 export type InternalApi = Api;
 
 /**
