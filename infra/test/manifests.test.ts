@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { parse } from 'yaml';
@@ -420,6 +421,26 @@ describe.each(services)('$name', (service) => {
         expect({ probePath, status: (await request(app).get(probePath)).status }).toEqual({ probePath, status: 200 });
       }
     });
+  });
+});
+
+describe('collab-api image', () => {
+  const app = path.join(repoRoot, 'apps', 'collab-api');
+
+  // pnpm deploy (the Dockerfile's) copies the files `pnpm pack` lists: those of package.json's "files".
+  it("holds the console's files where the built server reads them (dist/console/static), and no sources", () => {
+    // The console's step of the build alone; the whole build and its server are the console test's.
+    execFileSync('pnpm', ['run', 'build:console'], { cwd: app, stdio: 'ignore' });
+    const built = readdirSync(path.join(app, 'dist', 'console', 'static'), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(app, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+    expect(built).toEqual(expect.arrayContaining(['dist/console/static/index.html', 'dist/console/static/console.js']));
+    const { files } = JSON.parse(execFileSync('pnpm', ['pack', '--dry-run', '--json'], { cwd: app, encoding: 'utf8' })) as {
+      files: { path: string }[];
+    };
+    const packed = files.map((file) => file.path);
+    expect(packed).toEqual(expect.arrayContaining(built));
+    expect(packed.filter((file) => file.startsWith('src/'))).toEqual([]);
   });
 });
 
