@@ -313,6 +313,12 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/exports/{export_id}/download-url': foreignCall((c) =>
     c.get(`/api/v1/exports/${foreign.queryExportId}/download-url`),
   ),
+  // The download link's signature is its credential, whoever calls: a forged one is refused.
+  'GET /api/v1/exports/{export_id}/file': {
+    kind: 'foreign',
+    calls: [(c) => c.get(`/api/v1/exports/${foreign.queryExportId}/file?expires=4102444800&token=forged`)],
+    status: everyone(403),
+  },
   'GET /api/v1/quota/summary': {
     kind: 'own',
     call: (c) => c.get('/api/v1/quota/summary'),
