@@ -14,7 +14,6 @@ import { promisify } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
 import request from 'supertest';
 import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
-import { startService } from '@repo/testing';
 import { mintLocalToken } from '../../src/auth/index.js';
 import { compileScript } from '../../src/console/files.js';
 import { createDatabaseClient } from '../../src/database.js';
@@ -22,6 +21,7 @@ import { appRoot, migrationsDir } from '../../src/paths.js';
 import { bootstrapTenant } from '../../src/tenants/bootstrap.js';
 import { CHROMIUM_FLAGS, ensureChromium } from '../browser/chromium.js';
 import { createTestContext, TEST_SECRET, type TestContext } from '../context.js';
+import { start } from '../service-process.js';
 import { loadFixture, type LoadFixture } from './helpers.js';
 
 jest.setTimeout(180_000);
@@ -114,7 +114,7 @@ it('uploads a CSV and follows the job to Completed', async () => {
 describe('the built server (node dist/server.js, as the image runs it)', () => {
   let database: ScratchDatabase;
   let dataDir: string;
-  let service: Awaited<ReturnType<typeof startService>>;
+  let service: Awaited<ReturnType<typeof start>>;
   const sub = 'idp|console-built';
 
   beforeAll(async () => {
@@ -126,22 +126,7 @@ describe('the built server (node dist/server.js, as the image runs it)', () => {
     const db = createDatabaseClient(database.url, 1);
     await bootstrapTenant(db, { tenantName: 'Built', adminEmail: 'ada@built.test', adminName: 'Ada', adminSub: sub });
     await db.$disconnect();
-    service = await startService('dist/server.js', {
-      built: true,
-      // As infra/docker/collab-api.Dockerfile runs it.
-      nodeArgs: ['--max-semi-space-size=8'],
-      cwd: appRoot,
-      env: {
-        DATABASE_URL: database.url,
-        DATA_DIR: dataDir,
-        PORT: '0',
-        LOG_LEVEL: 'info',
-        COLLAB_JWT_SECRET: TEST_SECRET,
-        COLLAB_JWKS_URL: undefined,
-      },
-      timeoutMs: 90_000,
-      keepLogs: false,
-    });
+    service = await start({ DATABASE_URL: database.url, DATA_DIR: dataDir }, { built: true });
   }, 600_000);
   afterAll(async () => {
     await service?.stop();
