@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { parseInput } from '@repo/errors';
 import type { Deps } from '../deps.js';
 import type { InternalApi, UserApi } from '../shared/api.js';
@@ -6,6 +5,7 @@ import { fileBytes, signedLinkQuery } from '../shared/schemas.js';
 import {
   createLoadJobForm,
   createLoadJobInput,
+  linkUploadSchema,
   loadJobList,
   loadJobListQuery,
   loadJobParams,
@@ -48,7 +48,7 @@ export function loadJobRoutes(api: UserApi, links: InternalApi, deps: Deps): voi
     },
     status: 201,
     response: createdLoadJobSchema,
-    errors: [404, 409, 413, 415],
+    errors: [404, 409, 413],
     handler: async ({ req, res, actor }) => {
       const remove = (file: StoredUpload) => deps.storage.delete(file.key);
       const upload = await receiveMultipart(req, res, {
@@ -124,7 +124,7 @@ export function loadJobRoutes(api: UserApi, links: InternalApi, deps: Deps): voi
     params: loadJobParams,
     query: signedLinkQuery,
     rawBody: { content: { [UPLOAD_CONTENT_TYPE]: fileBytes } },
-    response: z.object({ size: z.number().int().meta({ description: 'The bytes stored' }) }),
+    response: linkUploadSchema,
     errors: [403, 404, 409, 413, 415],
     handler: ({ params, query, req }) => receiveLinkUpload(deps, params.job_id, query, req),
   });

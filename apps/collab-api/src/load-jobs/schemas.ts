@@ -85,6 +85,9 @@ export const createdLoadJobSchema = loadJobSchema
   })
   .meta({ id: 'CreatedLoadJob' });
 
+/** The answer to a file PUT to an upload link. */
+export const linkUploadSchema = z.object({ size: z.number().int().meta({ description: 'The bytes stored' }) });
+
 export const loadJobList = z.object({ load_jobs: z.array(loadJobSchema) }).meta({ id: 'LoadJobList' });
 
 export const loadJobParams = idParams('job_id');
