@@ -55,10 +55,6 @@ export interface Job extends Manifest {
   spec: { template: PodTemplate };
 }
 
-export interface CronJob extends Manifest {
-  spec: { schedule: string; jobTemplate: { spec: { template: PodTemplate } } };
-}
-
 export interface Service extends Manifest {
   spec: { selector: Record<string, string>; ports: { name?: string; port: number; targetPort: number | string }[] };
 }
@@ -86,8 +82,6 @@ export function podTemplateOf(manifest: Manifest): PodTemplate | undefined {
     case 'Deployment':
     case 'Job':
       return (manifest as Deployment | Job).spec.template;
-    case 'CronJob':
-      return (manifest as CronJob).spec.jobTemplate.spec.template;
     default:
       return undefined;
   }

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { parse } from 'yaml';
@@ -8,7 +9,6 @@ import { readDockerfile } from './dockerfile.js';
 import {
   type ConfigMap,
   type Container,
-  type CronJob,
   type Deployment,
   type HorizontalPodAutoscaler,
   type Job,
@@ -424,32 +424,32 @@ describe.each(services)('$name', (service) => {
   });
 });
 
-describe('collab-api approval expiry', () => {
-  const manifests = kustomizeBuild(k8sDir('collab-api', 'base'));
-  const cronJob = only<CronJob>(manifests, 'CronJob');
-  const [curl] = cronJob.spec.jobTemplate.spec.template.spec.containers;
-  const command = [...(curl?.command ?? []), ...(curl?.args ?? [])];
+describe('collab-api image', () => {
+  const app = path.join(repoRoot, 'apps', 'collab-api');
 
-  it('runs hourly', () => {
-    expect(cronJob.spec.schedule).toMatch(/^([0-5]?\d) \* \* \* \*$/);
+  // pnpm deploy (the Dockerfile's) copies the files `pnpm pack` lists: those of package.json's "files".
+  it("holds the console's files where the built server reads them (dist/console/static), and no sources", () => {
+    // The console's step of the build alone; the whole build and its server are the console test's.
+    execFileSync('pnpm', ['run', 'build:console'], { cwd: app, stdio: 'ignore' });
+    const built = readdirSync(path.join(app, 'dist', 'console', 'static'), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(app, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+    expect(built).toEqual(expect.arrayContaining(['dist/console/static/index.html', 'dist/console/static/console.js']));
+    const { files } = JSON.parse(execFileSync('pnpm', ['pack', '--dry-run', '--json'], { cwd: app, encoding: 'utf8' })) as {
+      files: { path: string }[];
+    };
+    const packed = files.map((file) => file.path);
+    expect(packed).toEqual(expect.arrayContaining(built));
+    expect(packed.filter((file) => file.startsWith('src/'))).toEqual([]);
   });
+});
 
-  it('POSTs to /api/v1/approval/expire through the Service, with the internal token, failing on an error status', () => {
-    const api = only<Service>(manifests, 'Service');
-    const url = new URL(command.find((arg) => arg.startsWith('http://')) ?? '');
-    expect(command[0]).toBe('curl');
-    expect(command).toEqual(expect.arrayContaining(['--fail-with-body', '--request', 'POST']));
-    expect(url.hostname).toBe(api.metadata.name);
-    expect(Number(url.port)).toBe(api.spec.ports[0]?.port);
-    expect(url.pathname).toBe('/api/v1/approval/expire');
-    // Kubernetes substitutes $(NAME) in a command from the container's environment.
-    expect(url.searchParams.get('internal_token')).toBe('$(COLLAB_INTERNAL_TOKEN)');
-    expect(curl?.env).toEqual([
-      {
-        name: 'COLLAB_INTERNAL_TOKEN',
-        valueFrom: { secretKeyRef: { name: readSecretExample('collab-api').metadata.name, key: 'COLLAB_INTERNAL_TOKEN' } },
-      },
-    ]);
+describe('collab-api approval expiry', () => {
+  it("has one schedule, the worker's own (src/approvals/expiry.ts): no CronJob runs it beside the worker", () => {
+    for (const variant of ['base', 'overlays/dev']) {
+      const cronJobs = kustomizeBuild(k8sDir('collab-api', variant)).filter((manifest) => manifest.kind === 'CronJob');
+      expect({ variant, cronJobs }).toEqual({ variant, cronJobs: [] });
+    }
   });
 });
 

@@ -44,9 +44,9 @@ export function buildApp(deps: Deps): Express {
   associationRoutes(apis.users, deps);
   queryRoutes(apis.users, deps);
   queryJobRoutes(apis.users, deps);
-  exportRoutes(apis.users, router, deps);
+  exportRoutes(apis.users, apis.internal, deps);
   quotaRoutes(apis, deps);
-  loadJobRoutes(apis.users, router, deps);
+  loadJobRoutes(apis.users, apis.internal, deps);
   consoleRoutes(router);
 
   return createServiceApp({

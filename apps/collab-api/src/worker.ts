@@ -1,12 +1,12 @@
 /**
  * The background worker: runs the jobs of the catalog (src/jobs/catalog.ts) in this process, and
- * expires approval requests hourly. server.ts starts it beside the API (COLLAB_WORKER=inline) or
- * alone (only).
+ * expires approval requests hourly (approvals/expiry.ts). server.ts starts it beside the API
+ * (COLLAB_WORKER=inline) or alone (only).
  */
 import { type Express, Router } from 'express';
 import { collabErrorFormat } from '@repo/errors';
 import { createServiceApp } from '@repo/http';
-import { scheduleExpiry } from './approvals/expiry.js';
+import { startApprovalExpiry } from './approvals/expiry.js';
 import type { Deps } from './deps.js';
 
 export interface Worker {
@@ -16,12 +16,12 @@ export interface Worker {
 
 export async function startWorker(deps: Deps): Promise<Worker> {
   await deps.queue.work(deps);
-  const expiry = scheduleExpiry(deps);
+  const expiry = startApprovalExpiry(deps);
   deps.logger.info({ mode: deps.config.COLLAB_WORKER }, 'background worker started');
   return {
-    stop: (graceSeconds) => {
-      expiry.stop();
-      return deps.queue.stop(graceSeconds);
+    async stop(graceSeconds) {
+      // An expiry round under way finishes (it is one short UPDATE) while the jobs get their grace.
+      await Promise.all([expiry.stop(), deps.queue.stop(graceSeconds)]);
     },
   };
 }

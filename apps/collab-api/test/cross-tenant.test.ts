@@ -211,16 +211,29 @@ const CASES: Record<string, Case> = {
   },
   'GET /api/v1/agents': { kind: 'list', path: () => '/api/v1/agents', key: 'agents' },
   'GET /api/v1/agents/{agent_id}': foreignCall((c) => c.get(`/api/v1/agents/${foreign.agentId}`)),
-  'PATCH /api/v1/agents/{agent_id}': foreignCall((c) => c.patch(`/api/v1/agents/${foreign.agentId}`, { status: 'inactive' })),
-  'DELETE /api/v1/agents/{agent_id}': foreignCall((c) => c.delete(`/api/v1/agents/${foreign.agentId}`)),
+  'PATCH /api/v1/agents/{agent_id}': {
+    kind: 'foreign',
+    calls: [(c) => c.patch(`/api/v1/agents/${foreign.agentId}`, { status: 'inactive' })],
+    status: adminOnly,
+  },
+  'DELETE /api/v1/agents/{agent_id}': {
+    kind: 'foreign',
+    calls: [(c) => c.delete(`/api/v1/agents/${foreign.agentId}`)],
+    status: adminOnly,
+  },
   'GET /api/v1/agents/{agent_id}/rate-limits': foreignCall((c) => c.get(`/api/v1/agents/${foreign.agentId}/rate-limits`)),
-  'PUT /api/v1/agents/{agent_id}/rate-limits': foreignCall((c) =>
-    c.put(`/api/v1/agents/${foreign.agentId}/rate-limits`, {
-      max_requests_per_second: 0,
-      max_requests_per_minute: 0,
-      max_requests_per_hour: 0,
-    }),
-  ),
+  'PUT /api/v1/agents/{agent_id}/rate-limits': {
+    kind: 'foreign',
+    calls: [
+      (c) =>
+        c.put(`/api/v1/agents/${foreign.agentId}/rate-limits`, {
+          max_requests_per_second: 0,
+          max_requests_per_minute: 0,
+          max_requests_per_hour: 0,
+        }),
+    ],
+    status: adminOnly,
+  },
   'POST /api/v1/agents/route': foreignCall(
     (c) => c.post('/api/v1/agents/route', { agent_id: foreign.agentId, message: { text: 'hi' } }),
     (c) => c.post('/api/v1/agents/route', { agent_id: own.agentId, message: { text: 'hi' }, project_id: foreign.projectId }),
@@ -300,6 +313,12 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/exports/{export_id}/download-url': foreignCall((c) =>
     c.get(`/api/v1/exports/${foreign.queryExportId}/download-url`),
   ),
+  // The download link's signature is its credential, whoever calls: a forged one is refused.
+  'GET /api/v1/exports/{export_id}/file': {
+    kind: 'foreign',
+    calls: [(c) => c.get(`/api/v1/exports/${foreign.queryExportId}/file?expires=4102444800&token=forged`)],
+    status: everyone(403),
+  },
   'GET /api/v1/quota/summary': {
     kind: 'own',
     call: (c) => c.get('/api/v1/quota/summary'),

@@ -1,14 +1,21 @@
 /**
- * The service as a real process (src/server.ts through tsx) for the kill -9 tests, with the
- * shortest heartbeat, lease and poll settings so that a restarted process soon retries what a
- * killed one left, and a client of its API with the calls those tests share.
+ * The service as a real process (src/server.ts through tsx; with `built`, dist/server.js as the
+ * image runs it) for the kill -9 tests, with the shortest heartbeat, lease and poll settings so
+ * that a restarted process soon retries what a killed one left, and a client of its API with the
+ * calls those tests share.
  */
 import { startService } from '@repo/testing';
 import { appRoot } from '../src/paths.js';
 import { TEST_SECRET } from './context.js';
 
-export function start(env: Record<string, string | undefined>): ReturnType<typeof startService> {
-  return startService('src/server.ts', {
+export function start(
+  env: Record<string, string | undefined>,
+  options: { built?: boolean } = {},
+): ReturnType<typeof startService> {
+  return startService(options.built ? 'dist/server.js' : 'src/server.ts', {
+    built: options.built,
+    // The built server as infra/docker/collab-api.Dockerfile runs it.
+    nodeArgs: options.built ? ['--max-semi-space-size=8'] : [],
     cwd: appRoot,
     env: {
       PORT: '0',

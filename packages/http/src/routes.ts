@@ -47,10 +47,17 @@ export interface RouteDefinition<
   /** Request headers the route reads (names in lower case); other headers are left alone. */
   headers?: H;
   body?: B;
+  /**
+   * A body in another format, which the handler reads itself from `req` (multipart form data, a
+   * file's bytes): documented by media type, neither parsed nor validated here. Not with `body`.
+   */
+  rawBody?: RawContent;
   /** Status of a successful answer (default 200). With 204 the handler returns nothing. */
   status?: 200 | 201 | 202 | 204;
   /** Schema of a successful answer's JSON body, for the documentation. */
   response?: R;
+  /** A successful answer in another format, which the handler writes itself (a file): documented by media type. */
+  rawResponse?: RawContent;
   /** Error statuses this route can answer with, documented with the service's error body. */
   errors?: number[];
   /**
@@ -67,6 +74,12 @@ export interface RouteDefinition<
 }
 
 type NoInput = z.ZodObject<Record<never, never>>;
+
+/** Content a handler reads or writes itself, for the documentation: a schema per media type. */
+export interface RawContent {
+  description?: string;
+  content: Record<string, z.ZodType>;
+}
 
 export interface Api<Context extends object = object> {
   route<
@@ -200,7 +213,9 @@ function documentRoute<Context extends object>(
   options: { errorBody: z.ZodType; validationStatus: number; tags: string[] | undefined; contextErrors: number[] },
 ): RouteConfig {
   const { errorBody, validationStatus } = options;
-  const takesInput = Boolean(definition.params || definition.query || definition.headers || definition.body);
+  const takesInput = Boolean(
+    definition.params || definition.query || definition.headers || definition.body || definition.rawBody,
+  );
   const errorStatuses = [
     ...new Set([...options.contextErrors, ...(takesInput ? [validationStatus] : []), ...(definition.errors ?? [])]),
   ].sort((a, b) => a - b);
@@ -214,11 +229,18 @@ function documentRoute<Context extends object>(
       params: definition.params,
       query: definition.query,
       headers: definition.headers,
-      body: definition.body ? { required: true, content: { 'application/json': { schema: definition.body } } } : undefined,
+      body: definition.body
+        ? { required: true, content: { 'application/json': { schema: definition.body } } }
+        : definition.rawBody && {
+            required: true,
+            description: definition.rawBody.description,
+            content: mediaTypes(definition.rawBody),
+          },
     },
     responses: {
-      [status]:
-        status === 204 || !definition.response
+      [status]: definition.rawResponse
+        ? { description: definition.rawResponse.description ?? 'Success', content: mediaTypes(definition.rawResponse) }
+        : status === 204 || !definition.response
           ? { description: 'Success' }
           : { description: 'Success', content: { 'application/json': { schema: definition.response } } },
       ...Object.fromEntries(
@@ -229,4 +251,8 @@ function documentRoute<Context extends object>(
       ),
     },
   };
+}
+
+function mediaTypes(raw: RawContent): Record<string, { schema: z.ZodType }> {
+  return Object.fromEntries(Object.entries(raw.content).map(([type, schema]) => [type, { schema }]));
 }

@@ -54,6 +54,23 @@ function buildTestApp() {
   });
   api.route({
     method: 'put',
+    path: '/v1/things/{thing_id}/file',
+    summary: 'Store a file and answer it back',
+    params: z.object({ thing_id: z.string() }),
+    rawBody: { description: 'The file', content: { 'application/octet-stream': z.string().meta({ format: 'binary' }) } },
+    rawResponse: {
+      description: 'The same bytes',
+      content: { 'application/octet-stream': z.string().meta({ format: 'binary' }) },
+    },
+    handler: async ({ req, res }) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      res.type('application/octet-stream').send(Buffer.concat(chunks));
+      return undefined;
+    },
+  });
+  api.route({
+    method: 'put',
     path: '/v1/things/{thing_id}',
     summary: 'Replace a thing, at most once per key',
     params: z.object({ thing_id: z.string() }),
@@ -302,6 +319,28 @@ describe('documentation', () => {
     );
     expect(Object.keys(doc.paths?.['/v1/me']?.get?.responses ?? {})).toEqual(['200', '401']);
     expect(Object.keys(doc.paths?.['/v1/admin-only']?.post?.responses ?? {})).toEqual(['200', '400', '401', '403']);
+  });
+
+  it('documents a body and an answer that the handler reads and writes itself, by media type', async () => {
+    const { app, openapi } = buildTestApp();
+    const upload = openApiDocument(openapi, { title: 't', version: '1' }).paths?.['/v1/things/{thing_id}/file']?.put;
+    expect(upload?.requestBody).toEqual({
+      required: true,
+      description: 'The file',
+      content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+    });
+    expect(upload?.responses?.['200']).toEqual({
+      description: 'The same bytes',
+      content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+    });
+    // It takes input, so its invalid input is documented too.
+    expect(Object.keys(upload?.responses ?? {})).toEqual(['200', '400']);
+    // Neither parsed nor refused as not JSON: the handler reads the bytes.
+    const res = await request(app)
+      .put('/v1/things/t1/file')
+      .set('Content-Type', 'application/octet-stream')
+      .send(Buffer.from([0, 1, 2, 255]));
+    expect({ status: res.status, body: [...(res.body as Buffer)] }).toEqual({ status: 200, body: [0, 1, 2, 255] });
   });
 
   it('converts OpenAPI paths to Express paths', () => {

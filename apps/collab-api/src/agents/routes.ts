@@ -87,22 +87,26 @@ export function agentRoutes(api: UserApi, deps: Deps): void {
     method: 'patch',
     path: '/api/v1/agents/{agent_id}',
     summary: 'Update an agent',
-    description: 'endpoint_url is checked as on creation (422). An inactive agent is not routed to.',
+    description:
+      'Org admins only (403 otherwise), as where an agent is called and whether it is routed to are. endpoint_url is checked as on creation (422). An inactive agent is not routed to.',
     tags: ['agents'],
+    authorize: ({ actor }) => requireOrgAdmin(actor),
     params: agentParams,
     body: updateAgentBody,
     response: agentSchema,
-    errors: [404],
+    errors: [403, 404],
     handler: ({ params, body, actor }) => updateAgent(deps, actor, params.agent_id, body),
   });
   api.route({
     method: 'delete',
     path: '/api/v1/agents/{agent_id}',
     summary: 'Delete an agent (soft), with its project assignments',
+    description: 'Org admins only (403 otherwise), as removing an agent from a project is.',
     tags: ['agents'],
+    authorize: ({ actor }) => requireOrgAdmin(actor),
     params: agentParams,
     status: 204,
-    errors: [404],
+    errors: [403, 404],
     handler: ({ params, actor }) => archiveAgent(deps.db, actor, params.agent_id),
   });
   api.route({
@@ -120,12 +124,13 @@ export function agentRoutes(api: UserApi, deps: Deps): void {
     path: '/api/v1/agents/{agent_id}/rate-limits',
     summary: "Set an agent's rate limits",
     description:
-      'Requests per second, minute and hour, each a non-negative integer given as a number or a string (0: no limit in that window). Requests already counted stay counted.',
+      'Org admins only (403 otherwise). Requests per second, minute and hour, each a non-negative integer given as a number or a string (0: no limit in that window). Requests already counted stay counted.',
     tags: ['agents'],
+    authorize: ({ actor }) => requireOrgAdmin(actor),
     params: agentParams,
     body: rateLimitBody,
     response: rateLimitSchema,
-    errors: [404],
+    errors: [403, 404],
     handler: ({ params, body, actor }) => updateRateLimits(deps.db, actor, params.agent_id, body),
   });
   api.route({

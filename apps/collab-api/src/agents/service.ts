@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, ValidationError } from '@repo/errors';
 import { type Actor, liveIn } from '../access/index.js';
-import { refusedHost } from '../adapters/agents/index.js';
+import { refusalMessage, refusedHost } from '../adapters/agents/index.js';
 import type { Database, Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import { type Agent, type AgentRateLimit, Prisma } from '../generated/prisma/client.js';
@@ -53,7 +53,11 @@ function requireAllowedEndpoint(endpointUrl: string, config: Deps['config']): vo
   const refusal = refusedHost(new URL(endpointUrl).hostname, { allowPrivate: config.COLLAB_AGENT_ALLOW_PRIVATE });
   if (refusal) {
     throw new ValidationError([
-      { loc: ['body', 'endpoint_url'], msg: `The host is ${refusal}, which agents may not be called at`, type: 'value_error' },
+      {
+        loc: ['body', 'endpoint_url'],
+        msg: refusalMessage('The host is', refusal, 'which agents may not be called at'),
+        type: 'value_error',
+      },
     ]);
   }
 }

@@ -17,7 +17,7 @@ import {
 } from './schemas.js';
 import {
   approve,
-  expireOnSchedule,
+  expireByOperator,
   getApprovalDetails,
   listPending,
   reject,
@@ -72,12 +72,12 @@ export function approvalRoutes(api: UserApi, internal: InternalApi, deps: Deps):
     path: '/api/v1/approval/expire',
     summary: 'Expire the requests older than 15 days (internal)',
     description:
-      'Called hourly by the scheduler, with COLLAB_INTERNAL_TOKEN as `internal_token` instead of a user token: 401 when it is missing, wrong, or not configured. Running it again changes nothing more.',
+      'Runs at once the expiry that the worker runs hourly, for an operator or an outside scheduler, with COLLAB_INTERNAL_TOKEN as `internal_token` instead of a user token: 401 when it is missing, wrong, or not configured. Running it again changes nothing more.',
     tags: ['approvals'],
     query: expireQuery,
     response: emptyObject,
     errors: [401],
-    handler: ({ query }) => expireOnSchedule(deps, query.internal_token),
+    handler: ({ query }) => expireByOperator(deps, query.internal_token),
   });
   api.route({
     method: 'get',

@@ -321,8 +321,8 @@ async function liveProject(tx: Transaction, request: ApprovalRequest) {
 }
 
 /**
- * Marks the pending requests whose 15 days are over as expired (the hourly run: the worker, or
- * the scheduler through the internal operation). Running it again changes nothing more.
+ * Marks the pending requests whose 15 days are over as expired (the worker's hourly run, or an
+ * operator's through the internal operation). Running it again changes nothing more.
  * Answers how many it expired.
  */
 export async function expireApprovals(deps: Pick<ApprovalDeps, 'db' | 'now'>): Promise<number> {
@@ -333,8 +333,8 @@ export async function expireApprovals(deps: Pick<ApprovalDeps, 'db' | 'now'>): P
   return count;
 }
 
-/** The internal expiry operation: the scheduler's hourly call, authorized by COLLAB_INTERNAL_TOKEN (401 otherwise). */
-export async function expireOnSchedule(
+/** The internal expiry operation: an operator's run, authorized by COLLAB_INTERNAL_TOKEN (401 otherwise). */
+export async function expireByOperator(
   deps: Pick<ApprovalDeps, 'db' | 'now' | 'config'>,
   token: string | undefined,
 ): Promise<Record<string, never>> {

@@ -8,7 +8,7 @@ export function approvalSettings() {
       .string()
       .optional()
       .describe(
-        'Token of the internal approval-expiry operation (`POST /api/v1/approval/expire?internal_token=`), called hourly by the scheduler (the CronJob); compared in constant time. Unset: the operation always answers 401 (the worker still expires requests hourly).',
+        'Token of the internal approval-expiry operation (`POST /api/v1/approval/expire?internal_token=`), for an operator or an outside scheduler to run the expiry at once; compared in constant time. The worker expires requests hourly without it. Unset: the operation always answers 401.',
       ),
     COLLAB_PUBLIC_UI_URL: setting
       .url()

@@ -1,14 +1,15 @@
 /**
- * The load-job web console at /console: a static page, its stylesheet and its script (TypeScript
- * whose types are stripped once, when first asked for). Everything comes from this service, under
- * a Content-Security-Policy that lets the page load nothing else and run no inline script.
+ * The web console at /console: the files of one folder (console/static beside this module: built,
+ * dist/console/static with its scripts compiled; from sources, src/console/static, a script
+ * compiled when asked for), read at every request, so that nothing, a missing file least of all,
+ * is remembered. Everything comes from this service, under a Content-Security-Policy that lets a
+ * page load nothing else and run no inline script.
  */
-import { readFile } from 'node:fs/promises';
-import { stripTypeScriptTypes } from 'node:module';
 import path from 'node:path';
-import type { Response, Router } from 'express';
+import type { Router } from 'express';
+import { CONSOLE_CONTENT_TYPES, consoleFileName, readConsoleFile } from './files.js';
 
-const STATIC_DIR = path.join(import.meta.dirname, 'static');
+export const CONSOLE_DIR = path.join(import.meta.dirname, 'static');
 
 // fetch and XMLHttpRequest go to this origin only (the API); forms are sent by script, never navigated.
 const CONTENT_SECURITY_POLICY = [
@@ -22,37 +23,23 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function consoleRoutes(router: Router): void {
-  const files = {
-    '/console': { name: 'index.html', type: 'text/html; charset=utf-8', load: readStatic },
-    '/console/console.css': { name: 'console.css', type: 'text/css; charset=utf-8', load: readStatic },
-    '/console/console.js': { name: 'console.ts', type: 'text/javascript; charset=utf-8', load: readScript },
-    '/console/favicon.svg': { name: 'favicon.svg', type: 'image/svg+xml', load: readStatic },
-  };
-  for (const [route, file] of Object.entries(files)) {
-    let content: Promise<string> | undefined;
-    router.get(route, async (_req, res) => {
-      content ??= file.load(file.name);
-      send(res, file.type, await content);
-    });
-  }
-}
-
-function readStatic(name: string): Promise<string> {
-  return readFile(path.join(STATIC_DIR, name), 'utf8');
-}
-
-async function readScript(name: string): Promise<string> {
-  return stripTypeScriptTypes(await readStatic(name));
-}
-
-function send(res: Response, type: string, body: string): void {
-  res
-    .set({
-      'Content-Type': type,
-      'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-      'Cache-Control': 'no-cache',
-      'X-Content-Type-Options': 'nosniff',
-    })
-    .send(body);
+/** `/console` (its index.html) and every servable file below it; `dir` is the folder (tests give another). */
+export function consoleRoutes(router: Router, options: { dir: string } = { dir: CONSOLE_DIR }): void {
+  router.get('/console{/*file}', async (req, res, next) => {
+    const { file } = req.params as { file?: string[] };
+    const name = consoleFileName(file ?? []);
+    const content = name === undefined ? undefined : await readConsoleFile(options.dir, name);
+    if (name === undefined || content === undefined) {
+      next();
+      return;
+    }
+    res
+      .set({
+        'Content-Type': CONSOLE_CONTENT_TYPES[path.extname(name)],
+        'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+        'Cache-Control': 'no-cache',
+        'X-Content-Type-Options': 'nosniff',
+      })
+      .send(content);
+  });
 }

@@ -1,23 +1,22 @@
 import { pipeline } from 'node:stream/promises';
-import type { Router } from 'express';
-import { parseInput } from '@repo/errors';
 import { attachmentDisposition } from '@repo/storage';
+import { EXPORT_COMPRESSIONS, EXPORT_FORMATS } from '../adapters/warehouse/query/index.js';
 import type { Deps } from '../deps.js';
 import { queryJobParams } from '../query-jobs/schemas.js';
-import type { UserApi } from '../shared/api.js';
-import { listQuery } from '../shared/schemas.js';
-import {
-  createExportBody,
-  downloadLinkQuery,
-  downloadUrlSchema,
-  exportParams,
-  queryExportList,
-  queryExportSchema,
-} from './schemas.js';
-import { createExport, downloadUrl, getExport, listExports, openDownload } from './service.js';
+import type { InternalApi, UserApi } from '../shared/api.js';
+import { fileBytes, listQuery, signedLinkQuery } from '../shared/schemas.js';
+import { createExportBody, downloadUrlSchema, exportParams, queryExportList, queryExportSchema } from './schemas.js';
+import { createExport, downloadUrl, exportFile, getExport, listExports, openDownload } from './service.js';
 
-/** Exports of query jobs; `router` takes the download link, whose signature is its credential, outside the authenticated API. */
-export function exportRoutes(api: UserApi, router: Router, deps: Deps): void {
+/** Every content type an export's file is served with, one per format and compression. */
+const EXPORT_CONTENT_TYPES = [
+  ...new Set(
+    EXPORT_FORMATS.flatMap((format) => EXPORT_COMPRESSIONS.map((compression) => exportFile(format, compression).contentType)),
+  ),
+];
+
+/** Exports of query jobs; `links` takes the download link, whose signature is its credential, outside the authenticated API. */
+export function exportRoutes(api: UserApi, links: InternalApi, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/api/v1/query-jobs/{job_id}/exports',
@@ -64,15 +63,30 @@ export function exportRoutes(api: UserApi, router: Router, deps: Deps): void {
     errors: [404, 409],
     handler: ({ params, actor }) => downloadUrl(deps, actor, params.export_id),
   });
-  // The download link of local storage (Cloud Storage's links lead to the bucket instead).
-  router.get('/api/v1/exports/:export_id/file', async (req, res) => {
-    const { export_id: exportId } = parseInput(exportParams, 'path', req.params);
-    const link = parseInput(downloadLinkQuery, 'query', req.query);
-    const file = await openDownload(deps, exportId, link);
-    res.setHeader('Content-Type', file.contentType);
-    res.setHeader('Content-Length', String(file.size));
-    res.setHeader('Content-Disposition', attachmentDisposition(file.filename));
-    // A client that goes away ends the read too (pipe alone would leave the file open).
-    await pipeline(file.stream, res);
+  links.route({
+    method: 'get',
+    path: '/api/v1/exports/{export_id}/file',
+    summary: "A DONE export's file, through its download URL",
+    description:
+      "The download link of local storage (Cloud Storage's links lead to the bucket instead): the url of " +
+      'GET /api/v1/exports/{export_id}/download-url, whose signature is the credential (no bearer token). ' +
+      '403: the signature is wrong or has expired (ask for a new URL).',
+    tags: ['exports'],
+    params: exportParams,
+    query: signedLinkQuery,
+    rawResponse: {
+      description: 'The file, as an attachment named `query-<job id>.<extension>`',
+      content: Object.fromEntries(EXPORT_CONTENT_TYPES.map((type) => [type, fileBytes])),
+    },
+    errors: [403, 404],
+    handler: async ({ params, query, res }) => {
+      const file = await openDownload(deps, params.export_id, query);
+      res.setHeader('Content-Type', file.contentType);
+      res.setHeader('Content-Length', String(file.size));
+      res.setHeader('Content-Disposition', attachmentDisposition(file.filename));
+      // A client that goes away ends the read too (pipe alone would leave the file open).
+      await pipeline(file.stream, res);
+      return undefined;
+    },
   });
 }

@@ -40,6 +40,3 @@ export const createExportBody = z.strictObject({
 export type CreateExportInput = z.output<typeof createExportBody>;
 
 export const downloadUrlSchema = z.object({ url: z.string(), expires_at: timestamp }).meta({ id: 'ExportDownloadUrl' });
-
-/** The query of this service's own signed download link (local storage). */
-export const downloadLinkQuery = z.object({ expires: z.string(), token: z.string() });

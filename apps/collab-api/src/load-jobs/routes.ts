@@ -1,9 +1,11 @@
-import type { Router } from 'express';
 import { parseInput } from '@repo/errors';
 import type { Deps } from '../deps.js';
-import type { UserApi } from '../shared/api.js';
+import type { InternalApi, UserApi } from '../shared/api.js';
+import { fileBytes, signedLinkQuery } from '../shared/schemas.js';
 import {
+  createLoadJobForm,
   createLoadJobInput,
+  linkUploadSchema,
   loadJobList,
   loadJobListQuery,
   loadJobParams,
@@ -18,14 +20,15 @@ import {
   receiveLinkUpload,
   startLoadJob,
   storeUpload,
+  UPLOAD_LINK_MAX_BYTES,
 } from './service.js';
 import { receiveMultipart, type StoredUpload, UPLOAD_CONTENT_TYPE } from './upload.js';
 
 /**
- * `/load_job/...` (no `/api/v1` prefix, as the spec writes them). `router` takes the upload link,
+ * `/load_job/...` (no `/api/v1` prefix, as the spec writes them). `links` takes the upload link,
  * whose signature is its credential, outside the authenticated API.
  */
-export function loadJobRoutes(api: UserApi, router: Router, deps: Deps): void {
+export function loadJobRoutes(api: UserApi, links: InternalApi, deps: Deps): void {
   const maxBytes = deps.config.COLLAB_LOAD_MAX_UPLOAD_BYTES;
   api.route({
     method: 'post',
@@ -38,6 +41,11 @@ export function loadJobRoutes(api: UserApi, router: Router, deps: Deps): void {
       `Pending with an \`upload_url\`: PUT the file there (Content-Type: ${UPLOAD_CONTENT_TYPE}), then ` +
       'POST /load_job/{job_id}/upload. 404: the table is not one of the caller’s tenant; 409: a job of the table is running.',
     tags: ['load jobs'],
+    // Read here, by receiveMultipart (the file streamed as it arrives) or as JSON, then validated: 422.
+    rawBody: {
+      description: 'The form with the file, or the fields alone (multipart or JSON) to upload the file later',
+      content: { 'multipart/form-data': createLoadJobForm, 'application/json': createLoadJobInput },
+    },
     status: 201,
     response: createdLoadJobSchema,
     errors: [404, 409, 413],
@@ -103,9 +111,21 @@ export function loadJobRoutes(api: UserApi, router: Router, deps: Deps): void {
     errors: [404, 409],
     handler: ({ params, actor }) => cancelLoadJob(deps.db, actor, params.job_id),
   });
-  // The upload link of local storage (Cloud Storage's links lead to the bucket instead).
-  router.put('/load_job/:job_id/file', async (req, res) => {
-    const { job_id: jobId } = parseInput(loadJobParams, 'path', req.params);
-    res.json(await receiveLinkUpload(deps, jobId, req.query, req));
+  links.route({
+    method: 'put',
+    path: '/load_job/{job_id}/file',
+    summary: "A Pending job's file, sent to its upload_url",
+    description:
+      `The upload link of local storage (Cloud Storage's links lead to the bucket instead): the upload_url of a job created ` +
+      `without a file, whose signature is the credential (no bearer token). The body is the file's bytes, with ` +
+      `Content-Type: ${UPLOAD_CONTENT_TYPE}; then POST /load_job/{job_id}/upload. 403: the signature is wrong or has ` +
+      `expired; 409: the job is no longer Pending; 413: over ${UPLOAD_LINK_MAX_BYTES} bytes; 415: a JSON body.`,
+    tags: ['load jobs'],
+    params: loadJobParams,
+    query: signedLinkQuery,
+    rawBody: { content: { [UPLOAD_CONTENT_TYPE]: fileBytes } },
+    response: linkUploadSchema,
+    errors: [403, 404, 409, 413, 415],
+    handler: ({ params, query, req }) => receiveLinkUpload(deps, params.job_id, query, req),
   });
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SOURCE_FORMATS, WRITE_DISPOSITIONS } from '../adapters/warehouse/index.js';
 import { paginationQuery } from '@repo/http';
-import { idParams, oneOf, timestamp } from '../shared/schemas.js';
+import { fileBytes, idParams, oneOf, timestamp } from '../shared/schemas.js';
 import { EXTENSION_LIST } from './formats.js';
 
 export const LOAD_JOB_STATUSES = ['Pending', 'Running', 'Completed', 'Failed', 'Cancelled'] as const;
@@ -26,6 +26,14 @@ export const createLoadJobInput = z.strictObject({
 });
 
 export type CreateLoadJobInput = z.output<typeof createLoadJobInput>;
+
+/** `POST /load_job/` as a multipart form, for the OpenAPI document: the fields, and the file. */
+export const createLoadJobForm = createLoadJobInput.extend({
+  file: fileBytes.optional().meta({
+    description:
+      'The file, streamed into object storage (COLLAB_LOAD_MAX_UPLOAD_BYTES at most: 413 above); without it the job waits for the file at its upload_url',
+  }),
+});
 
 const problem = z.object({
   row: z
@@ -77,6 +85,9 @@ export const createdLoadJobSchema = loadJobSchema
   })
   .meta({ id: 'CreatedLoadJob' });
 
+/** The answer to a file PUT to an upload link. */
+export const linkUploadSchema = z.object({ size: z.number().int().meta({ description: 'The bytes stored' }) });
+
 export const loadJobList = z.object({ load_jobs: z.array(loadJobSchema) }).meta({ id: 'LoadJobList' });
 
 export const loadJobParams = idParams('job_id');
@@ -85,6 +96,3 @@ export const loadJobListQuery = z.strictObject({
   table_id: z.uuid(),
   ...paginationQuery({ defaultLimit: 100, maxLimit: 1000, offsetName: 'skip' }),
 });
-
-/** The query of a signed upload link (see upload.ts). */
-export const uploadLinkQuery = z.object({ expires: z.string(), token: z.string() });

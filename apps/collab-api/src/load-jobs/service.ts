@@ -17,7 +17,7 @@ import { checkUploadLink, signedUploadUrl, type StoredUpload, UPLOAD_CONTENT_TYP
 export type LoadJobDeps = Pick<Deps, 'db' | 'storage' | 'queue' | 'config' | 'uploadUrlSecret'>;
 
 // Cloud Storage takes objects of up to 5 TiB; this service's own upload link takes files of up to 5 GiB.
-const UPLOAD_LINK_MAX_BYTES = 5 * 1024 ** 3;
+export const UPLOAD_LINK_MAX_BYTES = 5 * 1024 ** 3;
 
 const ALREADY_RUNNING = 'A load job is already running for this table: wait for it to end, or cancel it';
 
@@ -180,7 +180,7 @@ export async function cancelLoadJob(db: Database, actor: Actor, jobId: string): 
 export async function receiveLinkUpload(
   deps: LoadJobDeps,
   jobId: string,
-  query: { expires?: unknown; token?: unknown },
+  query: { expires: string; token: string },
   body: Readable & { body?: unknown },
 ): Promise<{ size: number }> {
   checkUploadLink(jobId, query, deps.uploadUrlSecret);

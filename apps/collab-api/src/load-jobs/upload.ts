@@ -103,10 +103,7 @@ export function signedUploadUrl(
 }
 
 /** 403 unless `query` is a valid, unexpired upload link of the job. */
-export function checkUploadLink(jobId: string, query: { expires?: unknown; token?: unknown }, secret: string): void {
-  if (typeof query.expires !== 'string' || typeof query.token !== 'string') {
-    throw new ForbiddenError('This upload needs the expires and token of the job’s upload_url');
-  }
+export function checkUploadLink(jobId: string, query: { expires: string; token: string }, secret: string): void {
   const check = verifyUrlToken(uploadPath(jobId), query.expires, query.token, secret);
   if (check === 'expired') throw new ForbiddenError('This upload link has expired: create a new load job');
   if (check === 'invalid') throw new ForbiddenError('This upload link is not valid for this job');

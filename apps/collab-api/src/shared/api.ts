@@ -10,7 +10,10 @@ export type UserApi = Api<{ actor: Actor }>;
 /** Routes open to platform operators too (tenants): handlers get the `caller`. */
 export type CallerApi = Api<{ caller: Caller }>;
 
-/** Routes called by the platform rather than by users (the scheduler's approval expiry): each checks its own token. */
+/**
+ * Routes that take no user token and check a credential of their own: an operator's approval expiry
+ * (the internal token), the signed upload and download links of local storage (their signature).
+ */
 export type InternalApi = Api;
 
 /**

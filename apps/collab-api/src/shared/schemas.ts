@@ -57,6 +57,18 @@ export const email = z
 
 export const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC timestamp' });
 
+/** A file's bytes, as the OpenAPI document shows a body or an answer that is a file. */
+export const fileBytes = z.string().meta({ format: 'binary' });
+
+/**
+ * The query of this service's own signed links (upload and download links of local storage): the
+ * link is the credential, an HMAC over its path and expiry under COLLAB_UPLOAD_URL_SECRET.
+ */
+export const signedLinkQuery = z.object({
+  expires: z.string().meta({ description: 'When the link stops working, in seconds since 1970 (UTC)' }),
+  token: z.string().meta({ description: "The link's signature over its path and `expires` (HMAC-SHA256, base64url)" }),
+});
+
 /** `archived_at` of a record the API shows: always null, since archived records are not shown. */
 export const archivedAt = timestamp
   .nullable()

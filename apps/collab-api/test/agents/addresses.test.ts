@@ -1,4 +1,10 @@
-import { type AddressKind, classifyAddress, refusedAddress, refusedHost } from '../../src/adapters/agents/index.js';
+import {
+  type AddressKind,
+  classifyAddress,
+  refusalMessage,
+  refusedAddress,
+  refusedHost,
+} from '../../src/adapters/agents/index.js';
 
 describe('classifyAddress', () => {
   it.each<[string, AddressKind]>([
@@ -68,8 +74,10 @@ describe('refusedAddress', () => {
     ['224.0.0.251', 'a multicast address', 'a multicast address'],
     ['::ffff:169.254.169.254', 'a metadata address', 'a metadata address'],
   ])('%s', (address, strict, allowingPrivate) => {
-    expect(refusedAddress(address, { allowPrivate: false })).toBe(strict);
-    expect(refusedAddress(address, { allowPrivate: true })).toBe(allowingPrivate);
+    expect(refusedAddress(address, { allowPrivate: false })?.reason).toBe(strict);
+    expect(refusedAddress(address, { allowPrivate: true })?.reason).toBe(allowingPrivate);
+    // What the setting would allow is what it allows.
+    expect(refusedAddress(address, { allowPrivate: false })?.allowedWithPrivate ?? false).toBe(strict !== allowingPrivate);
   });
 });
 
@@ -85,13 +93,34 @@ describe('refusedHost', () => {
     ['169.254.169.254', 'a metadata address', 'a metadata address'],
     ['192.168.0.2', 'a private address', undefined],
   ])('%s', (host, strict, allowingPrivate) => {
-    expect(refusedHost(host, { allowPrivate: false })).toBe(strict);
-    expect(refusedHost(host, { allowPrivate: true })).toBe(allowingPrivate);
+    expect(refusedHost(host, { allowPrivate: false })?.reason).toBe(strict);
+    expect(refusedHost(host, { allowPrivate: true })?.reason).toBe(allowingPrivate);
+    expect(refusedHost(host, { allowPrivate: false })?.allowedWithPrivate ?? false).toBe(strict !== allowingPrivate);
   });
 
   it('sees the address behind the other ways of writing it, as URLs normalise them', () => {
     for (const url of ['http://2852039166/', 'http://0xa9fea9fe/', 'http://169.254.43518/', 'http://0251.0376.0251.0376/']) {
-      expect(refusedHost(new URL(url).hostname, { allowPrivate: true })).toBe('a metadata address');
+      expect(refusedHost(new URL(url).hostname, { allowPrivate: true })?.reason).toBe('a metadata address');
     }
+  });
+});
+
+describe('refusalMessage', () => {
+  it('names COLLAB_AGENT_ALLOW_PRIVATE for a private or loopback address, which a local deployment may allow', () => {
+    for (const refusal of [
+      refusedAddress('127.0.0.1', { allowPrivate: false }),
+      refusedHost('localhost', { allowPrivate: false }),
+    ]) {
+      expect(refusalMessage('The host is', refusal!, 'which agents may not be called at')).toBe(
+        'The host is a loopback address, which agents may not be called at (a local deployment allows private and loopback addresses with COLLAB_AGENT_ALLOW_PRIVATE=true)',
+      );
+    }
+  });
+
+  it('names no setting for the addresses no setting allows', () => {
+    const refusal = refusedAddress('169.254.169.254', { allowPrivate: false })!;
+    expect(refusalMessage('The host is', refusal, 'which agents may not be called at')).toBe(
+      'The host is a metadata address, which agents may not be called at',
+    );
   });
 });

@@ -126,8 +126,16 @@ describe('POST /api/v1/agents', () => {
   ])('refuses an endpoint at %s (422)', async (endpointUrl, refusal) => {
     const res = await admin().post('/api/v1/agents', agentBody({ endpoint_url: endpointUrl }));
     expect(res.status).toBe(422);
+    // Private and loopback addresses say how a local deployment allows them; the others are never allowed.
+    const remedy = /private|loopback/.test(refusal)
+      ? ' (a local deployment allows private and loopback addresses with COLLAB_AGENT_ALLOW_PRIVATE=true)'
+      : '';
     expect(res.body.detail).toEqual([
-      { loc: ['body', 'endpoint_url'], msg: `The host is ${refusal}, which agents may not be called at`, type: 'value_error' },
+      {
+        loc: ['body', 'endpoint_url'],
+        msg: `The host is ${refusal}, which agents may not be called at${remedy}`,
+        type: 'value_error',
+      },
     ]);
   });
 
@@ -160,7 +168,7 @@ describe('GET /api/v1/agents and /api/v1/agents/{agent_id}', () => {
     expect((await user().get(`/api/v1/agents/${MISSING}`)).status).toBe(404);
     await admin().delete(`/api/v1/agents/${id}`).expect(204);
     expect((await user().get(`/api/v1/agents/${id}`)).status).toBe(404);
-    expect((await user().delete(`/api/v1/agents/${id}`)).status).toBe(404);
+    expect((await admin().delete(`/api/v1/agents/${id}`)).status).toBe(404);
   });
 
   it('answers 422 for an id that is no UUID, and never takes `route` for one', async () => {
@@ -173,9 +181,41 @@ describe('GET /api/v1/agents and /api/v1/agents/{agent_id}', () => {
 });
 
 describe('PATCH /api/v1/agents/{agent_id}', () => {
+  it('is for Org admins only, as deleting the agent and changing its rate limits are: 403, and the agent is unchanged', async () => {
+    const second = await newProject('Second home');
+    const id = await createAgent();
+    await admin().post(`/api/v1/projects/${second}/agents`, { agent_id: id }).expect(201);
+    const before = {
+      agent: (await admin().get(`/api/v1/agents/${id}`)).body,
+      limits: (await admin().get(`/api/v1/agents/${id}/rate-limits`)).body,
+      assignments: await ctx.db.projectAgent.count({ where: { agentId: id, archivedAt: null } }),
+    };
+    const zero = { max_requests_per_second: '0', max_requests_per_minute: '0', max_requests_per_hour: '0' };
+    for (const client of [editor(), user()]) {
+      const answers = [
+        await client.patch(`/api/v1/agents/${id}`, { endpoint_url: 'https://attacker.example.com/collect' }),
+        await client.patch(`/api/v1/agents/${id}`, { status: 'inactive' }),
+        await client.put(`/api/v1/agents/${id}/rate-limits`, zero),
+        await client.delete(`/api/v1/agents/${id}`),
+      ];
+      for (const res of answers) {
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 403,
+          body: { detail: 'Only an Org admin may do this' },
+        });
+      }
+    }
+    expect({
+      agent: (await admin().get(`/api/v1/agents/${id}`)).body,
+      limits: (await admin().get(`/api/v1/agents/${id}/rate-limits`)).body,
+      assignments: await ctx.db.projectAgent.count({ where: { agentId: id, archivedAt: null } }),
+    }).toEqual(before);
+    expect(before.assignments).toBe(2);
+  });
+
   it('changes the fields given; null keeps required ones and clears optional ones', async () => {
     const id = await createAgent({ description: 'first', capabilities: { a: 1 } });
-    const res = await user().patch(`/api/v1/agents/${id}`, {
+    const res = await admin().patch(`/api/v1/agents/${id}`, {
       name: null,
       description: null,
       protocol: 'MCP',
@@ -194,7 +234,7 @@ describe('PATCH /api/v1/agents/{agent_id}', () => {
       agent_metadata: { owner: 'ops' },
       status: 'inactive',
     });
-    expect((await user().patch(`/api/v1/agents/${id}`, {})).body).toMatchObject({
+    expect((await admin().patch(`/api/v1/agents/${id}`, {})).body).toMatchObject({
       status: 'inactive',
       agent_metadata: { owner: 'ops' },
     });
@@ -202,10 +242,10 @@ describe('PATCH /api/v1/agents/{agent_id}', () => {
 
   it('checks a new endpoint_url as creation does', async () => {
     const id = await createAgent();
-    const res = await user().patch(`/api/v1/agents/${id}`, { endpoint_url: 'http://169.254.169.254/' });
+    const res = await admin().patch(`/api/v1/agents/${id}`, { endpoint_url: 'http://169.254.169.254/' });
     expect(res.status).toBe(422);
     expect(res.body.detail[0].loc).toEqual(['body', 'endpoint_url']);
-    expect((await user().patch(`/api/v1/agents/${id}`, { status: 'paused' })).status).toBe(422);
+    expect((await admin().patch(`/api/v1/agents/${id}`, { status: 'paused' })).status).toBe(422);
   });
 });
 
@@ -223,7 +263,7 @@ describe('rate limits', () => {
 
   it('take numbers or strings of digits, and answer strings', async () => {
     const id = await createAgent();
-    const res = await user().put(`/api/v1/agents/${id}/rate-limits`, {
+    const res = await admin().put(`/api/v1/agents/${id}/rate-limits`, {
       max_requests_per_second: 2,
       max_requests_per_minute: '30',
       max_requests_per_hour: '0',
@@ -240,7 +280,7 @@ describe('rate limits', () => {
 
   it('refuse anything but non-negative integers, and missing values (422)', async () => {
     const id = await createAgent();
-    const res = await user().put(`/api/v1/agents/${id}/rate-limits`, {
+    const res = await admin().put(`/api/v1/agents/${id}/rate-limits`, {
       max_requests_per_second: -1,
       max_requests_per_minute: '1.5',
       max_requests_per_hour: null,
@@ -252,7 +292,7 @@ describe('rate limits', () => {
       'body.max_requests_per_hour',
     ]);
     expect(res.body.detail[0]).toMatchObject({ type: 'int_parsing' });
-    expect((await user().put(`/api/v1/agents/${id}/rate-limits`, { max_requests_per_second: 1 })).status).toBe(422);
+    expect((await admin().put(`/api/v1/agents/${id}/rate-limits`, { max_requests_per_second: 1 })).status).toBe(422);
   });
 
   it("answer 404 for another tenant's agent", async () => {

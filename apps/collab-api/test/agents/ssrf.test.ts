@@ -82,7 +82,8 @@ describe('a host name that resolves to a refused address', () => {
     const refused = await route(strict.app, id);
     expect(refused.body.error).toEqual({
       ...ADDRESS_REFUSED,
-      message: "The agent's host resolves to a loopback address, which is not allowed",
+      message:
+        "The agent's host resolves to a loopback address, which is not allowed (a local deployment allows private and loopback addresses with COLLAB_AGENT_ALLOW_PRIVATE=true)",
     });
     expect(agent.requests.length).toBe(before);
     const reached = await route(lenient.app, id);
@@ -103,7 +104,8 @@ describe('an address written in endpoint_url', () => {
     const before = agent.requests.length;
     expect((await route(strict.app, id)).body.error).toEqual({
       ...ADDRESS_REFUSED,
-      message: "The agent's host is a loopback address, which is not allowed",
+      message:
+        "The agent's host is a loopback address, which is not allowed (a local deployment allows private and loopback addresses with COLLAB_AGENT_ALLOW_PRIVATE=true)",
     });
     expect(agent.requests.length).toBe(before);
   });

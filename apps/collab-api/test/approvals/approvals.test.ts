@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import PostalMime from 'postal-mime';
 import request from 'supertest';
-import { EXPIRY_INTERVAL_MS, scheduleExpiry } from '../../src/approvals/expiry.js';
+import { EXPIRY_INTERVAL_SECONDS, startApprovalExpiry } from '../../src/approvals/expiry.js';
 import { readableDatasets } from '../../src/associations/access.js';
 import { as, createTestContext, type TestContext } from '../context.js';
 import { seedTenant, type TenantFixture } from '../fixtures.js';
@@ -435,41 +435,66 @@ describe('expiry', () => {
   });
 });
 
-describe("the worker's hourly expiry", () => {
-  afterEach(() => jest.useRealTimers());
+describe("the worker's expiry", () => {
+  const status = async (id: string) => (await ctx.db.approvalRequest.findUniqueOrThrow({ where: { id } })).status;
+  const expiresAt = async (id: string) => (await ctx.db.approvalRequest.findUniqueOrThrow({ where: { id } })).expiresAt;
 
-  it('runs every hour by the worker’s own timer, with the injected clock', async () => {
-    // Only the worker's interval is simulated; the database's timers run for real.
-    jest.useFakeTimers({
-      doNotFake: [
-        'Date',
-        'hrtime',
-        'nextTick',
-        'performance',
-        'queueMicrotask',
-        'setImmediate',
-        'clearImmediate',
-        'setTimeout',
-        'clearTimeout',
-      ],
-    });
+  it('runs hourly, at once and then again after each interval, by the injected clock', async () => {
+    expect(EXPIRY_INTERVAL_SECONDS).toBe(3_600);
     const projectId = await createProject(ctx, a.admin, 'Expired by the worker');
-    const approvalId = await inviteRequest(ctx, a.user, projectId, b.id);
-    const created = (await ctx.db.approvalRequest.findUniqueOrThrow({ where: { id: approvalId } })).createdAt;
-    const status = async () => (await ctx.db.approvalRequest.findUniqueOrThrow({ where: { id: approvalId } })).status;
-    // Its first run, at once, reads the real time.
-    const timer = scheduleExpiry(ctx.deps);
+    const first = await inviteRequest(ctx, a.user, projectId, b.id);
+    const second = await inviteRequest(ctx, a.user, await createProject(ctx, a.admin, 'Expired later'), b.id);
+    const firstExpiry = await expiresAt(first);
+    ctx.deps.now = () => firstExpiry;
+    const expiry = startApprovalExpiry(ctx.deps, { intervalSeconds: 0.05 });
     try {
-      expect(await status()).toBe('pending');
-      ctx.deps.now = () => new Date(created.getTime() + 15 * DAY_MS);
-      jest.advanceTimersByTime(EXPIRY_INTERVAL_MS - 1);
-      expect(await status()).toBe('pending');
-      jest.advanceTimersByTime(1);
-      await eventually(async () => (await status()) === 'expired');
-      expect(EXPIRY_INTERVAL_MS).toBe(3_600_000);
+      await eventually(async () => (await status(first)) === 'expired');
+      expect(await status(second)).toBe('pending');
+      // Only a later round sees this clock.
+      const secondExpiry = await expiresAt(second);
+      ctx.deps.now = () => secondExpiry;
+      await eventually(async () => (await status(second)) === 'expired');
     } finally {
-      timer.stop();
+      await expiry.stop();
     }
+  });
+
+  it('stops only once the round under way has finished, and runs no round alongside it', async () => {
+    const approvalId = await inviteRequest(ctx, a.user, await createProject(ctx, a.admin, 'Locked'), b.id);
+    const until = await expiresAt(approvalId);
+    ctx.deps.now = () => until;
+    // The request's row is held by another transaction, so the round's UPDATE waits for it.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const locked = Promise.withResolvers<void>();
+    const holder = ctx.db.$transaction(
+      async (tx) => {
+        await tx.$queryRaw`SELECT id FROM approval_requests WHERE id = ${approvalId}::uuid FOR UPDATE`;
+        locked.resolve();
+        await released;
+      },
+      { timeout: 60_000 },
+    );
+    await locked.promise;
+    const waitingUpdates = async () =>
+      (
+        await ctx.db.$queryRaw<{ count: number }[]>`
+          SELECT count(*)::int AS count FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'UPDATE%approval_requests%'`
+      )[0]!.count;
+    const expiry = startApprovalExpiry(ctx.deps, { intervalSeconds: 0.01 });
+    await eventually(async () => (await waitingUpdates()) > 0);
+    let stopped = false;
+    const stopping = expiry.stop().then(() => (stopped = true));
+    // The round cannot end while the row is held: no second round waits beside it, and stop has
+    // not returned after these round trips to the database.
+    expect(await waitingUpdates()).toBe(1);
+    expect(await status(approvalId)).toBe('pending');
+    expect(stopped).toBe(false);
+    release();
+    await holder;
+    await stopping;
+    expect(await status(approvalId)).toBe('expired');
   });
 });
 

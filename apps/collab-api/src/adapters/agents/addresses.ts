@@ -75,26 +75,47 @@ export function classifyAddress(address: string): AddressKind {
   return embedded ? kindIn(IPV4_RANGES, bytes.slice(12)) : 'public';
 }
 
+/** Why an agent may not be called at an address or host; never the address itself. */
+export interface Refusal {
+  /** What the address is: `a loopback address`, `a metadata service`, ... */
+  reason: string;
+  /** A private or loopback address, which COLLAB_AGENT_ALLOW_PRIVATE allows. */
+  allowedWithPrivate: boolean;
+}
+
 /** Why an agent may not be called at `address`, or undefined when it may. */
-export function refusedAddress(address: string, policy: AddressPolicy): string | undefined {
+export function refusedAddress(address: string, policy: AddressPolicy): Refusal | undefined {
   const kind = classifyAddress(address);
   if (kind === 'public' || (policy.allowPrivate && PRIVATE_KINDS.has(kind))) return undefined;
-  return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address`;
+  return { reason: `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address`, allowedWithPrivate: PRIVATE_KINDS.has(kind) };
 }
 
 /**
  * Why a URL's host (as `new URL().hostname` gives it) is refused before anything is resolved: an
  * address literal refused by refusedAddress, a metadata service's name, or `localhost`.
  */
-export function refusedHost(hostname: string, policy: AddressPolicy): string | undefined {
+export function refusedHost(hostname: string, policy: AddressPolicy): Refusal | undefined {
   const host = hostname
     .toLowerCase()
     .replace(/^\[(.*)\]$/, '$1')
     .replace(/\.$/, '');
   if (isIP(host)) return refusedAddress(host, policy);
-  if (METADATA_HOSTS.has(host)) return 'a metadata service';
-  if ((host === 'localhost' || host.endsWith('.localhost')) && !policy.allowPrivate) return 'a loopback address';
+  if (METADATA_HOSTS.has(host)) return { reason: 'a metadata service', allowedWithPrivate: false };
+  if ((host === 'localhost' || host.endsWith('.localhost')) && !policy.allowPrivate) {
+    return { reason: 'a loopback address', allowedWithPrivate: true };
+  }
   return undefined;
+}
+
+/**
+ * The refusal as a message: `<subject> <reason>, <consequence>`, and for a private or loopback
+ * address how a local deployment (agents on this machine or its network) allows it.
+ */
+export function refusalMessage(subject: string, refusal: Refusal, consequence: string): string {
+  const remedy = refusal.allowedWithPrivate
+    ? ' (a local deployment allows private and loopback addresses with COLLAB_AGENT_ALLOW_PRIVATE=true)'
+    : '';
+  return `${subject} ${refusal.reason}, ${consequence}${remedy}`;
 }
 
 function kindIn(ranges: Range[], bytes: number[]): AddressKind {

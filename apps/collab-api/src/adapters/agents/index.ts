@@ -3,7 +3,7 @@ import type { AgentClient } from './interface.js';
 import { createMcpClient } from './mcp.js';
 import { createAgentNetwork, type Resolve } from './network.js';
 
-export { type AddressKind, classifyAddress, refusedAddress, refusedHost } from './addresses.js';
+export { type AddressKind, classifyAddress, type Refusal, refusalMessage, refusedAddress, refusedHost } from './addresses.js';
 export {
   AgentCallError,
   type AgentCallFailure,

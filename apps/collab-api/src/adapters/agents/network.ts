@@ -9,7 +9,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { type AddressPolicy, refusedAddress, refusedHost } from './addresses.js';
+import { type AddressPolicy, refusalMessage, refusedAddress, refusedHost } from './addresses.js';
 import { AgentCallError } from './interface.js';
 
 /** The addresses a host name resolves to (dns.lookup, which follows /etc/hosts as the system does). */
@@ -30,12 +30,14 @@ export function createAgentNetwork(options: { policy: AddressPolicy; resolve?: R
   const connect = buildConnector({});
   const checkedAddress = async (hostname: string): Promise<string> => {
     const refusal = refusedHost(hostname, options.policy);
-    if (refusal) throw new AddressRefusedError(`The agent's host is ${refusal}`);
+    if (refusal) throw new AddressRefusedError(refusalMessage("The agent's host is", refusal, 'which is not allowed'));
     const addresses = isIP(hostname) ? [hostname] : (await resolve(hostname)).map((entry) => entry.address);
     if (addresses.length === 0) throw new Error(`${hostname} resolves to no address`);
     for (const address of addresses) {
       const refused = refusedAddress(address, options.policy);
-      if (refused) throw new AddressRefusedError(`The agent's host resolves to ${refused}`);
+      if (refused) {
+        throw new AddressRefusedError(refusalMessage("The agent's host resolves to", refused, 'which is not allowed'));
+      }
     }
     return addresses[0]!;
   };
@@ -57,7 +59,7 @@ export function createAgentNetwork(options: { policy: AddressPolicy; resolve?: R
         if (init?.signal?.aborted) throw error;
         for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
           if (cause instanceof AddressRefusedError) {
-            throw new AgentCallError('address_refused', `${cause.message}, which is not allowed`);
+            throw new AgentCallError('address_refused', cause.message);
           }
         }
         throw new AgentCallError('unreachable', 'The agent could not be reached', { cause: error });
