@@ -280,10 +280,22 @@ describe('hostile filenames', () => {
     const sent = await sendWithFiles(ctx.app, { inboxId: inboxB.id, files: [textFile(filename, 'x')] });
     const { download_url: url } = await metadataOf(sent.attachments[0]!.id);
     const res = await download(ctx.app, pathOf(url)).expect(200);
-    expect(parse(res.headers['content-disposition']!)).toEqual({
+    const header = res.headers['content-disposition']!;
+    expect(parse(header)).toEqual({
       type: 'attachment',
       parameters: expect.objectContaining({ filename }),
     });
+    // A client that reads only the plain filename= gets no folder to write into.
+    expect(/ filename="([^"]*)"/.exec(header)![1]).not.toMatch(/[/\\]/);
+  });
+
+  it('a path as a name keeps its separators only in filename*', async () => {
+    const sent = await sendWithFiles(ctx.app, { inboxId: inboxB.id, files: [textFile('../../../etc/passwd', 'x')] });
+    const { download_url: url } = await metadataOf(sent.attachments[0]!.id);
+    const res = await download(ctx.app, pathOf(url)).expect(200);
+    expect(res.headers['content-disposition']).toBe(
+      `attachment; filename=".._.._.._etc_passwd"; filename*=UTF-8''..%2F..%2F..%2Fetc%2Fpasswd`,
+    );
   });
 
   it.each([
