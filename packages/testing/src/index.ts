@@ -4,3 +4,4 @@ export { closedPort } from './ports.js';
 export { entryCommand, runToExit, startService } from './process.js';
 export { readmePath, readmeSection, replaceSection } from './readme.js';
 export { describeSchemaDrift } from './schema-drift.js';
+export { checkOpenApiDocument, type OpenApiCheck } from './openapi-check.js';

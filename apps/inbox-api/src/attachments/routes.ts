@@ -25,6 +25,7 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/attachments',
+    tags: ['attachments'],
     summary: 'List attachments, newest first',
     description:
       'Needs `message_id`, `thread_id` or `inbox_id`; given together, an attachment must match all of them. ' +
@@ -37,6 +38,7 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/attachments/{attachment_id}',
+    tags: ['attachments'],
     summary: 'Get an attachment’s metadata and download link',
     params: attachmentParams,
     response: attachmentSchema,
@@ -48,6 +50,7 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/attachments/{attachment_id}/content',
+    tags: ['attachments'],
     summary: 'Download an attachment',
     description:
       '`format=binary` (default) answers the bytes with their Content-Type, Content-Length, an ETag and ' +
