@@ -6,18 +6,13 @@
  *
  *   pnpm --filter inbox-api bench:downloads [--megabytes 25] [--concurrency 4] [--rounds 3] [--storage local|database]
  *
- * The server runs as its own process with production settings on a scratch database of
- * TEST_DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432), dropped afterwards.
+ * The server runs as its own process with production settings on a scratch database (service.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { createScratchDatabase } from '@repo/db/dev';
-import { startService } from '@repo/testing';
-import { appRoot, migrationsDir } from '../src/paths.js';
+import { withBenchService } from './service.js';
 
 const { values } = parseArgs({
   options: {
@@ -97,30 +92,11 @@ async function round(url: string, downloadUrl: string, format: 'base64' | 'binar
   return { healthMaxMs, loopMaxMs, loopP99Ms, rssGrowthMb: (rssMax - before.rss) / 1024 / 1024, seconds };
 }
 
-const database = await createScratchDatabase({ label: 'inbox_downloads_bench', migrationsDir });
-const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-downloads-bench-'));
 const samples: Record<'base64' | 'binary', Sample[]> = { base64: [], binary: [] };
-try {
-  const service = await startService('src/server.ts', {
-    cwd: appRoot,
-    env: {
-      DATABASE_URL: database.url,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      INBOX_EMAIL_DOMAIN: 'bench.test',
-      INBOX_RATE_LIMIT_PER_MINUTE: '0',
-      INBOX_MAX_ATTACHMENT_BYTES: String(size),
-      INBOX_API_KEYS: undefined,
-      STORAGE_BACKEND: values.storage,
-      // As infra/docker/inbox-api.Dockerfile runs it.
-      MALLOC_MMAP_THRESHOLD_: '33554432',
-      MALLOC_TRIM_THRESHOLD_: '134217728',
-    },
-    timeoutMs: 60_000,
-    keepLogs: false,
-  });
-  try {
+await withBenchService(
+  'downloads',
+  { INBOX_MAX_ATTACHMENT_BYTES: String(size), STORAGE_BACKEND: values.storage },
+  async (service) => {
     const post = async (route: string, body: unknown) => {
       const res = await fetch(`${service.url}${route}`, {
         method: 'POST',
@@ -142,8 +118,11 @@ try {
     const metadata = (await (await fetch(`${service.url}/v1/attachments/${sent.attachments[0]!.id}`)).json()) as {
       download_url: string;
     };
-    const filename = 'large.bin';
-    const json = JSON.stringify({ content: content.toString('base64'), content_type: 'application/octet-stream', filename });
+    const json = JSON.stringify({
+      content: content.toString('base64'),
+      content_type: 'application/octet-stream',
+      filename: 'large.bin',
+    });
     const expected = {
       base64: createHash('sha256').update(json).digest('hex'),
       binary: createHash('sha256').update(content).digest('hex'),
@@ -152,13 +131,8 @@ try {
       for (let i = 0; i < rounds; i++)
         samples[format].push(await round(service.url, metadata.download_url, format, expected[format]));
     }
-  } finally {
-    await service.stop();
-  }
-} finally {
-  await database.drop();
-  await rm(dataDir, { recursive: true, force: true });
-}
+  },
+);
 
 const cpu = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'})`;
 const worst = (list: Sample[], key: keyof Sample) => Math.max(...list.map((sample) => sample[key]));
