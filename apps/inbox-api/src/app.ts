@@ -4,7 +4,7 @@ import { createApi, createServiceApp, OpenAPIRegistry } from '@repo/http';
 import { limitRequests } from '@repo/rate-limit';
 import { carriesDownloadToken } from './attachments/download.js';
 import { attachmentRoutes } from './attachments/routes.js';
-import { callerOf, requireApiKey } from './auth.js';
+import { callerOf, configuredKeys, requireApiKey } from './auth.js';
 import type { Deps } from './deps.js';
 import { inboxRoutes } from './inboxes/routes.js';
 import { messageRoutes } from './messages/routes.js';
@@ -21,7 +21,9 @@ export function buildApp(deps: Deps): Express {
   const router = express.Router();
   router.use(
     '/v1',
-    requireApiKey(deps.config.INBOX_API_KEYS, deps.limits.authFailures, { exempt: carriesDownloadToken }),
+    requireApiKey(deps.config.INBOX_API_KEYS && configuredKeys(deps.config.INBOX_API_KEYS), deps.limits.authFailures, {
+      exempt: carriesDownloadToken,
+    }),
     limitRequests(deps.limits.requests, callerOf),
   );
   const api = createApi({ router, openapi, errorBody: inboxErrorBody, security: [{ apiKey: [] }] });

@@ -32,7 +32,7 @@ export const configSchema = z
       .integer({ min: 0 })
       .default(10)
       .describe(
-        'Requests with a wrong API key allowed per client address per minute; past it, that address gets 429 until the minute ends. 0 disables the limit.',
+        'Requests with a wrong or missing API key answered 401 per client address per minute; past it, they get 429 until the minute ends. A right key is always let through. 0 disables the limit.',
       ),
     INBOX_SEND_LEASE_SECONDS: setting
       .integer({ min: 1, max: 86_400 })

@@ -137,6 +137,11 @@ describe('POST /v1/messages', () => {
       ['body', 'attachments', 0, 'content_type'],
     ],
     [
+      'a content type with a letter outside ASCII (the Kelvin sign)',
+      { attachments: [{ filename: 'x', content_type: 'application/\u212Aeynote', content: '' }] },
+      ['body', 'attachments', 0, 'content_type'],
+    ],
+    [
       'a content type carrying a header on a new line',
       { attachments: [{ filename: 'x', content_type: 'text/plain;\r\nX-Evil=1', content: '' }] },
       ['body', 'attachments', 0, 'content_type'],

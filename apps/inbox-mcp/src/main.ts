@@ -3,11 +3,20 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { loadConfigOrExit } from '@repo/config';
 import { createLogger, createMetrics, serve } from '@repo/http';
 import { InboxApiClient } from './api-client.js';
-import { configSchema, environmentWithFlags } from './config.js';
+import { configSchema, environmentWithFlags, USAGE, UsageError } from './config.js';
 import { buildHttpApp } from './http-app.js';
 import { createMcpServer } from './mcp-server.js';
 
-const config = loadConfigOrExit(configSchema, environmentWithFlags(process.argv.slice(2), process.env));
+let env: NodeJS.ProcessEnv;
+try {
+  env = environmentWithFlags(process.argv.slice(2), process.env);
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  // One line, as a shell user expects of a mistyped flag, and the exit code of a usage error.
+  process.stderr.write(`inbox-mcp: ${error.message} (${USAGE})\n`);
+  process.exit(2);
+}
+const config = loadConfigOrExit(configSchema, env);
 // Over stdio, stdout carries the protocol: logs go to stderr.
 const logger = createLogger({
   service: 'inbox-mcp',

@@ -1,9 +1,50 @@
 import { documentSettings, renderSettingsTable } from '@repo/config';
 import { readmeSection } from '@repo/testing';
-import { configSchema } from '../src/config.js';
+import { configSchema, environmentWithFlags, UsageError } from '../src/config.js';
 
 describe('configuration', () => {
   it('is documented in README.md, variable by variable (regenerate with `pnpm docs:config`)', async () => {
     expect(await readmeSection('config:inbox-mcp')).toBe(renderSettingsTable(documentSettings(configSchema)));
+  });
+});
+
+describe('command-line flags', () => {
+  const env = { PORT: '8200', SERVICE_API_URL: 'http://127.0.0.1:8000' };
+
+  it.each<[string, string[], Record<string, string>]>([
+    ['none', [], {}],
+    [
+      'each flag',
+      ['--transport', 'sse', '--host', '0.0.0.0', '--port', '9000'],
+      { MCP_TRANSPORT: 'sse', HOST: '0.0.0.0', PORT: '9000' },
+    ],
+    ['flags with =', ['--transport=http', '--port=0'], { MCP_TRANSPORT: 'http', PORT: '0' }],
+    // `pnpm start -- --port 9000` runs the script's command with `-- --port 9000` after its own flags.
+    ['flags after --', ['--transport', 'http', '--', '--port', '9000'], { MCP_TRANSPORT: 'http', PORT: '9000' }],
+    [
+      'a flag given again after --, the last one winning',
+      ['--transport', 'http', '--', '--transport', 'sse'],
+      { MCP_TRANSPORT: 'sse' },
+    ],
+  ])('override their settings: %s', (_case, argv, overrides) => {
+    expect(environmentWithFlags(argv, env)).toEqual({ ...env, ...overrides });
+  });
+
+  it.each([
+    [['--prot', '9000'], 'unknown option --prot'],
+    [['-p', '9000'], 'unknown option -p'],
+    [['--constructor', 'x'], 'unknown option --constructor'],
+    [['9000'], 'unexpected argument "9000"'],
+    [['--', 'http'], 'unexpected argument "http"'],
+    [['--port', '9000', 'extra'], 'unexpected argument "extra"'],
+    [['--port'], '--port needs a value'],
+    [['--port='], '--port needs a value'],
+    [['--port', 'abc'], '--port must be an integer from 0 to 65535 (got "abc")'],
+    [['--port', '70000'], '--port must be an integer from 0 to 65535 (got "70000")'],
+    [['--transport', 'pigeon'], '--transport must be one of stdio, sse, http (got "pigeon")'],
+    [['--transport', '--port', '9000'], '--transport must be one of stdio, sse, http (got "--port")'],
+  ])('refuse %j with a UsageError: %s', (argv, message) => {
+    expect(() => environmentWithFlags(argv, env)).toThrow(UsageError);
+    expect(() => environmentWithFlags(argv, env)).toThrow(new UsageError(message));
   });
 });

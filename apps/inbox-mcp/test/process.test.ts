@@ -1,6 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { entryCommand, runToExit, startService } from '@repo/testing';
+import { USAGE } from '../src/config.js';
 import { appRoot } from '../src/paths.js';
 
 const entry = 'src/main.ts';
@@ -29,10 +32,13 @@ describe('inbox-mcp process', () => {
     expect(await service.stop('SIGTERM')).toBe(0);
   });
 
-  it('refuses an unknown transport with one line naming the setting', async () => {
+  it('refuses an unknown transport with one line naming the flag, and exit code 2', async () => {
     const result = await runToExit(entry, { cwd: appRoot, env: {}, args: ['--transport', 'pigeon'] });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toBe('Invalid configuration: MCP_TRANSPORT must be one of stdio, sse, http (got "pigeon")\n');
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `inbox-mcp: --transport must be one of stdio, sse, http (got "pigeon") (${USAGE})\n`,
+    });
   });
 
   it('stops with one line naming the variable when the configuration is bad', async () => {
@@ -40,4 +46,50 @@ describe('inbox-mcp process', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('Invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")\n');
   });
+});
+
+// As users run it: built, through `pnpm start`, which passes flags after a `--`.
+describe('inbox-mcp built', () => {
+  const built = 'dist/main.js';
+  // The pnpm running this test (set for the scripts it runs).
+  const pnpm = process.env.npm_execpath;
+
+  beforeAll(() => {
+    if (!pnpm) throw new Error('run the tests through pnpm (npm_execpath is unset)');
+    execFileSync(process.execPath, [pnpm, 'run', 'build'], { cwd: appRoot, stdio: 'ignore' });
+  }, 300_000);
+
+  it('takes flags after a --', async () => {
+    const service = await startService(built, {
+      built: true,
+      cwd: appRoot,
+      env: { PORT: undefined, MCP_TRANSPORT: undefined },
+      args: ['--transport', 'http', '--', '--port', '0'],
+    });
+    expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: 'ok' });
+    expect(await service.stop('SIGTERM')).toBe(0);
+  });
+
+  it.each([
+    [['--prot', '9000'], 'unknown option --prot'],
+    [['--transport', 'http', '--', '--port', '9000', 'now'], 'unexpected argument "now"'],
+    [['--port'], '--port needs a value'],
+    [['--', '--port', 'abc'], '--port must be an integer from 0 to 65535 (got "abc")'],
+  ])('answers %j with one line and exit code 2', async (args, message) => {
+    const result = await runToExit(built, { built: true, cwd: appRoot, env: {}, args });
+    expect(result).toEqual({ code: 2, stdout: '', stderr: `inbox-mcp: ${message} (${USAGE})\n` });
+  });
+
+  it('starts with `pnpm --filter ./apps/inbox-mcp start -- --port 0`', async () => {
+    const service = await startService(pnpm!, {
+      built: true,
+      cwd: path.resolve(appRoot, '../..'),
+      env: { PORT: undefined, HOST: undefined },
+      args: ['--filter', './apps/inbox-mcp', 'start', '--', '--port', '0'],
+      timeoutMs: 180_000,
+    });
+    expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: 'ok' });
+    // pnpm hands the signal on to the server, which stops cleanly.
+    expect(await service.stop('SIGTERM')).toBe(0);
+  }, 240_000);
 });

@@ -6,8 +6,6 @@ import { RateLimitedError } from '@repo/errors';
 export interface RateLimit {
   /** Takes one unit for `key`; throws RateLimitedError, carrying Retry-After, when none is left. */
   consume(key: string): Promise<void>;
-  /** Throws the same error when `key` has already asked for more than the limit, without taking a unit. */
-  check(key: string): Promise<void>;
 }
 
 export interface RateLimitOptions {
@@ -27,7 +25,7 @@ export interface RateLimitOptions {
  * back to this process rather than refusing every request or letting all through unchecked.
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
-  if (options.points === 0) return { consume: () => Promise.resolve(), check: () => Promise.resolve() };
+  if (options.points === 0) return { consume: () => Promise.resolve() };
   const memory = new RateLimiterMemory({ keyPrefix: options.keyPrefix, points: options.points, duration: options.windowSeconds });
   const limiter: RateLimiterAbstract = options.redis
     ? new RateLimiterRedis({
@@ -48,10 +46,6 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
         if (rejection instanceof RateLimiterRes) throw exceeded(rejection);
         throw rejection;
       }
-    },
-    async check(key) {
-      const state = await limiter.get(key).catch(() => memory.get(key));
-      if (state && state.consumedPoints > options.points) throw exceeded(state);
     },
   };
 }

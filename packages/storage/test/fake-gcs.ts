@@ -15,6 +15,8 @@ export interface FakeGcs {
   requests: { method: string; path: string; query: Record<string, string> }[];
   /** Answers the next request with this status and a Google-style error body. */
   failNext(status: number, message: string): void;
+  /** Sends the first `bytes` of the next media download, then cuts the connection: a download failing midway. */
+  cutNextDownload(bytes: number): void;
   close(): Promise<void>;
 }
 
@@ -27,6 +29,7 @@ export async function startFakeGcs(options: { bucket: string; clientEmail: strin
   const generations = new Map<string, number>();
   let lastGeneration = 0;
   let failure: { status: number; message: string } | undefined;
+  let cutAfter: number | undefined;
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -87,7 +90,13 @@ export async function startFakeGcs(options: { bucket: string; clientEmail: strin
         if (req.method === 'GET' && url.searchParams.get('alt') === 'media') {
           res.setHeader('content-type', object.contentType);
           res.setHeader('x-goog-hash', `md5=${md5(object.data)}`);
-          return res.end(object.data);
+          if (cutAfter === undefined) return res.end(object.data);
+          // Chunked, as Cloud Storage may answer: the library notices a chunked body cut short
+          // (through node-fetch 2), but not one cut short of its Content-Length, whose stream then
+          // neither ends nor fails.
+          res.write(object.data.subarray(0, cutAfter), () => res.destroy());
+          cutAfter = undefined;
+          return;
         }
         if (req.method === 'GET' && !url.searchParams.has('alt')) return reply(200, resource(name, object));
         if (req.method === 'DELETE') {
@@ -105,6 +114,9 @@ export async function startFakeGcs(options: { bucket: string; clientEmail: strin
     requests,
     failNext(status, message) {
       failure = { status, message };
+    },
+    cutNextDownload(bytes) {
+      cutAfter = bytes;
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

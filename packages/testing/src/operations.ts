@@ -1,5 +1,6 @@
 import type { RequestListener } from 'node:http';
 import request from 'supertest';
+import { checkOpenApiDocument } from './openapi-check.js';
 
 interface OperationsSetUp {
   app: RequestListener;
@@ -58,6 +59,12 @@ export function describeOperationsEndpoints(
     it('GET /openapi.json describes the API and /docs renders it', async () => {
       expect((await request(ctx.app).get('/openapi.json')).body).toMatchObject({ openapi: '3.1.0', info: { title: name } });
       expect((await request(ctx.app).get('/docs')).status).toBe(200);
+    });
+
+    it('GET /openapi.json serves clients that validate with it: patterns compile, examples pass, operations are tagged', async () => {
+      const check = checkOpenApiDocument((await request(ctx.app).get('/openapi.json')).body as Record<string, unknown>);
+      expect(check.problems).toEqual([]);
+      expect(check.examples).toBeGreaterThan(0);
     });
 
     it('answers an unknown path with 404 in the error format', async () => {

@@ -117,10 +117,13 @@ export async function startService(
   };
 }
 
-/** Runs an entry point expected to exit by itself (bad configuration, a one-off command). */
+/**
+ * Runs an entry point expected to exit by itself (bad configuration, a one-off command); with
+ * `built`, `entry` is a built file run by plain node, as startService runs one.
+ */
 export async function runToExit(
   entry: string,
-  options: { cwd: string; env: Record<string, string | undefined>; args?: string[] },
+  options: { cwd: string; env: Record<string, string | undefined>; args?: string[]; built?: boolean },
 ): Promise<ExitedProcess> {
   const child = spawnEntry(entry, options);
   let stdout = '';

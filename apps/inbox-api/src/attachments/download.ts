@@ -70,8 +70,14 @@ export function servableContentType(stored: string): string {
   return SERVABLE_TYPE.test(stored) ? stored : 'application/octet-stream';
 }
 
+interface DownloadedFile {
+  filename: string;
+  contentType: string;
+  contentHash: string;
+}
+
 /** Headers of a binary download of `size` bytes. */
-export function downloadHeaders(file: { filename: string; contentType: string; contentHash: string }, size: number) {
+export function downloadHeaders(file: DownloadedFile, size: number) {
   return {
     'Content-Type': servableContentType(file.contentType),
     'Content-Length': String(size),
@@ -89,36 +95,106 @@ export function downloadHeaders(file: { filename: string; contentType: string; c
 }
 
 /**
- * Sends the bytes as they are read, never the whole file in memory (304 to an If-None-Match that
- * names the ETag). Should reading fail once bytes are out, the response is cut short (its
- * Content-Length shows the client) and the failure logged; a client that goes away just ends it.
+ * The JSON of a base64 download around its content, `{"content":"` + base64 + `","content_type":
+ * ...,"filename":...}`, and its length in bytes for `size` bytes of content: what lets it be sent
+ * as the content is read, with a Content-Length, instead of built in memory.
+ */
+export function base64Json(file: DownloadedFile, size: number) {
+  const head = '{"content":"';
+  const tail = `","content_type":${JSON.stringify(file.contentType)},"filename":${JSON.stringify(file.filename)}}`;
+  return { head, tail, length: Buffer.byteLength(head) + Math.ceil(size / 3) * 4 + Buffer.byteLength(tail) };
+}
+
+/** Headers of a base64 download of `size` bytes of content. */
+export function base64Headers(file: DownloadedFile, size: number) {
+  return {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(base64Json(file, size).length),
+    'X-Content-Type-Options': 'nosniff',
+    // Another representation than the bytes', so another tag.
+    ETag: `"${file.contentHash}.base64"`,
+    'Cache-Control': 'private',
+  };
+}
+
+// Base64 turns every 3 bytes into 4 characters: pieces of a multiple of 3 bytes encode on their
+// own, and join into the encoding of the whole. 48 KiB a piece keeps each step short however
+// large the chunks the storage yields (the database backend's is the whole object).
+const PIECE_BYTES = 3 * 16 * 1024;
+
+/**
+ * The JSON of a base64 download, piece by piece as `content` is read: nothing holds more than a
+ * piece and the 0 to 2 bytes carried to the next one. The head goes out with the first piece, so
+ * a read that fails at once leaves the response unsent, to be answered as an error. Content that
+ * ends short of (or runs past) the `size` the JSON's length was computed for fails instead of
+ * ending the JSON.
+ */
+export async function* base64JsonPieces(
+  content: AsyncIterable<Buffer>,
+  json: { head: string; tail: string },
+  size: number,
+): AsyncGenerator<string> {
+  let head = json.head;
+  let carried: Buffer = Buffer.alloc(0);
+  let read = 0;
+  for await (const chunk of content) {
+    read += chunk.length;
+    if (read > size) break;
+    const bytes = carried.length > 0 ? Buffer.concat([carried, chunk]) : chunk;
+    const whole = bytes.length - (bytes.length % 3);
+    for (let start = 0; start < whole; start += PIECE_BYTES) {
+      yield head + bytes.toString('base64', start, Math.min(start + PIECE_BYTES, whole));
+      head = '';
+    }
+    carried = bytes.subarray(whole);
+  }
+  if (read !== size) throw new Error(`The stored content has ${read > size ? 'more' : 'fewer'} bytes than the ${size} recorded`);
+  yield head + carried.toString('base64') + json.tail;
+}
+
+/**
+ * Sends the content as it is read, never the whole file in memory: the bytes themselves, or
+ * (`base64`) the JSON `{content, content_type, filename}` with the content base64-encoded on the
+ * way (304 to an If-None-Match that names the ETag; headers alone to HEAD). Should reading fail
+ * once bytes are out, the connection is cut (short of its Content-Length, so that no client takes
+ * it for the whole) and the failure logged; a client that goes away just ends it.
  */
 export async function sendDownload(
   req: Request,
   res: Response,
-  download: { file: { filename: string; contentType: string; contentHash: string }; opened: OpenedObject },
+  download: { format: 'binary' | 'base64'; file: DownloadedFile; opened: OpenedObject },
   logger: Logger,
 ): Promise<void> {
-  const headers = downloadHeaders(download.file, download.opened.size);
+  const { file, opened } = download;
+  const headers = download.format === 'base64' ? base64Headers(file, opened.size) : downloadHeaders(file, opened.size);
   // setHeader, not Express's set, which would add a charset the bytes may not be in.
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   const notModified = req.fresh;
   if (notModified) res.status(304);
   if (notModified || req.method === 'HEAD') {
-    download.opened.stream.destroy();
+    opened.stream.destroy();
     res.end();
     return;
   }
+  // A failed read, told apart from the client going away (which ends the response the same way).
+  let readFailure: unknown;
+  opened.stream.once('error', (error) => (readFailure = error));
   try {
-    await pipeline(download.opened.stream, res);
+    if (download.format === 'base64') {
+      await pipeline(base64JsonPieces(opened.stream, base64Json(file, opened.size), opened.size), res);
+    } else await pipeline(opened.stream, res);
   } catch (error) {
     if (!res.headersSent) {
       // Nothing went out: the error handler answers, without this download's headers.
       for (const name of Object.keys(headers)) res.removeHeader(name);
       throw error;
     }
-    if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') {
-      logger.error({ err: error, requestId: requestIdOf(res) }, 'download cut short: reading the stored content failed');
+    // pipeline has destroyed the response, and with it the connection.
+    if (readFailure !== undefined || (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') {
+      logger.error(
+        { err: readFailure ?? error, requestId: requestIdOf(res) },
+        'download cut short: reading the stored content failed',
+      );
     }
   }
 }

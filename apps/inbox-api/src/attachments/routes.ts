@@ -20,11 +20,11 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
       secret: deps.downloadSecret,
       ttlSeconds: deps.config.INBOX_DOWNLOAD_URL_TTL_SECONDS,
     },
-    maxBase64Bytes: deps.config.INBOX_MAX_ATTACHMENT_BYTES,
   };
   api.route({
     method: 'get',
     path: '/v1/attachments',
+    tags: ['attachments'],
     summary: 'List attachments, newest first',
     description:
       'Needs `message_id`, `thread_id` or `inbox_id`; given together, an attachment must match all of them. ' +
@@ -37,6 +37,7 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/attachments/{attachment_id}',
+    tags: ['attachments'],
     summary: 'Get an attachment’s metadata and download link',
     params: attachmentParams,
     response: attachmentSchema,
@@ -48,20 +49,20 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/attachments/{attachment_id}/content',
+    tags: ['attachments'],
     summary: 'Download an attachment',
     description:
       '`format=binary` (default) answers the bytes with their Content-Type, Content-Length, an ETag and ' +
-      '`Content-Disposition: attachment`; `format=base64` answers JSON (attachments up to INBOX_MAX_ATTACHMENT_BYTES, 413 beyond). ' +
+      '`Content-Disposition: attachment`; `format=base64` answers the JSON below, of any size, streamed with its Content-Length. ' +
+      'A response that ends short of its Content-Length failed (storage could not be read) and is not the content. ' +
       'With the `token` and `expires` of a `download_url` no API key is needed; a missing, wrong or expired link is 403. ' +
       'Content in local or database storage needs the link; content in Cloud Storage opens with the API key alone too.',
     params: attachmentParams,
     query: attachmentContentQuery,
     response: attachmentContentSchema,
-    errors: [403, 404, 413],
+    errors: [403, 404],
     handler: async ({ params, query, req, res }) => {
-      const download = await openAttachmentContent(attachmentDeps, params.attachment_id, query);
-      if (download.format === 'base64') return download.body;
-      await sendDownload(req, res, download, deps.logger);
+      await sendDownload(req, res, await openAttachmentContent(attachmentDeps, params.attachment_id, query), deps.logger);
       return undefined;
     },
   });

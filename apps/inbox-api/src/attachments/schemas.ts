@@ -67,6 +67,7 @@ export const attachmentSchema = attachmentListItemSchema
 
 export type AttachmentResponse = z.input<typeof attachmentSchema>;
 
+// What `format=base64` answers, for the documentation: download.ts writes it as the content is read, in this order.
 export const attachmentContentSchema = z
   .object({
     content: z.string().meta({ description: 'The bytes, base64-encoded' }),
@@ -74,5 +75,3 @@ export const attachmentContentSchema = z
     filename: z.string(),
   })
   .meta({ id: 'AttachmentContent' });
-
-export type AttachmentContent = z.input<typeof attachmentContentSchema>;

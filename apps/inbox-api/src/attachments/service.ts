@@ -1,4 +1,4 @@
-import { NotFoundError, PayloadTooLargeError } from '@repo/errors';
+import { NotFoundError } from '@repo/errors';
 import type { ObjectStorage, OpenedObject } from '@repo/storage';
 import type { Database } from '../database.js';
 import type { Attachment, Prisma } from '../generated/prisma/client.js';
@@ -7,20 +7,12 @@ import { isUuid } from '../shared/ids.js';
 import { page, type Page } from '../shared/schemas.js';
 import { findThread } from '../threads/service.js';
 import { checkDownloadToken, type DownloadLinks, servableContentType, signedDownloadUrl } from './download.js';
-import type {
-  AttachmentContent,
-  AttachmentContentQuery,
-  AttachmentListItem,
-  AttachmentResponse,
-  ListAttachmentsQuery,
-} from './schemas.js';
+import type { AttachmentContentQuery, AttachmentListItem, AttachmentResponse, ListAttachmentsQuery } from './schemas.js';
 
 export interface AttachmentDeps {
   db: Database;
   storage: ObjectStorage;
   links: DownloadLinks;
-  /** Largest attachment answered as base64 JSON (INBOX_MAX_ATTACHMENT_BYTES); larger ones only as bytes. */
-  maxBase64Bytes: number;
 }
 
 /** Newest first. Every filter must name a record that exists (404 otherwise); together they narrow. */
@@ -65,13 +57,17 @@ export async function getAttachment(
   };
 }
 
-export type Download =
-  { format: 'base64'; body: AttachmentContent } | { format: 'binary'; file: Attachment; opened: OpenedObject };
+export interface Download {
+  /** As the client asked for it: the bytes, or JSON with them base64-encoded (download.ts sends both as read). */
+  format: AttachmentContentQuery['format'];
+  file: Attachment;
+  opened: OpenedObject;
+}
 
 /**
- * The content of an attachment, base64 in JSON or opened for streaming. Content the app serves
- * itself (local and database storage) opens only with its download link's token; content in
- * Cloud Storage opens with the API key as well (its download_url leads to the bucket).
+ * The content of an attachment, opened for streaming. Content the app serves itself (local and
+ * database storage) opens only with its download link's token; content in Cloud Storage opens
+ * with the API key as well (its download_url leads to the bucket).
  */
 export async function openAttachmentContent(
   deps: AttachmentDeps,
@@ -85,20 +81,7 @@ export async function openAttachmentContent(
   // Without a link (the API key was checked), only Cloud Storage content opens: others answer 403.
   if (!signed && attachment.storageBackend !== 'gcs') checkDownloadToken(attachmentId, query, deps.links.secret);
 
-  if (query.format === 'binary') {
-    return { format: 'binary', file: attachment, opened: await stored(attachment, (key) => deps.storage.open(key)) };
-  }
-  if (attachment.size > deps.maxBase64Bytes) {
-    throw new PayloadTooLargeError(`The attachment is larger than ${deps.maxBase64Bytes} bytes: download it with format=binary`, {
-      size: attachment.size,
-      limit_bytes: deps.maxBase64Bytes,
-    });
-  }
-  const content = await stored(attachment, (key) => deps.storage.get(key));
-  return {
-    format: 'base64',
-    body: { content: content.toString('base64'), content_type: attachment.contentType, filename: attachment.filename },
-  };
+  return { format: query.format, file: attachment, opened: await stored(attachment, (key) => deps.storage.open(key)) };
 }
 
 /** The attachment, or 404; so is one of an inbox being deleted. */

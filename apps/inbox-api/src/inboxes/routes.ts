@@ -8,6 +8,7 @@ export function inboxRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/v1/inboxes',
+    tags: ['inboxes'],
     summary: 'Create an inbox',
     description: 'The address is `<email_username>@<INBOX_EMAIL_DOMAIN>`; the local part is stored lower-case.',
     body: createInboxBody,
@@ -19,6 +20,7 @@ export function inboxRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/inboxes',
+    tags: ['inboxes'],
     summary: 'List inboxes, newest first',
     query: listInboxesQuery,
     response: inboxPage,
@@ -27,6 +29,7 @@ export function inboxRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/inboxes/{inbox_id}',
+    tags: ['inboxes'],
     summary: 'Get an inbox',
     params: inboxParams,
     response: inboxSchema,
@@ -36,6 +39,7 @@ export function inboxRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'delete',
     path: '/v1/inboxes/{inbox_id}',
+    tags: ['inboxes'],
     summary: 'Delete an inbox with its threads, messages and stored attachments',
     description:
       'Sends from the inbox that already began are finished first; sends that had not begun when the delete began answer 404 and send nothing.',

@@ -23,6 +23,7 @@ export function messageRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/v1/messages',
+    tags: ['messages'],
     summary: 'Send an e-mail or a reply',
     description:
       'The Markdown body is sent as HTML with a plain-text part. With `reply_to_thread_id` the message joins that thread ' +
@@ -39,6 +40,7 @@ export function messageRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/messages',
+    tags: ['messages'],
     summary: 'List or search messages',
     description:
       'Needs `inbox_id` or `thread_id`. With `q`, a case-insensitive search whose items carry the search subset of fields.',
@@ -50,6 +52,7 @@ export function messageRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/messages/{message_id}',
+    tags: ['messages'],
     summary: 'Get a message',
     params: messageParams,
     response: messageSchema,

@@ -25,21 +25,24 @@ const headerText = (max: number) =>
     .max(max, { abort: true })
     .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain line breaks or other control characters' });
 
-// RFC 6838 names of at most 127 characters, and RFC 2045 parameters (`; charset=utf-8`).
+// RFC 6838 names of at most 127 characters, and RFC 2045 parameters (`; charset=utf-8`). Both cases
+// are spelled out: the OpenAPI document's patterns take no `i` flag (and `iu` would let the Kelvin
+// sign pass for a k).
 const MIME_TYPE =
-  /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}(?:[ \t]*;[ \t]*[a-z0-9!#$&^_.+-]+=(?:[a-z0-9!#$&^_.+-]+|"[^"\\\p{Cc}]*"))*$/iu;
+  /^[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]{0,126}\/[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]{0,126}(?:[ \t]*;[ \t]*[a-zA-Z0-9!#$&^_.+-]+=(?:[a-zA-Z0-9!#$&^_.+-]+|"[^"\\\p{Cc}]*"))*$/u;
 
 const mimeType = z
   .string()
   .trim()
   .max(255, { abort: true })
   .regex(MIME_TYPE, { error: 'Must be a MIME type such as application/pdf (at most 255 characters)' })
+  .meta({ example: 'text/plain; charset=utf-8' })
   // Type and subtype are case-insensitive; parameter values keep their case.
   .transform((value) => value.replace(/^[^;]+/, (type) => type.toLowerCase()));
 
 const attachmentInput = z
   .object({
-    filename: headerText(255).trim().min(1),
+    filename: headerText(255).trim().min(1).meta({ example: 'report.pdf' }),
     content_type: mimeType,
     content: z
       .string()
@@ -52,7 +55,7 @@ export const sendMessageBody = z
   .object({
     inbox_id: id.meta({ description: 'Inbox to send from' }),
     to: z.array(emailAddress).min(1).max(50),
-    subject: headerText(MAX_SUBJECT_LENGTH),
+    subject: headerText(MAX_SUBJECT_LENGTH).meta({ example: 'Re: Your order #1234' }),
     body: z.string().max(1_000_000).meta({ description: 'Markdown, converted to HTML' }),
     reply_to_thread_id: id.optional().meta({ description: 'Thread to reply into' }),
     attachments: z.array(attachmentInput).max(100).optional(),
@@ -102,7 +105,10 @@ export const listMessagesQuery = z
       .max(200)
       .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain control characters' })
       .optional()
-      .meta({ description: 'Case-insensitive text to find in subject, text body, sender address or attachment filenames' }),
+      .meta({
+        description: 'Case-insensitive text to find in subject, text body, sender address or attachment filenames',
+        example: 'invoice',
+      }),
     ...pageQuery,
   })
   .strict()

@@ -7,6 +7,7 @@ export function threadRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/threads',
+    tags: ['threads'],
     summary: 'List the threads of an inbox, newest activity first',
     query: listThreadsQuery,
     response: threadPage,
@@ -16,6 +17,7 @@ export function threadRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/threads/{thread_id}',
+    tags: ['threads'],
     summary: 'Get a thread as a conversation',
     description: 'Messages oldest first: inbound mail has role `user`, outbound `assistant`; content is clean Markdown.',
     params: threadParams,

@@ -195,25 +195,46 @@ describe('GET /v1/attachments/{attachment_id}/content', () => {
     expect(Buffer.compare(res.body as Buffer, large)).toBe(0);
   });
 
-  it('answers JSON with the content in base64 for format=base64', async () => {
-    const { download_url: url } = await metadataOf(m1.attachments[1]!.id);
+  it('answers JSON with the content in base64 for format=base64, fields in order, with its length', async () => {
+    const { download_url: url, content_hash: hash } = await metadataOf(m1.attachments[1]!.id);
     const res = await request(ctx.app)
       .get(`${pathOf(url)}&format=base64`)
       .expect(200);
     expect(res.body).toEqual({ content: binary.toString('base64'), content_type: 'application/octet-stream', filename: 'b.bin' });
+    expect(Object.keys(res.body as object)).toEqual(['content', 'content_type', 'filename']);
+    expect(res.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(res.text)),
+      etag: `"${hash}.base64"`,
+      'cache-control': 'private',
+    });
+    const notModified = await request(ctx.app)
+      .get(`${pathOf(url)}&format=base64`)
+      .set('if-none-match', `"${hash}.base64"`);
+    expect(notModified.status).toBe(304);
+    const head = await request(ctx.app)
+      .head(`${pathOf(url)}&format=base64`)
+      .expect(200);
+    expect(head.headers['content-length']).toBe(res.headers['content-length']);
   });
 
-  it('answers 413 to format=base64 beyond INBOX_MAX_ATTACHMENT_BYTES: such content comes as bytes only', async () => {
-    const strict = await ctx.replica({ INBOX_MAX_ATTACHMENT_BYTES: '100' });
+  it('streams format=base64 of any size, INBOX_MAX_ATTACHMENT_BYTES or more', async () => {
+    const large = randomBytes(12 * 1024 * 1024 + 1);
+    const sent = await sendWithFiles(ctx.app, {
+      inboxId: inboxB.id,
+      files: [{ filename: 'large "base64".bin', content_type: 'application/octet-stream', content: large }],
+    });
+    const { download_url: url } = await metadataOf(sent.attachments[0]!.id);
+    const small = await ctx.replica({ INBOX_MAX_ATTACHMENT_BYTES: '100' });
     try {
-      const { download_url: url } = await metadataOf(m1.attachments[1]!.id);
-      const res = await request(strict.app)
+      const res = await request(small.app)
         .get(`${pathOf(url)}&format=base64`)
-        .expect(413);
-      expect(res.body.error).toMatchObject({ code: 'payload_too_large', details: { size: 256, limit_bytes: 100 } });
-      await download(strict.app, pathOf(url)).expect(200);
+        .expect(200);
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+      expect(res.body.filename).toBe('large "base64".bin');
+      expect(Buffer.from(res.body.content as string, 'base64').equals(large)).toBe(true);
     } finally {
-      await strict.close();
+      await small.close();
     }
   });
 
@@ -280,10 +301,22 @@ describe('hostile filenames', () => {
     const sent = await sendWithFiles(ctx.app, { inboxId: inboxB.id, files: [textFile(filename, 'x')] });
     const { download_url: url } = await metadataOf(sent.attachments[0]!.id);
     const res = await download(ctx.app, pathOf(url)).expect(200);
-    expect(parse(res.headers['content-disposition']!)).toEqual({
+    const header = res.headers['content-disposition']!;
+    expect(parse(header)).toEqual({
       type: 'attachment',
       parameters: expect.objectContaining({ filename }),
     });
+    // A client that reads only the plain filename= gets no folder to write into.
+    expect(/ filename="([^"]*)"/.exec(header)![1]).not.toMatch(/[/\\]/);
+  });
+
+  it('a path as a name keeps its separators only in filename*', async () => {
+    const sent = await sendWithFiles(ctx.app, { inboxId: inboxB.id, files: [textFile('../../../etc/passwd', 'x')] });
+    const { download_url: url } = await metadataOf(sent.attachments[0]!.id);
+    const res = await download(ctx.app, pathOf(url)).expect(200);
+    expect(res.headers['content-disposition']).toBe(
+      `attachment; filename=".._.._.._etc_passwd"; filename*=UTF-8''..%2F..%2F..%2Fetc%2Fpasswd`,
+    );
   });
 
   it.each([
@@ -359,5 +392,6 @@ it('documents the three routes in /openapi.json', async () => {
   expect(content.parameters.map((parameter: { name: string }) => parameter.name)).toEqual(
     expect.arrayContaining(['attachment_id', 'format', 'token', 'expires']),
   );
-  expect(Object.keys(content.responses)).toEqual(expect.arrayContaining(['200', '403', '404', '413']));
+  expect(Object.keys(content.responses)).toEqual(expect.arrayContaining(['200', '403', '404']));
+  expect(content.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AttachmentContent' });
 });

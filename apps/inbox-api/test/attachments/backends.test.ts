@@ -1,7 +1,10 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { describeObjectStorageContract } from '../../../../packages/storage/test/contract.js';
 import { type FakeGcs, startFakeGcs } from '../../../../packages/storage/test/fake-gcs.js';
+import { base64Json } from '../../src/attachments/download.js';
 import { reconcile } from '../../src/reconciler.js';
 import { createEmbeddedTestContext, createTestContext, type EmbeddedTestContext, type TestContext } from '../context.js';
 import { download, pathOf, sendWithFiles, textFile } from './helpers.js';
@@ -190,4 +193,33 @@ describe('STORAGE_BACKEND=gcs', () => {
       await keyed.close();
     }
   });
+
+  it.each(['binary', 'base64'])(
+    'cuts the connection of a %s download when the bucket fails midway: the client sees a failure, not a whole answer',
+    async (format) => {
+      const inbox = await createInbox(ctx.app, `cloud-cut-${format}`);
+      const content = randomBytes(4 * 1024 * 1024);
+      const sent = await sendWithFiles(ctx.app, {
+        inboxId: inbox.id,
+        files: [{ filename: 'cut.bin', content_type: 'application/octet-stream', content }],
+      });
+      const server = ctx.app.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      try {
+        const { port } = server.address() as AddressInfo;
+        gcs.cutNextDownload(1024 * 1024);
+        const res = await fetch(`http://127.0.0.1:${port}/v1/attachments/${sent.attachments[0]!.id}/content?format=${format}`);
+        expect(res.status).toBe(200);
+        const announced = Number(res.headers.get('content-length'));
+        const file = { filename: 'cut.bin', contentType: 'application/octet-stream', contentHash: '' };
+        expect(announced).toBe(format === 'binary' ? content.length : base64Json(file, content.length).length);
+        await expect(res.arrayBuffer()).rejects.toThrow('terminated');
+        // The next download is whole again.
+        const again = await fetch(`http://127.0.0.1:${port}/v1/attachments/${sent.attachments[0]!.id}/content?format=${format}`);
+        expect((await again.arrayBuffer()).byteLength).toBe(announced);
+      } finally {
+        server.close();
+      }
+    },
+  );
 });

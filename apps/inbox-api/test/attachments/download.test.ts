@@ -1,6 +1,11 @@
 import { parse } from 'content-disposition';
 import { ForbiddenError } from '@repo/errors';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import {
+  base64Headers,
+  base64Json,
+  base64JsonPieces,
   checkDownloadToken,
   type DownloadLinks,
   downloadHeaders,
@@ -103,5 +108,95 @@ describe('binary download headers', () => {
   it('carry a name with a lone surrogate (not storable as UTF-8) with U+FFFD in its place', () => {
     const header = downloadHeaders({ ...file, filename: 'bad\ud800.txt' }, 1)['Content-Disposition'];
     expect(parse(header).parameters.filename).toBe('bad\ufffd.txt');
+  });
+});
+
+describe('base64 downloads', () => {
+  const file = { filename: 'report.pdf', contentType: 'application/pdf', contentHash: `sha256:${'cd'.repeat(32)}` };
+
+  /** The content in chunks of these sizes, as a storage stream yields it. */
+  function chunked(content: Buffer, sizes: number[]): Readable {
+    const chunks: Buffer[] = [];
+    let start = 0;
+    for (let i = 0; start < content.length; i++) {
+      const size = sizes[i % sizes.length]!;
+      chunks.push(content.subarray(start, start + size));
+      start += size;
+    }
+    return Readable.from(chunks);
+  }
+
+  async function jsonOf(content: Readable, size: number, of = file): Promise<string[]> {
+    const pieces: string[] = [];
+    for await (const piece of base64JsonPieces(content, base64Json(of, size), size)) pieces.push(piece);
+    return pieces;
+  }
+
+  it.each([0, 1, 2, 3, 4, 5, 6, 7, 100, 65_536, 65_537, 200_001])(
+    'of %d bytes, in chunks of any size, are the JSON of the whole content, of the length announced',
+    async (size) => {
+      const content = randomBytes(size);
+      const expected = JSON.stringify({
+        content: content.toString('base64'),
+        content_type: file.contentType,
+        filename: file.filename,
+      });
+      for (const sizes of [[1], [2], [4096], [65_536], [1, 5, 7, 64 * 1024 + 1], [size + 1]]) {
+        const json = (await jsonOf(chunked(content, sizes), size)).join('');
+        expect(json).toBe(expected);
+        expect(Buffer.byteLength(json)).toBe(base64Json(file, size).length);
+      }
+      expect(base64Headers(file, size)['Content-Length']).toBe(String(Buffer.byteLength(expected)));
+    },
+  );
+
+  it('keep the field order content, content_type, filename, and any file name or type as JSON', async () => {
+    const odd = { ...file, filename: 'say "hi"\\ \u2028 März 📎 \ud800.txt', contentType: 'text/plain; name="x\\y"' };
+    const json = JSON.parse((await jsonOf(chunked(Buffer.from('hello'), [2]), 5, odd)).join('')) as Record<string, string>;
+    expect(Object.keys(json)).toEqual(['content', 'content_type', 'filename']);
+    expect(json).toEqual({ content: 'aGVsbG8=', content_type: odd.contentType, filename: odd.filename });
+  });
+
+  it('never hold more than a piece, however large the chunks storage yields', async () => {
+    const content = randomBytes(3 * 1024 * 1024);
+    const pieces = await jsonOf(Readable.from([content]), content.length);
+    expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThanOrEqual(64 * 1024 + 12);
+    expect(pieces.length).toBeGreaterThan(60);
+  });
+
+  it('fail, never ending the JSON, when storage yields fewer or more bytes than recorded', async () => {
+    const content = randomBytes(1000);
+    await expect(jsonOf(chunked(content.subarray(0, 999), [100]), 1000)).rejects.toThrow(
+      'The stored content has fewer bytes than the 1000 recorded',
+    );
+    await expect(jsonOf(chunked(content, [100]), 999)).rejects.toThrow('The stored content has more bytes than the 999 recorded');
+  });
+
+  it('fail when the read fails, before anything is sent when it fails at once', async () => {
+    const failing = (after: Buffer[]) =>
+      Readable.from(
+        (function* () {
+          yield* after;
+          throw new Error('disk gone');
+        })(),
+      );
+    const pieces: string[] = [];
+    await expect(
+      (async () => {
+        for await (const piece of base64JsonPieces(failing([]), base64Json(file, 10), 10)) pieces.push(piece);
+      })(),
+    ).rejects.toThrow('disk gone');
+    expect(pieces).toEqual([]);
+    await expect(jsonOf(failing([randomBytes(6)]), 10)).rejects.toThrow('disk gone');
+  });
+
+  it('carry JSON headers with the length and a tag of their own', () => {
+    expect(base64Headers(file, 5)).toEqual({
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String('{"content":"aGVsbG8=","content_type":"application/pdf","filename":"report.pdf"}'.length),
+      'X-Content-Type-Options': 'nosniff',
+      ETag: `"sha256:${'cd'.repeat(32)}.base64"`,
+      'Cache-Control': 'private',
+    });
   });
 });

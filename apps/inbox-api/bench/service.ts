@@ -1,0 +1,48 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createScratchDatabase } from '@repo/db/dev';
+import { type ServiceProcess, startService } from '@repo/testing';
+import { appRoot, migrationsDir } from '../src/paths.js';
+
+/**
+ * Runs `bench` against the server as its own process with production settings (open API, no
+ * request limit, glibc's heap settings of infra/docker/inbox-api.Dockerfile) on a scratch database
+ * of TEST_DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432) and a data folder
+ * of its own; `env` adds or overrides settings. Stops the server and removes both afterwards.
+ */
+export async function withBenchService<T>(
+  label: string,
+  env: Record<string, string | undefined>,
+  bench: (service: ServiceProcess, databaseUrl: string) => Promise<T>,
+): Promise<T> {
+  const database = await createScratchDatabase({ label: `inbox_${label}_bench`, migrationsDir });
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `inbox-${label}-bench-`));
+  try {
+    const service = await startService('src/server.ts', {
+      cwd: appRoot,
+      env: {
+        DATABASE_URL: database.url,
+        DATA_DIR: dataDir,
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        INBOX_EMAIL_DOMAIN: 'bench.test',
+        INBOX_RATE_LIMIT_PER_MINUTE: '0',
+        INBOX_API_KEYS: undefined,
+        MALLOC_MMAP_THRESHOLD_: '33554432',
+        MALLOC_TRIM_THRESHOLD_: '134217728',
+        ...env,
+      },
+      timeoutMs: 60_000,
+      keepLogs: false,
+    });
+    try {
+      return await bench(service, database.url);
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
