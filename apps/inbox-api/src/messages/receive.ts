@@ -54,6 +54,9 @@ export interface ReceiptNotes {
   metadata?: Prisma.InputJsonObject;
 }
 
+/** `content_clean` and preview of a received mail, and what its metadata notes about them (a fallback, say). */
+export type ReceivedContent = MessageContent & { metadata?: Prisma.InputJsonObject };
+
 /** What a receipt answers with: the message stored, now or by an earlier delivery. */
 export type ReceivedMessage = Pick<Message, 'id' | 'threadId'>;
 
@@ -70,7 +73,7 @@ export async function receiveMessage(
   deps: ReceiveDeps,
   inbox: Inbox,
   mail: InboundMail,
-  content: () => Promise<MessageContent>,
+  content: () => Promise<ReceivedContent>,
   notes: ReceiptNotes = {},
 ): Promise<{ message: ReceivedMessage; duplicate: boolean }> {
   const providerMessageId = parseMessageIds(mail.messageId)[0] ?? newMessageId(deps.emailDomain);
@@ -78,7 +81,7 @@ export async function receiveMessage(
   const place = await placeFor(deps.db, inbox, { ...mail, messageId: providerMessageId, timestamp });
   if ('received' in place) return { message: place.received, duplicate: true };
 
-  const { contentClean, preview } = await content();
+  const { contentClean, preview, metadata } = await content();
   const attachments = await storeAttachments(deps, inbox.id, mail.attachments);
   deps.crashPoint('receive:attachments-stored');
   try {
@@ -89,7 +92,7 @@ export async function receiveMessage(
         direction: 'inbound',
         status: 'received',
         labels: notes.labels,
-        metadata: notes.metadata,
+        metadata: metadata ? { ...notes.metadata, ...metadata } : notes.metadata,
         providerMessageId,
         subject: mail.subject,
         from: mail.from,

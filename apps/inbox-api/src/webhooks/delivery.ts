@@ -1,4 +1,5 @@
 import type { InboundMail } from '../messages/receive.js';
+import type { MimeFallback } from './parse.js';
 import type { Verdicts } from './verdicts.js';
 
 export type Provider = 'sendgrid' | 'mailgun' | 'ses';
@@ -12,6 +13,8 @@ export interface InboundDelivery {
   /** Envelope recipients (RCPT TO), which may differ from To and Cc (Bcc, forwarding). */
   recipients: string[];
   verdicts: Verdicts;
+  /** Set when the raw mail could not be parsed and is stored as it came (parse.ts); kept in `metadata.mime`. */
+  mimeFallback?: MimeFallback;
 }
 
 /** What a provider's request comes to: an e-mail to store, or a request the provider module has answered itself. */

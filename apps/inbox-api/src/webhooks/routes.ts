@@ -43,6 +43,7 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     verifySignatures: config.SES_SNS_TOPIC_ARNS !== undefined,
     s3: s3Location(config),
     logger: deps.logger,
+    content: deps.content,
   };
   warnWhenOpen(deps);
   const store = (delivery: InboundDelivery) => ingest(ingestDeps, delivery);
@@ -61,7 +62,7 @@ export function webhookRoutes(api: Api, deps: Deps): void {
       if (secret && !checkSendgridSecret({ queryToken: query.token, authorization: req.get('authorization') }, secret)) {
         throw new UnauthorizedError('Missing or wrong SendGrid webhook secret (?token= or basic auth)');
       }
-      return store(await sendgridDelivery(await readWebhookBody(req, limits)));
+      return store(await sendgridDelivery(await readWebhookBody(req, limits), deps.content));
     },
   });
 
@@ -76,10 +77,10 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     handler: async ({ req }) => {
       const body = await readWebhookBody(req, limits);
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
-      if (!key) return store(await mailgunDelivery(body));
+      if (!key) return store(await mailgunDelivery(body, deps.content));
       const token = await verifiedMailgunToken(body, key);
       try {
-        return await store(await mailgunDelivery(body));
+        return await store(await mailgunDelivery(body, deps.content));
       } catch (error) {
         // Not processed: the provider's retry of this request is no replay.
         await releaseWebhookToken(deps.db, token);

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { BadRequestError, ForbiddenError, UpstreamError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import { getS3Object, type S3Location } from '../../adapters/aws/s3.js';
+import type { ContentPool } from '../../messages/content/index.js';
 import type { WebhookBody } from '../body.js';
 import type { ProviderOutcome } from '../delivery.js';
-import { parseMime } from '../mime.js';
+import { parseMime } from '../parse.js';
 import { type SnsEnvelope, snsEnvelope, type SnsVerifier } from '../sns.js';
 import { verdict } from '../verdicts.js';
 
@@ -51,6 +52,8 @@ export interface SesDeps {
   /** Where S3-stored mail is read from; undefined when no region and credentials are configured. */
   s3: S3Location | undefined;
   logger: Logger;
+  /** Where the raw mail is parsed. */
+  content: ContentPool;
 }
 
 export async function sesOutcome(body: WebhookBody, deps: SesDeps): Promise<ProviderOutcome> {
@@ -106,12 +109,13 @@ async function notificationOutcome(envelope: SnsEnvelope, deps: SesDeps): Promis
     return { handled: { ignored: notification.notificationType } };
   }
   const receipt = notification.receipt ?? {};
-  const raw = await rawMail(notification, deps);
+  const { mail, fallback } = await parseMime(deps.content, await rawMail(notification, deps));
   return {
     delivery: {
       provider: 'ses',
       reference: notification.mail?.messageId ?? envelope.MessageId,
-      mail: await parseMime(raw),
+      mail,
+      mimeFallback: fallback,
       recipients: receipt.recipients ?? notification.mail?.destination ?? [],
       verdicts: {
         spam: verdict(receipt.spamVerdict?.status),
