@@ -33,10 +33,10 @@ export const ORIGINAL_FILENAME = 'original.eml';
 const FALLBACK_HEADER_BYTES = 64 * 1024;
 
 /** 400 when `raw` is no mail at all (no header); broken headers are read as well as they can be. */
-export async function parseMime(pool: ContentPool, raw: Buffer): Promise<ReadMail> {
+export async function readMail(pool: ContentPool, raw: Buffer): Promise<ReadMail> {
   if (!hasHeader(raw)) throw new BadRequestError('The message is not a MIME e-mail: it has no header');
   try {
-    return { mail: inboundMail(await pool.parseMime(raw)) };
+    return { mail: inboundMail(await pool.parseMail(raw)) };
   } catch (error) {
     if (error instanceof ServiceUnavailableError) throw error; // shutting down: the provider retries
     return unparsedMail(pool, raw, error);
@@ -44,7 +44,7 @@ export async function parseMime(pool: ContentPool, raw: Buffer): Promise<ReadMai
 }
 
 /** A header block alone, read as mime.ts's parseHeaders reads it; nothing when it cannot be read in time. */
-export async function parseHeaders(pool: ContentPool, block: string) {
+export async function readHeaders(pool: ContentPool, block: string) {
   try {
     return await pool.parseHeaders(block);
   } catch (error) {
@@ -61,7 +61,7 @@ export async function parseHeaders(pool: ContentPool, block: string) {
  */
 async function unparsedMail(pool: ContentPool, raw: Buffer, error: unknown): Promise<ReadMail> {
   const headerEnd = headerBlockEnd(raw.subarray(0, FALLBACK_HEADER_BYTES));
-  const headers = await parseHeaders(pool, raw.toString('utf8', 0, headerEnd));
+  const headers = await readHeaders(pool, raw.toString('utf8', 0, headerEnd));
   const text = raw.toString('utf8', headerEnd, headerEnd + FALLBACK_CONTENT_CHARS);
   const original: AttachmentFile = {
     filename: ORIGINAL_FILENAME,

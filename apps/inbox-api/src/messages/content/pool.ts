@@ -34,10 +34,11 @@ export interface ContentPool {
   renderMessage(markdown: string): Promise<RenderedMessage>;
   cleanMessage(body: { html: string; text: string }): Promise<MessageContent>;
   /**
-   * Raw MIME (src/webhooks/mime.ts, parseMail): rejects with postal-mime's reason when it cannot
-   * read it. The bytes are copied to the worker, not handed over: the caller keeps them.
+   * Raw MIME (src/webhooks/mime.ts, parseMail): rejects with the reason when it will not be read.
+   * The caller keeps the bytes: they are copied to the worker, unless they are in shared memory
+   * (a SharedArrayBuffer, as src/webhooks/body.ts keeps a large part), which the worker reads as they are.
    */
-  parseMime(raw: Uint8Array): Promise<ParsedMail>;
+  parseMail(raw: Uint8Array): Promise<ParsedMail>;
   /** A header block alone (src/webhooks/mime.ts, parseHeaders). */
   parseHeaders(block: string): Promise<Email>;
   /** Rejects the tasks not finished and stops the workers. */
@@ -174,7 +175,7 @@ export function createContentPool(options: ContentPoolOptions): ContentPool {
         { kind: 'clean', body: { html: body.html, text: body.text } },
         Buffer.byteLength(body.html) + Buffer.byteLength(body.text),
       ),
-    parseMime: (raw) => run({ kind: 'parse', raw }, raw.byteLength),
+    parseMail: (raw) => run({ kind: 'parse', raw }, raw.byteLength),
     parseHeaders: (block) => run({ kind: 'headers', block }, Buffer.byteLength(block)),
     close: async () => {
       closed = true;

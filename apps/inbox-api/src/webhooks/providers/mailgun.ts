@@ -6,7 +6,7 @@ import type { InboundMail } from '../../messages/receive.js';
 import { fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
 import { addresses, bodyText, headerText, storable } from '../mime.js';
-import { parseHeaders, parseMime } from '../parse.js';
+import { readHeaders, readMail } from '../parse.js';
 import type { MailgunSignature } from '../verify.js';
 import { firstWord, score, verdict } from '../verdicts.js';
 
@@ -34,7 +34,7 @@ export async function mailgunDelivery(body: WebhookBody, content: ContentPool): 
   const headerList = headerListOf(body);
   const header = (name: string) => headerList.find(([key]) => key.toLowerCase() === name)?.[1] ?? fieldText(body, name);
   const mime = body.fields.get('body-mime');
-  const { mail, fallback } = mime ? await parseMime(content, mime) : { mail: await parsedMail(body, headerList, content) };
+  const { mail, fallback } = mime ? await readMail(content, mime) : { mail: await parsedMail(body, headerList, content) };
   return {
     provider: 'mailgun',
     reference: mailgunSignatureOf(body)?.token,
@@ -79,8 +79,8 @@ async function parsedMail(body: WebhookBody, headerList: [string, string][], con
     .filter(([name]) => /^(from|to|cc|reply-to|subject|date|message-id|in-reply-to|references)$/i.test(name))
     .map(([name, value]) => `${name}: ${value.replace(/[\r\n]+/g, ' ')}`)
     .join('\r\n');
-  const headers = await parseHeaders(content, headerBlock);
-  const fields = await parseHeaders(
+  const headers = await readHeaders(content, headerBlock);
+  const fields = await readHeaders(
     content,
     ['From', 'To', 'Cc', 'Message-Id', 'In-Reply-To', 'References', 'Date']
       .map((name) => `${name}: ${(text(name) ?? text(name.toLowerCase()) ?? '').replace(/[\r\n]+/g, ' ')}`)

@@ -6,7 +6,7 @@ import type { InboundMail } from '../../messages/receive.js';
 import { decodeText, fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
 import { addresses, bodyText, headerText, storable } from '../mime.js';
-import { parseHeaders, parseMime } from '../parse.js';
+import { readHeaders, readMail } from '../parse.js';
 import { score, sendgridDkim, verdict } from '../verdicts.js';
 
 /*
@@ -31,7 +31,7 @@ const attachmentInfo = z.record(
 
 export async function sendgridDelivery(body: WebhookBody, content: ContentPool): Promise<InboundDelivery> {
   const raw = body.fields.get('email');
-  const { mail, fallback } = raw ? await parseMime(content, raw) : { mail: await parsedFieldsMail(body, content) };
+  const { mail, fallback } = raw ? await readMail(content, raw) : { mail: await parsedFieldsMail(body, content) };
   return {
     provider: 'sendgrid',
     mail,
@@ -57,8 +57,8 @@ async function parsedFieldsMail(body: WebhookBody, content: ContentPool): Promis
   // The header block, as the mail carried it (names quoted, RFC 2047 words), is read first: it
   // also gives what the fields leave out (Message-ID, threading, Reply-To, Date). The fields are
   // the fallback for a block without an address header.
-  const headers = await parseHeaders(content, text('headers') ?? '');
-  const fields = await parseHeaders(content, `From: ${text('from') ?? ''}\r\nTo: ${text('to') ?? ''}\r\nCc: ${text('cc') ?? ''}`);
+  const headers = await readHeaders(content, text('headers') ?? '');
+  const fields = await readHeaders(content, `From: ${text('from') ?? ''}\r\nTo: ${text('to') ?? ''}\r\nCc: ${text('cc') ?? ''}`);
   const either = (key: 'from' | 'to' | 'cc') => {
     const fromHeaders = addresses(headers[key]);
     return fromHeaders.length > 0 ? fromHeaders : addresses(fields[key]);
