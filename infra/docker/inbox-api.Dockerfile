@@ -10,6 +10,8 @@ COPY package.json ./
 RUN npm install --global "$(node -p 'require("./package.json").packageManager')"
 # Dependencies are fetched from the lockfile alone, so this layer survives source changes.
 COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+# Patched dependencies (pnpm-workspace.yaml, patchedDependencies) are patched from these files.
+COPY patches ./patches
 RUN pnpm fetch
 COPY . .
 RUN pnpm install --frozen-lockfile --offline

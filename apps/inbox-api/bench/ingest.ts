@@ -1,12 +1,16 @@
 /**
  * Sustained inbound-mail ingestion: Mailgun route posts (multipart/form-data, as Mailgun's
  * forward() sends them) to `POST /webhooks/mailgun` with autocannon, without an attachment and
- * with a 50 KB one, each message with a Message-ID of its own. Then, in the same run, the same
- * rows (thread, message, search row) written straight into Postgres with plain INSERTs, so that
- * the service's overhead is a ratio. Last, ingestion with 1 MB HTML newsletters mixed in (one
- * request in 20), while the server's event-loop delay is read from its /metrics.
+ * with a 50 KB one, each message with a Message-ID of its own; and SendGrid "send raw" posts of
+ * an 8 KB MIME mail, which the content workers parse. Then, in the same run, the same rows
+ * (thread, message, search row) written straight into Postgres with plain INSERTs, so that the
+ * service's overhead is a ratio. Then ingestion with 1 MB HTML newsletters mixed in (one request
+ * in 20), while the server's event-loop delay is read from its /metrics. Last, one mail of each
+ * hostile raw-MIME shape (bench/mime-shapes.ts) through SendGrid's raw mode, one at a time (a
+ * round to warm up, then the round measured): how long it takes, the server's CPU time for it (event loop and workers), and the event loop's
+ * delay meanwhile (its maximum and 99th percentile, from /metrics).
  *
- *   pnpm --filter inbox-api bench:ingest [--seconds 15] [--connections 8]
+ *   pnpm --filter inbox-api bench:ingest [--seconds 15] [--connections 8] [--shapes-only]
  *
  * The server runs as its own process with production settings on a scratch database of
  * TEST_DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432), dropped afterwards.
@@ -16,15 +20,21 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createScratchDatabase } from '@repo/db/dev';
 import { startService } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
+import { MIME_SHAPES } from './mime-shapes.js';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '15' }, connections: { type: 'string', default: '8' } },
+  options: {
+    seconds: { type: 'string', default: '15' },
+    connections: { type: 'string', default: '8' },
+    'shapes-only': { type: 'boolean', default: false },
+  },
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
@@ -68,6 +78,43 @@ function mailgunPost(to: string, options: { attachment?: boolean; html?: string 
   return Buffer.concat(parts);
 }
 
+/** A SendGrid Inbound Parse post in "send raw" mode: the whole mail in `email`. */
+function sendgridRawPost(to: string, raw: Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="envelope"\r\n\r\n${JSON.stringify({ to: [to] })}\r\n`),
+    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="email"\r\n\r\n`),
+    raw,
+    Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+  ]);
+}
+
+/** An ordinary mail of about 8 KB: above the 4 KB the service parses inline, so a content worker parses it. */
+function ordinaryMime(to: string): Buffer {
+  const paragraph = 'The weekly report is ready; the numbers are in the attached sheet and the summary below. ';
+  return Buffer.from(
+    [
+      'From: Bob <bob@example.com>',
+      `To: ${to}`,
+      'Subject: Weekly report',
+      `Message-ID: <${randomUUID()}@bench.example.com>`,
+      `Date: ${new Date().toUTCString()}`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/alternative; boundary="alt"',
+      '',
+      '--alt',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      paragraph.repeat(40),
+      '--alt',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      `<p>${paragraph.repeat(40)}</p>`,
+      '--alt--',
+      '',
+    ].join('\r\n'),
+  );
+}
+
 interface Run {
   scenario: string;
   perSecond: number;
@@ -77,10 +124,10 @@ interface Run {
   loopP99?: number;
 }
 
-async function ingest(url: string, scenario: string, body: (i: number) => Buffer): Promise<Run> {
+async function ingest(url: string, scenario: string, body: (i: number) => Buffer, path = '/webhooks/mailgun'): Promise<Run> {
   let i = 0;
   const result = await autocannon({
-    url: `${url}/webhooks/mailgun`,
+    url: `${url}${path}`,
     method: 'POST',
     connections,
     duration: seconds,
@@ -91,11 +138,77 @@ async function ingest(url: string, scenario: string, body: (i: number) => Buffer
   return { scenario, perSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, statuses };
 }
 
-/** The server's event-loop delay p99 since the last scrape (prom-client resets it on each collection), in ms. */
-async function loopDelayP99(url: string): Promise<number> {
+/**
+ * The server's event-loop delay since the last scrape (prom-client resets it on each collection),
+ * its p99 and maximum in ms, and the process's CPU time so far (event loop and workers), in ms.
+ */
+async function serverFigures(url: string): Promise<{ loopP99: number; loopMax: number; cpuMs: number }> {
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  const seconds = /^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? ([\d.e+-]+)$/m.exec(metrics)?.[1];
-  return Number(seconds) * 1000;
+  const metric = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, 'm').exec(metrics)?.[1]) * 1000;
+  return {
+    loopP99: metric('nodejs_eventloop_lag_p99_seconds'),
+    loopMax: metric('nodejs_eventloop_lag_max_seconds'),
+    cpuMs: metric('process_cpu_seconds_total'),
+  };
+}
+
+interface ShapeRun {
+  shape: string;
+  megabytes: number;
+  status: string;
+  ms: number;
+  cpuMs: number;
+  loopP99: number;
+  loopMax: number;
+}
+
+/**
+ * One mail of each raw-MIME shape through SendGrid's raw mode, one at a time, the server otherwise
+ * idle; first the server left idle for 3 s, the floor of what the machine's own load does to it.
+ */
+async function ingestShapes(url: string, to: string): Promise<ShapeRun[]> {
+  const runs: ShapeRun[] = [];
+  const idleFrom = await serverFigures(url);
+  await sleep(3000);
+  const idle = await serverFigures(url);
+  runs.push({
+    shape: 'idle: no request for 3 s',
+    megabytes: 0,
+    status: '',
+    ms: 3000,
+    cpuMs: idle.cpuMs - idleFrom.cpuMs,
+    loopP99: idle.loopP99,
+    loopMax: idle.loopMax,
+  });
+  for (const [shape, { make, fixedBytes }] of Object.entries(MIME_SHAPES)) {
+    const raw = make({ to, messageId: `<${randomUUID()}@bench.example.com>`, bytes: fixedBytes ?? 1_000_000 });
+    const body = sendgridRawPost(to, raw);
+    const before = await serverFigures(url);
+    const started = performance.now();
+    const status = await fetch(`${url}/webhooks/sendgrid`, {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+      body,
+    }).then(
+      async (response) => {
+        await response.arrayBuffer();
+        return String(response.status);
+      },
+      (error: Error) => `${error.message} (${(error.cause as Error | undefined)?.message ?? ''})`,
+    );
+    const ms = performance.now() - started;
+    const after = await serverFigures(url);
+    runs.push({
+      shape,
+      megabytes: raw.length / 1e6,
+      status,
+      ms,
+      cpuMs: after.cpuMs - before.cpuMs,
+      loopP99: after.loopP99,
+      loopMax: after.loopMax,
+    });
+  }
+  return runs;
 }
 
 /** The same rows the service writes for one received message, inserted with plain SQL: messages per second. */
@@ -153,6 +266,7 @@ const database = await createScratchDatabase({ label: 'inbox_ingest_bench', migr
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-ingest-bench-'));
 const runs: Run[] = [];
 let raw: number | undefined;
+let shapeRuns: ShapeRun[] | undefined;
 try {
   const service = await startService('src/server.ts', {
     cwd: appRoot,
@@ -181,18 +295,31 @@ try {
     ).json()) as { id: string; email_address: string };
 
     await ingest(service.url, 'warm-up', () => mailgunPost(inbox.email_address));
-    runs.push(await ingest(service.url, 'Mailgun multipart, no attachment', () => mailgunPost(inbox.email_address)));
-    runs.push(
-      await ingest(service.url, 'Mailgun multipart, 50 KB attachment', () =>
-        mailgunPost(inbox.email_address, { attachment: true }),
-      ),
-    );
-    await loopDelayP99(service.url);
-    const mixed = await ingest(service.url, 'no attachment, 1 in 20 a 1 MB HTML newsletter', (i) =>
-      mailgunPost(inbox.email_address, i % 20 === 0 ? { html: newsletter } : {}),
-    );
-    runs.push({ ...mixed, loopP99: await loopDelayP99(service.url) });
-    raw = await rawInserts(database.url, inbox.id);
+    if (!values['shapes-only']) {
+      runs.push(await ingest(service.url, 'Mailgun multipart, no attachment', () => mailgunPost(inbox.email_address)));
+      runs.push(
+        await ingest(service.url, 'Mailgun multipart, 50 KB attachment', () =>
+          mailgunPost(inbox.email_address, { attachment: true }),
+        ),
+      );
+      runs.push(
+        await ingest(
+          service.url,
+          'SendGrid raw MIME, 8 KB (parsed in a worker)',
+          () => sendgridRawPost(inbox.email_address, ordinaryMime(inbox.email_address)),
+          '/webhooks/sendgrid',
+        ),
+      );
+      await serverFigures(service.url);
+      const mixed = await ingest(service.url, 'no attachment, 1 in 20 a 1 MB HTML newsletter', (i) =>
+        mailgunPost(inbox.email_address, i % 20 === 0 ? { html: newsletter } : {}),
+      );
+      runs.push({ ...mixed, loopP99: (await serverFigures(service.url)).loopP99 });
+      raw = await rawInserts(database.url, inbox.id);
+    }
+    // The first round warms the server up (compiled code, the workers); the second is measured.
+    await ingestShapes(service.url, inbox.email_address);
+    shapeRuns = await ingestShapes(service.url, inbox.email_address);
   } finally {
     await service.stop();
   }
@@ -203,8 +330,9 @@ try {
 
 const cpu = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'})`;
 const format = (value: number) => value.toFixed(value < 10 ? 1 : 0);
-console.log(
-  [
+const lines: string[] = [];
+if (raw !== undefined) {
+  lines.push(
     `${seconds} s per run, ${connections} connections; ${cpu}; server, Postgres and autocannon on the same machine`,
     '',
     '| scenario | messages/s | p50 ms | p99 ms | event-loop delay p99 ms | responses |',
@@ -215,6 +343,21 @@ console.log(
     ),
     `| raw Postgres: the same rows with plain INSERTs (thread, message, search row; ${connections} connections) | ${format(raw)} | | | | |`,
     '',
-    `Ingestion without attachment runs at ${((runs[0]!.perSecond / raw) * 100).toFixed(0)}% of the raw insert rate.`,
-  ].join('\n'),
+    `Ingestion without attachment runs at ${(runs[0]!.perSecond / raw).toFixed(2)}× the raw insert rate.`,
+    '',
+  );
+}
+lines.push(
+  "One mail of each raw-MIME shape through SendGrid's raw mode (bench/mime-shapes.ts), one at a time; the server's CPU",
+  "time counts its event loop and its content workers, the event-loop delay is the server's own (prom-client):",
+  '',
+  '| shape | MB | status | ms | server CPU ms | event-loop delay max ms | p99 ms |',
+  '|---|---:|---:|---:|---:|---:|---:|',
+  ...(shapeRuns ?? []).map(
+    (run) =>
+      `| ${run.shape} | ${run.megabytes.toFixed(1)} | ${run.status} | ${format(run.ms)} | ${format(run.cpuMs)} | ${format(run.loopMax)} | ${format(run.loopP99)} |`,
+  ),
 );
+const worst = (shapeRuns ?? []).slice(1).reduce<ShapeRun | undefined>((a, b) => (a && a.loopMax >= b.loopMax ? a : b), undefined);
+if (worst) lines.push('', `Largest event-loop delay while a shape was ingested: ${format(worst.loopMax)} ms (${worst.shape}).`);
+console.log(lines.join('\n'));

@@ -66,13 +66,13 @@ export const configSchema = z
       .integer({ min: 1, max: 64 })
       .default(2)
       .describe(
-        'Worker threads that render and clean large message bodies off the event loop (bodies under 4 KB are done inline).',
+        'Worker threads that render and clean large message bodies and parse received mail off the event loop (under 4 KB, done inline).',
       ),
     INBOX_CONTENT_TIMEOUT_MS: setting
       .integer({ min: 100, max: 600_000 })
       .default(30_000)
       .describe(
-        'Longest time rendering or cleaning one message body may take; a body that takes longer is refused with 400 (`content_too_complex`).',
+        'Longest time rendering, cleaning or parsing one message may take. A message to send that takes longer is refused with 400 (`content_too_complex`); received mail is stored all the same, with a fallback `content_clean` or, when it could not be parsed, as it came.',
       ),
     REDIS_URL: setting
       .url({ protocols: ['redis:', 'rediss:'] })

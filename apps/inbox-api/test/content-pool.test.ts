@@ -3,10 +3,45 @@
  * sources as the app does under jest and tsx.
  */
 import { ValidationError } from '@repo/errors';
+import { MIME_SHAPES } from '../bench/mime-shapes.js';
 import { ContentTooComplexError, createContentPool, messageContent } from '../src/messages/content/index.js';
 import { renderMessage } from '../src/messages/content/message.js';
+import { MAX_MIME_PARTS, parseHeaders, parseMail } from '../src/webhooks/mime.js';
+import { readHeaders } from '../src/webhooks/parse.js';
 
 const bigMarkdown = 'a\n'.repeat(499_000);
+
+/** A small multipart mail: a text part, an HTML part and a PDF attachment. */
+const mail = Buffer.from(
+  [
+    'From: "Carol, the accountant" <carol@example.com>',
+    'To: agent@inbox.test',
+    'Subject: =?utf-8?q?Quartalsbericht_=C3=BCber?=',
+    'Message-ID: <q1@example.com>',
+    'Date: Tue, 24 Nov 2026 10:00:00 +0000',
+    'Content-Type: multipart/mixed; boundary="b"',
+    '',
+    '--b',
+    'Content-Type: multipart/alternative; boundary="c"',
+    '',
+    '--c',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'The report.',
+    '--c',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    '<p>The <b>report</b>.</p>',
+    '--c--',
+    '--b',
+    'Content-Type: application/pdf; name="report.pdf"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    Buffer.from('%PDF-1.7 the report').toString('base64'),
+    '--b--',
+    '',
+  ].join('\r\n'),
+);
 
 /** Resolves with how many times a 1 ms timer fired while `work` ran: the event loop's turns. */
 async function loopTurnsDuring(work: Promise<unknown>): Promise<number> {
@@ -90,5 +125,86 @@ describe('the content pool', () => {
       expect(outcome).toEqual({ status: 'rejected', reason: expect.objectContaining({ code: 'service_unavailable' }) });
     }
     await expect(pool.renderMessage('late')).rejects.toThrow(/shutting down/);
+  });
+
+  it('parses raw mail in a worker exactly as inline, the attachments handed over as bytes', async () => {
+    const pool = createContentPool({ threads: 1, timeoutMs: 60_000, inlineBelowBytes: 0 });
+    try {
+      const parsed = await pool.parseMail(mail);
+      expect(parsed).toEqual(await parseMail(mail));
+      expect(parsed).toMatchObject({
+        from: 'carol@example.com',
+        to: ['agent@inbox.test'],
+        subject: 'Quartalsbericht über',
+        text: 'The report.\n',
+        html: '<p>The <b>report</b>.</p>\n',
+        messageId: '<q1@example.com>',
+        date: new Date('2026-11-24T10:00:00Z'),
+      });
+      const [attachment] = parsed.attachments;
+      expect(attachment).toMatchObject({ filename: 'report.pdf', contentType: 'application/pdf', disposition: 'attachment' });
+      expect(Buffer.from(attachment!.content).toString()).toBe('%PDF-1.7 the report');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('parses header blocks in a worker', async () => {
+    const pool = createContentPool({ threads: 1, timeoutMs: 60_000, inlineBelowBytes: 0 });
+    try {
+      const block = 'From: Bob <bob@example.com>\r\nCc: a@example.com, b@example.com\r\nIn-Reply-To: <x@example.com>';
+      expect(await pool.parseHeaders(block)).toEqual(await parseHeaders(block));
+      expect(await pool.parseHeaders(block)).toMatchObject({ inReplyTo: '<x@example.com>', cc: [{}, {}] });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('rejects, with the reason, mail postal-mime will not read: nesting beyond 64, more than MAX_MIME_PARTS parts', async () => {
+    const pool = createContentPool({ threads: 1, timeoutMs: 60_000, inlineBelowBytes: 0 });
+    try {
+      const nested = Array.from(
+        { length: 70 },
+        (_, level) => `--b${level}\r\nContent-Type: multipart/mixed; boundary="b${level + 1}"\r\n\r\n`,
+      );
+      const deep = Buffer.from(`Content-Type: multipart/mixed; boundary="b0"\r\n\r\n${nested.join('')}`);
+      await expect(pool.parseMail(deep)).rejects.toThrow('Maximum MIME nesting depth of 64 levels exceeded');
+      const parts = Buffer.from(
+        `Content-Type: multipart/mixed; boundary="b"\r\n\r\n${'--b\r\n\r\na\r\n'.repeat(MAX_MIME_PARTS + 1)}`,
+      );
+      await expect(pool.parseMail(parts)).rejects.toThrow(`more than ${MAX_MIME_PARTS} MIME parts`);
+      // The worker goes on working.
+      expect((await pool.parseMail(mail)).subject).toBe('Quartalsbericht über');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps the event loop turning while it parses 1 MB of short lines', async () => {
+    const pool = createContentPool({ threads: 1, timeoutMs: 60_000, inlineBelowBytes: 0 });
+    try {
+      await pool.parseMail(mail);
+      const raw = MIME_SHAPES['short lines (text/plain `a`)']!.make({
+        to: 'agent@inbox.test',
+        messageId: '<s@x>',
+        bytes: 1_000_000,
+      });
+      let parsed: Awaited<ReturnType<typeof pool.parseMail>> | undefined;
+      const turns = await loopTurnsDuring(pool.parseMail(raw).then((result) => (parsed = result)));
+      expect(turns).toBeGreaterThan(5);
+      expect(parsed!.text).toBe('a\n'.repeat(333_334));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('reads no headers, rather than failing, from a block that cannot be parsed in time (webhooks/parse.ts)', async () => {
+    const pool = createContentPool({ threads: 1, timeoutMs: 100, inlineBelowBytes: 0 });
+    try {
+      const block = 'X-A: a\r\n'.repeat(500_000);
+      expect(await readHeaders(pool, block)).toEqual({ headers: [], headerLines: [], attachments: [] });
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceUnavailableError } from '@repo/errors';
 import type { ObjectStorage } from '@repo/storage';
-import type { Database, Statements } from '../database.js';
+import { type Database, pgStatements, type Statements } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { attachmentPrefix } from '../inboxes/service.js';
 import type { StoredAttachment } from './records.js';
@@ -20,6 +20,9 @@ export interface AttachmentStore {
   leaseSeconds: number;
 }
 
+/** Attachments written at once by storeAttachments. */
+const WRITES_AT_ONCE = 8;
+
 /**
  * Writes attachment bytes under the inbox's prefix, so deleting the inbox removes them. Keys are
  * random, never derived from filenames. The keys are journaled in pending_objects before any
@@ -34,29 +37,47 @@ export async function storeAttachments(
 ): Promise<StoredAttachment[]> {
   if (files.length === 0) return [];
   const keys = files.map(() => `${attachmentPrefix(inboxId)}attachments/${randomUUID()}`);
-  await deps.db.$executeRaw`
+  // On pg directly (database.ts): Prisma's raw queries pass every key through its query compiler,
+  // ~100 ms of the event loop for 10,000 attachments.
+  await pgStatements(deps.db.pool).query(Prisma.sql`
     INSERT INTO pending_objects (storage_key, expires_at)
-    SELECT key, now() + make_interval(secs => ${deps.leaseSeconds}) FROM unnest(${keys}::text[]) AS key`;
-  const stored: StoredAttachment[] = [];
-  try {
-    for (const [index, file] of files.entries()) {
-      const storageKey = keys[index]!;
-      const { size, sha256 } = await deps.storage.put(storageKey, file.content, { contentType: file.contentType });
-      stored.push({
-        filename: file.filename,
-        contentType: file.contentType,
-        size,
-        disposition: file.disposition ?? 'attachment',
-        storageBackend: deps.storage.backend,
-        storageKey,
-        contentHash: `sha256:${sha256}`,
-      });
+    SELECT key, now() + make_interval(secs => ${deps.leaseSeconds}) FROM unnest(${keys}::text[]) AS key`);
+  const store = async (index: number): Promise<StoredAttachment> => {
+    const file = files[index]!;
+    const storageKey = keys[index]!;
+    const { size, sha256 } = await deps.storage.put(storageKey, file.content, { contentType: file.contentType });
+    return {
+      filename: file.filename,
+      contentType: file.contentType,
+      size,
+      disposition: file.disposition ?? 'attachment',
+      storageBackend: deps.storage.backend,
+      storageKey,
+      contentHash: `sha256:${sha256}`,
+    };
+  };
+  const stored: StoredAttachment[] = new Array<StoredAttachment>(files.length);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  // A few writes at a time: each is flushed to disk (or a round trip to the bucket or database),
+  // and a mail of 10,000 attachments took minutes one write after the other. On a failure, the
+  // writes under way end before the objects are discarded, so that none is written after.
+  const writer = async () => {
+    while (!failure && next < files.length) {
+      const index = next++;
+      try {
+        stored[index] = await store(index);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
-    return stored;
-  } catch (error) {
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITES_AT_ONCE, files.length) }, writer));
+  if (failure) {
     await discardStoredObjects(deps, keys);
-    throw error;
+    throw failure.error;
   }
+  return stored;
 }
 
 /** `expires_at` of journal rows the reconciler has taken: their objects are being removed. */

@@ -29,6 +29,9 @@ export interface ReceiptNotes {
   replayToken?: ReplayToken;
 }
 
+/** `content_clean` and preview of a received mail, and what its metadata notes about them (a fallback, say). */
+export type ReceivedContent = MessageContent & { metadata?: Prisma.InputJsonObject };
+
 /** What a receipt answers with: the message stored, now or by an earlier delivery. */
 export type ReceivedMessage = Pick<Message, 'id' | 'threadId'>;
 
@@ -45,13 +48,13 @@ export async function receiveMessage(
   deps: ReceiveDeps,
   inbox: Inbox,
   mail: StorableMail,
-  content: () => Promise<MessageContent>,
+  content: () => Promise<ReceivedContent>,
   notes: ReceiptNotes = {},
 ): Promise<{ message: ReceivedMessage; duplicate: boolean }> {
   const place = await placeFor(deps.db, inbox, mail);
   if ('received' in place) return { message: place.received, duplicate: true };
 
-  const { contentClean, preview } = await content();
+  const { contentClean, preview, metadata } = await content();
   const attachments = await storeAttachments(deps, inbox.id, mail.attachments);
   deps.crashPoint('receive:attachments-stored');
   try {
@@ -62,7 +65,7 @@ export async function receiveMessage(
         direction: 'inbound',
         status: 'received',
         labels: notes.labels,
-        metadata: notes.metadata,
+        metadata: metadata ? { ...notes.metadata, ...metadata } : notes.metadata,
         replayToken: notes.replayToken,
         providerMessageId: mail.messageId,
         subject: mail.subject,

@@ -1,4 +1,4 @@
-import busboy from 'busboy';
+import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { Request } from 'express';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@repo/errors';
 
@@ -33,8 +33,7 @@ export interface BodyLimits {
 
 /** Reads the request body of a webhook; 413 beyond the limits, 400 when it is not what it says it is, 415 for other types. */
 export async function readWebhookBody(req: Request, limits: BodyLimits): Promise<WebhookBody> {
-  const declared = Number(req.get('content-length') ?? '0');
-  if (declared > limits.totalBytes) throw tooLarge(limits.totalBytes);
+  if ((declaredLength(req) ?? 0) > limits.totalBytes) throw tooLarge(limits.totalBytes);
   if (req.is('multipart/form-data')) return readMultipart(req, limits);
   if (req.is('application/x-www-form-urlencoded')) {
     // Percent-escapes are UTF-8 in every form a provider posts (Mailgun's).
@@ -82,19 +81,73 @@ function fromJson(json: unknown): WebhookBody {
   return { fields, files: [], json };
 }
 
+/** Form fields in a multipart body at most; the files are BodyLimits' `files`. */
+const MAX_FIELDS = 1000;
+/** Parts this large are kept in shared memory (PartBytes). */
+const SHARE_FROM_BYTES = 64 * 1024;
+
 /**
- * Multipart through busboy. Field values are decoded as latin1, which maps every byte to one
- * character and back, so the bytes survive whatever charset they are in.
+ * `size` bytes in memory that threads share: a raw mail there reaches the content worker that
+ * parses it without a copy (pool.ts posts it; a copy of 30 MB held the event loop for tens of
+ * milliseconds or more), and stays readable here should the parse fail (parse.ts keeps it then).
+ */
+export function sharedBytes(size: number): Buffer {
+  return Buffer.from(new SharedArrayBuffer(size));
+}
+
+/**
+ * The bytes of one part, as they arrive. A small part is joined at its end; from
+ * SHARE_FROM_BYTES on, each chunk is copied as it comes into a growable SharedArrayBuffer (see
+ * sharedBytes), so that a large part (a raw mail in SendGrid's `email` or Mailgun's `body-mime`)
+ * is never copied in one piece on the event loop.
+ */
+class PartBytes {
+  private chunks: Buffer[] = [];
+  private shared: SharedArrayBuffer | undefined;
+  private size = 0;
+
+  /** `maxBytes`: the most the part can have (the request's size). */
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Buffer): void {
+    const size = this.size + chunk.length;
+    if (!this.shared && size >= SHARE_FROM_BYTES) {
+      this.shared = new SharedArrayBuffer(0, { maxByteLength: Math.max(this.maxBytes, size) });
+      this.chunks.push(chunk);
+      this.size = 0;
+      for (const earlier of this.chunks.splice(0)) this.push(earlier);
+      return;
+    }
+    if (!this.shared) {
+      this.chunks.push(chunk);
+    } else {
+      const shared = this.shared;
+      if (size > shared.byteLength) shared.grow(Math.min(shared.maxByteLength, Math.max(size, 2 * shared.byteLength)));
+      chunk.copy(new Uint8Array(shared, this.size, chunk.length));
+    }
+    this.size = size;
+  }
+
+  bytes(): Buffer {
+    return this.shared ? Buffer.from(this.shared, 0, this.size) : Buffer.concat(this.chunks, this.size);
+  }
+}
+
+/**
+ * Multipart through @fastify/busboy, every part read as a stream of bytes and joined once: a field
+ * keeps its bytes whatever charset they are in, and a large one (a raw mail in SendGrid's `email`,
+ * Mailgun's `body-mime`) is never turned into a string and back on the event loop, which took
+ * seconds for 30 MB. A part with a filename, or of type application/octet-stream, is a file (as
+ * browsers and busboy take it); the others are fields.
  */
 function readMultipart(req: Request, limits: BodyLimits): Promise<WebhookBody> {
   return new Promise((resolve, reject) => {
-    let parser: busboy.Busboy;
+    let parser: BusboyInstance;
     try {
-      parser = busboy({
-        headers: req.headers,
-        defCharset: 'latin1',
-        defParamCharset: 'utf8',
-        limits: { fileSize: limits.totalBytes, files: limits.files, fieldSize: limits.totalBytes, fields: 1000, parts: 1100 },
+      parser = new Busboy({
+        headers: req.headers as BusboyHeaders,
+        isPartAFile: () => true,
+        limits: { fileSize: limits.totalBytes, parts: MAX_FIELDS + limits.files },
       });
     } catch {
       reject(new BadRequestError('The multipart body has no boundary'));
@@ -102,6 +155,8 @@ function readMultipart(req: Request, limits: BodyLimits): Promise<WebhookBody> {
     }
     const fields = new Map<string, Buffer>();
     const files: WebhookFile[] = [];
+    let fieldCount = 0;
+    let fileCount = 0;
     let received = 0;
     let failed = false;
     const fail = (error: Error) => {
@@ -115,33 +170,42 @@ function readMultipart(req: Request, limits: BodyLimits): Promise<WebhookBody> {
       received += bytes;
       if (received > limits.totalBytes) fail(tooLarge(limits.totalBytes));
     };
-    parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) return fail(tooLarge(limits.totalBytes));
-      count(value.length);
-      fields.set(name, Buffer.from(value, 'latin1'));
-    });
-    parser.on('file', (field, stream, info) => {
-      const chunks: Buffer[] = [];
+    parser.on('file', (name, stream, filename: string | undefined, _encoding, mimeType) => {
+      const isFile = filename !== undefined || mimeType === 'application/octet-stream';
+      if (isFile ? ++fileCount > limits.files : ++fieldCount > MAX_FIELDS) {
+        stream.resume();
+        fail(
+          isFile
+            ? new PayloadTooLargeError(`At most ${limits.files} files per request`)
+            : new BadRequestError('Too many form fields'),
+        );
+        return;
+      }
+      const bytes = new PartBytes(Math.min(limits.totalBytes, declaredLength(req) ?? limits.totalBytes));
       stream.on('data', (chunk: Buffer) => {
         count(chunk.length);
-        chunks.push(chunk);
+        if (!failed) bytes.push(chunk);
       });
       stream.on('limit', () => fail(tooLarge(limits.totalBytes)));
+      stream.on('error', () => fail(malformed()));
       stream.on('end', () => {
+        const content = bytes.bytes();
+        if (!isFile) {
+          fields.set(name, content);
+          return;
+        }
         files.push({
-          field,
+          field: name,
           // Form encoders write a quote in a filename as %22 (WHATWG multipart/form-data encoding).
-          filename: info.filename?.replaceAll('%22', '"') ?? field,
-          contentType: info.mimeType || 'application/octet-stream',
-          content: Buffer.concat(chunks),
+          filename: filename?.replaceAll('%22', '"') ?? name,
+          contentType: mimeType || 'application/octet-stream',
+          content,
         });
       });
     });
-    parser.on('filesLimit', () => fail(new PayloadTooLargeError(`At most ${limits.files} files per request`)));
-    parser.on('fieldsLimit', () => fail(new BadRequestError('Too many form fields')));
     parser.on('partsLimit', () => fail(new BadRequestError('Too many form parts')));
-    parser.on('error', () => fail(new BadRequestError('The multipart body is malformed')));
-    parser.on('close', () => {
+    parser.on('error', () => fail(malformed()));
+    parser.on('finish', () => {
       if (!failed) resolve({ fields, files });
     });
     req.on('error', (error) => fail(error));
@@ -159,6 +223,16 @@ async function readRaw(req: Request, limit: number): Promise<Buffer> {
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
+}
+
+/** The request's Content-Length, when it has one. */
+function declaredLength(req: Request): number | undefined {
+  const declared = Number(req.get('content-length') ?? Number.NaN);
+  return Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined;
+}
+
+function malformed(): BadRequestError {
+  return new BadRequestError('The multipart body is malformed');
 }
 
 function tooLarge(limit: number): PayloadTooLargeError {

@@ -1,5 +1,6 @@
 import type { InboundMail } from '../messages/inbound-mail.js';
 import type { ReplayToken } from '../messages/records.js';
+import type { MimeFallback } from './parse.js';
 import type { Verdicts } from './verdicts.js';
 
 export type Provider = 'sendgrid' | 'mailgun' | 'ses';
@@ -15,6 +16,8 @@ export interface InboundDelivery {
   verdicts: Verdicts;
   /** The token that signed the request (Mailgun), recorded with the mail so that a replay is refused (replay.ts). */
   replayToken?: ReplayToken;
+  /** Set when the raw mail could not be parsed and is stored as it came (parse.ts); kept in `metadata.mime`. */
+  mimeFallback?: MimeFallback;
 }
 
 /** What a provider's request comes to: an e-mail to store, or a request the provider module has answered itself. */

@@ -1,16 +1,18 @@
-import { NotFoundError } from '@repo/errors';
+import { NotFoundError, ServiceUnavailableError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import { Counter, type Registry } from 'prom-client';
-import type { ContentPool, MessageContent } from '../messages/content/index.js';
-import { storableMail } from '../messages/inbound-mail.js';
-import { type ReceiveDeps, receiveMessage } from '../messages/receive.js';
+import { type ContentPool, ContentTooComplexError, fallbackContent } from '../messages/content/index.js';
+import { type InboundMail, storableMail } from '../messages/inbound-mail.js';
+import { type ReceiveDeps, type ReceivedContent, receiveMessage } from '../messages/receive.js';
 import type { InboundDelivery } from './delivery.js';
 import { authenticationOf, judge } from './verdicts.js';
 
 /*
  * The one inbound path: every provider's webhook ends here with an InboundDelivery. The mail is
  * judged (a virus verdict drops it; spam and unauthenticated senders are labelled), routed to
- * each recipient that is an inbox of this service, cleaned once, and stored once per inbox.
+ * each recipient that is an inbox of this service, cleaned once, and stored once per inbox. It is
+ * never refused for its content: a body that cannot be cleaned in time gets a fallback
+ * `content_clean` (fallback.ts), a source that could not be parsed is stored as it came (parse.ts).
  * The webhook answers 2xx only after this resolves, that is after every copy is committed; a
  * failure leaves nothing half-stored, and the provider's retry then stores what is missing once.
  */
@@ -81,12 +83,21 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
   const stored = storableMail(mail, { domain: deps.emailDomain, receivedAt: new Date() });
   const messages: IngestResult['messages'] = [];
   // Cleaned once for every inbox, and only when one of them has not received the mail before.
-  let cleaned: Promise<MessageContent> | undefined;
-  const content = () => (cleaned ??= deps.content.cleanMessage({ html: mail.html, text: mail.text }));
+  let cleaned: Promise<ReceivedContent> | undefined;
+  const content = () => (cleaned ??= cleanReceived(deps, delivery));
   const notes = {
     labels: verdict.labels,
-    metadata: { authentication: { ...authenticationOf(delivery.provider, delivery.verdicts) } },
+    metadata: {
+      authentication: { ...authenticationOf(delivery.provider, delivery.verdicts) },
+      ...(delivery.mimeFallback && { mime: { ...delivery.mimeFallback } }),
+    },
   };
+  if (delivery.mimeFallback) {
+    deps.logger.warn(
+      { provider: delivery.provider, reference: delivery.reference, mime: delivery.mimeFallback },
+      'inbound mail could not be parsed: stored as it came',
+    );
+  }
   for (const [index, inbox] of inboxes.entries()) {
     // The request's token goes with the last copy: a crash before it leaves the token unused, and
     // the provider's retry stores the copies still missing (routes.ts records it when none is new).
@@ -103,4 +114,25 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     }
   }
   return { messages, unrouted };
+}
+
+/**
+ * `content_clean` and preview of a received mail. Inbound mail is never refused for its content:
+ * when cleaning fails (the pool's time limit, a worker that stopped), the fallback of
+ * fallback.ts, noted in `metadata.content_clean`. Only a shutdown fails it: the provider retries.
+ */
+async function cleanReceived(deps: IngestDeps, delivery: InboundDelivery): Promise<ReceivedContent> {
+  const body: Pick<InboundMail, 'html' | 'text'> = { html: delivery.mail.html, text: delivery.mail.text };
+  try {
+    return await deps.content.cleanMessage(body);
+  } catch (error) {
+    if (error instanceof ServiceUnavailableError) throw error;
+    const reason = error instanceof ContentTooComplexError ? 'timeout' : 'error';
+    deps.logger.warn(
+      { provider: delivery.provider, reference: delivery.reference, reason, err: error },
+      'cleaning inbound mail failed: stored with a fallback content_clean',
+    );
+    const { contentClean, preview, source, truncated } = fallbackContent(body);
+    return { contentClean, preview, metadata: { content_clean: { fallback: reason, source, truncated } } };
+  }
 }

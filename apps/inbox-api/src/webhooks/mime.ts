@@ -1,30 +1,71 @@
 import PostalMime, { type Address, addressParser, type Attachment, type Email } from 'postal-mime';
-import { BadRequestError } from '@repo/errors';
-import type { AttachmentFile } from '../messages/attachments.js';
-import type { InboundMail } from '../messages/inbound-mail.js';
 
 /*
  * Raw RFC 5322 mail (SendGrid's raw mode, Mailgun's body-mime, SES's content or S3 object) to the
  * mail the service stores, through postal-mime: any charset, RFC 2047 words, nested multiparts,
- * inline images as attachments with disposition `inline`.
+ * inline images as attachments with disposition `inline`. parseMail and parseHeaders run in the
+ * content workers (src/messages/content/worker.ts; parse.ts sends them there), so this module
+ * imports npm packages only: it loads the same in a worker from TypeScript sources and from dist/.
+ *
+ * postal-mime is patched (patches/postal-mime@4.0.0.patch): as published, it joined the lines of
+ * a part through a Blob of one piece per line, about 8 µs a line in Node.
  */
 
-/** MIME sources within these are parsed; deeper nesting is refused as a parse failure. */
-const PARSE_LIMITS = { maxNestingDepth: 64, maxHeadersSize: 1024 * 1024, maxRfc822NestingDepth: 4 };
+/**
+ * MIME sources within these are parsed; deeper nesting or more header bytes (all parts' together:
+ * the headers of 10,000 attachments come to about 1.5 MB) is refused as a parse failure.
+ */
+const PARSE_LIMITS = { maxNestingDepth: 64, maxHeadersSize: 4 * 1024 * 1024, maxRfc822NestingDepth: 4 };
+/**
+ * A source with more lines that may start a part (lines starting with `--`) is refused as a parse
+ * failure: each part costs postal-mime tens of microseconds (bench/content.ts), and 1 MB holds
+ * 90,000 parts without headers. Real mail has a few dozen; 10,000 attachments fit.
+ */
+export const MAX_MIME_PARTS = 20_000;
 
-/** 400 when `raw` is no mail at all (no header, nothing to read); broken headers are read as well as they can be. */
-export async function parseMime(raw: Buffer | string): Promise<InboundMail> {
-  const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
-  if (!/^[\t ]*[!-9;-~]+[\t ]*:/m.test(bytes.subarray(0, 64 * 1024).toString('latin1'))) {
-    throw new BadRequestError('The message is not a MIME e-mail: it has no header');
-  }
-  let email: Email;
-  try {
-    email = await PostalMime.parse(bytes, { ...PARSE_LIMITS, attachmentEncoding: 'arraybuffer' });
-  } catch (error) {
-    throw new BadRequestError('The message could not be parsed as MIME', { reason: (error as Error).message });
-  }
-  return mailOf(email, bytes.length);
+/** An attachment as it crosses threads: its bytes are handed over, not copied (parse.ts makes them a Buffer again). */
+export interface ParsedAttachment {
+  filename: string;
+  contentType: string;
+  content: Uint8Array;
+  disposition: 'inline' | 'attachment';
+}
+
+/** The InboundMail (src/messages/receive.ts) that a raw mail makes, as plain data that crosses threads. */
+export interface ParsedMail {
+  from: string;
+  to: string[];
+  cc: string[];
+  replyTo: string[];
+  subject: string;
+  text: string;
+  html: string;
+  messageId?: string;
+  inReplyTo?: string;
+  references?: string;
+  date?: Date;
+  size: number;
+  attachments: ParsedAttachment[];
+}
+
+/** Whether `raw` starts like a mail: a header line within its first 64 KB. */
+export function hasHeader(raw: Uint8Array): boolean {
+  const start = Buffer.from(raw.buffer, raw.byteOffset, Math.min(raw.byteLength, 64 * 1024)).toString('latin1');
+  return /^[\t ]*[!-9;-~]+[\t ]*:/m.test(start);
+}
+
+/** Rejects, with the reason, a source it will not read (parts, nesting or headers beyond the limits above). */
+export async function parseMail(raw: Uint8Array): Promise<ParsedMail> {
+  if (partStarts(raw, MAX_MIME_PARTS) > MAX_MIME_PARTS) throw new Error(`The mail has more than ${MAX_MIME_PARTS} MIME parts`);
+  return mailOf(await PostalMime.parse(raw, { ...PARSE_LIMITS, attachmentEncoding: 'arraybuffer' }), raw.byteLength);
+}
+
+/** How many lines of `raw` start with `--` (each part of a multipart starts with one), counted up to `atMost + 1`. */
+function partStarts(raw: Uint8Array, atMost: number): number {
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  let count = 0;
+  for (let at = bytes.indexOf('\n--'); at >= 0 && count <= atMost; at = bytes.indexOf('\n--', at + 3)) count++;
+  return count;
 }
 
 /** A header block alone (SendGrid's parsed mode sends one beside the fields), read for Message-ID, threading and Cc. */
@@ -32,11 +73,17 @@ export async function parseHeaders(headers: string): Promise<Email> {
   try {
     return await PostalMime.parse(`${headers.replace(/\r?\n?$/, '')}\r\n\r\n`, PARSE_LIMITS);
   } catch {
-    return { headers: [], headerLines: [], attachments: [] };
+    return noHeaders();
   }
 }
 
-function mailOf(email: Email, size: number): InboundMail {
+/** What parseHeaders answers for a block it cannot read. */
+export function noHeaders(): Email {
+  return { headers: [], headerLines: [], attachments: [] };
+}
+
+/** The mail stored for a parsed source (`email`; its text and attachments may be left out). */
+export function mailOf(email: Email, size: number): ParsedMail {
   return {
     from: senderOf(email),
     to: addresses(email.to),
@@ -86,12 +133,17 @@ export function headerText(value: string): string {
 
 const isAddress = (value: string) => /^[^\s@]+@[^\s@]+$/.test(value);
 
-function attachmentFile(attachment: Attachment, index: number): AttachmentFile {
+function attachmentFile(attachment: Attachment, index: number): ParsedAttachment {
   const content = attachment.content;
   return {
     filename: headerText(attachment.filename ?? '') || defaultFilename(attachment.mimeType, index),
     contentType: attachment.mimeType || 'application/octet-stream',
-    content: typeof content === 'string' ? Buffer.from(content, 'base64') : Buffer.from(content as ArrayBuffer),
+    content:
+      typeof content === 'string'
+        ? new Uint8Array(Buffer.from(content, 'base64')) // a copy: a small Buffer lies in a shared pool
+        : content instanceof ArrayBuffer
+          ? new Uint8Array(content)
+          : new Uint8Array(content.buffer, content.byteOffset, content.byteLength),
     // An image the HTML shows by its Content-ID stays inline, whatever the part said.
     disposition: attachment.related || attachment.disposition === 'inline' ? 'inline' : 'attachment',
   };

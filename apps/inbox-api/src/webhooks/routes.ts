@@ -44,6 +44,7 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     verifySignatures: config.SES_SNS_TOPIC_ARNS !== undefined,
     s3: s3Location(config),
     logger: deps.logger,
+    content: deps.content,
   };
   warnWhenOpen(deps);
   const store = (delivery: InboundDelivery) => ingest(ingestDeps, delivery);
@@ -62,7 +63,7 @@ export function webhookRoutes(api: Api, deps: Deps): void {
       if (secret && !checkSendgridSecret({ queryToken: query.token, authorization: req.get('authorization') }, secret)) {
         throw new UnauthorizedError('Missing or wrong SendGrid webhook secret (?token= or basic auth)');
       }
-      return store(await sendgridDelivery(await readWebhookBody(req, limits)));
+      return store(await sendgridDelivery(await readWebhookBody(req, limits), deps.content));
     },
   });
 
@@ -77,9 +78,11 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     handler: async ({ req }) => {
       const body = await readWebhookBody(req, limits);
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
-      if (!key) return store(await mailgunDelivery(body));
+      if (!key) return store(await mailgunDelivery(body, deps.content));
       const token = await unusedMailgunToken(body, key);
-      return handleWithToken(deps.db, token, async (replayToken) => store({ ...(await mailgunDelivery(body)), replayToken }));
+      return handleWithToken(deps.db, token, async (replayToken) =>
+        store({ ...(await mailgunDelivery(body, deps.content)), replayToken }),
+      );
     },
   });
 

@@ -5,13 +5,8 @@
  * the body and free of recursion; the pool runs them off the event loop.
  */
 export { cleanContent } from './clean.js';
-export { type MessageContent, messageContent } from './message.js';
-export {
-  type ContentPool,
-  type ContentPoolOptions,
-  ContentTooComplexError,
-  createContentPool,
-  type RenderedMessage,
-} from './pool.js';
+export { FALLBACK_CONTENT_CHARS, fallbackContent } from './fallback.js';
+export { type MessageContent, messageContent, type RenderedMessage } from './message.js';
+export { type ContentPool, type ContentPoolOptions, ContentTooComplexError, createContentPool } from './pool.js';
 export { preview } from './preview.js';
 export { renderMarkdown } from './render.js';

@@ -3,12 +3,22 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ServiceUnavailableError, ValidationError } from '@repo/errors';
-import { type ContentTask, type MessageContent, runTask } from './message.js';
+import type { Email } from 'postal-mime';
+import type { ParsedMail } from '../../webhooks/mime.js';
+import {
+  type ContentTask,
+  type MessageContent,
+  type RenderedMessage,
+  runTask,
+  type TaskResult,
+  type TaskResults,
+} from './message.js';
 
 /*
- * Rendering and cleaning run in worker threads, so that a large or hostile body never holds the
- * event loop: the main thread only posts the body and receives the result. Ordinary mail, below
- * `inlineBelowBytes`, is done inline, where a worker's round trip would cost more than the work.
+ * Rendering, cleaning and the parsing of received mail run in worker threads, so that a large or
+ * hostile body never holds the event loop: the main thread only posts the body and receives the
+ * result. Ordinary mail, below `inlineBelowBytes`, is done inline, where a worker's round trip
+ * would cost more than the work.
  */
 
 export interface ContentPoolOptions {
@@ -16,18 +26,21 @@ export interface ContentPoolOptions {
   threads: number;
   /** A task running longer is stopped (its worker with it) and rejected with ContentTooComplexError. */
   timeoutMs: number;
-  /** Bodies smaller than this (UTF-8 bytes of the Markdown, or of html + text) are done inline. */
+  /** Bodies smaller than this (UTF-8 bytes of the Markdown, of html + text, or of the raw mail) are done inline. */
   inlineBelowBytes: number;
-}
-
-export interface RenderedMessage extends MessageContent {
-  html: string;
-  text: string;
 }
 
 export interface ContentPool {
   renderMessage(markdown: string): Promise<RenderedMessage>;
   cleanMessage(body: { html: string; text: string }): Promise<MessageContent>;
+  /**
+   * Raw MIME (src/webhooks/mime.ts, parseMail): rejects with the reason when it will not be read.
+   * The caller keeps the bytes: they are copied to the worker, unless they are in shared memory
+   * (a SharedArrayBuffer, as src/webhooks/body.ts keeps a large part), which the worker reads as they are.
+   */
+  parseMail(raw: Uint8Array): Promise<ParsedMail>;
+  /** A header block alone (src/webhooks/mime.ts, parseHeaders). */
+  parseHeaders(block: string): Promise<Email>;
   /** Rejects the tasks not finished and stops the workers. */
   close(): Promise<void>;
 }
@@ -42,7 +55,7 @@ export class ContentTooComplexError extends ValidationError {
 
 interface Job {
   task: ContentTask;
-  resolve: (result: MessageContent) => void;
+  resolve: (result: TaskResult) => void;
   reject: (error: unknown) => void;
 }
 
@@ -60,14 +73,17 @@ export function createContentPool(options: ContentPoolOptions): ContentPool {
   const queue: Job[] = [];
   let closed = false;
 
-  const run = (task: ContentTask, bytes: number): Promise<MessageContent> => {
+  const run = <Task extends ContentTask>(task: Task, bytes: number): Promise<TaskResults[Task['kind']]> => {
     if (closed) return Promise.reject(shuttingDown());
-    // What runTask throws rejects the promise.
-    if (bytes < options.inlineBelowBytes) return new Promise((resolve) => resolve(runTask(task)));
-    return new Promise((resolve, reject) => {
-      queue.push({ task, resolve, reject });
-      dispatch();
-    });
+    const result: Promise<TaskResult> =
+      bytes < options.inlineBelowBytes
+        ? runTask(task).then((outcome) => outcome.result)
+        : new Promise((resolve, reject) => {
+            queue.push({ task, resolve, reject });
+            dispatch();
+          });
+    // The worker answers a task of a kind with that kind's result (message.ts, runTask).
+    return result as Promise<TaskResults[Task['kind']]>;
   };
 
   /** Gives queued jobs, oldest first, to ready idle workers, and starts workers for the rest. */
@@ -125,7 +141,7 @@ export function createContentPool(options: ContentPoolOptions): ContentPool {
       error: undefined,
     };
     const { worker } = thread;
-    worker.on('message', (message: 'ready' | { result: MessageContent } | { error: string }) => {
+    worker.on('message', (message: 'ready' | { result: TaskResult } | { error: string }) => {
       if (message === 'ready') {
         thread.ready = true;
         worker.unref();
@@ -153,12 +169,14 @@ export function createContentPool(options: ContentPoolOptions): ContentPool {
   };
 
   return {
-    renderMessage: (markdown) => run({ kind: 'render', markdown }, Buffer.byteLength(markdown)) as Promise<RenderedMessage>,
+    renderMessage: (markdown) => run({ kind: 'render', markdown }, Buffer.byteLength(markdown)),
     cleanMessage: (body) =>
       run(
         { kind: 'clean', body: { html: body.html, text: body.text } },
         Buffer.byteLength(body.html) + Buffer.byteLength(body.text),
       ),
+    parseMail: (raw) => run({ kind: 'parse', raw }, raw.byteLength),
+    parseHeaders: (block) => run({ kind: 'headers', block }, Buffer.byteLength(block)),
     close: async () => {
       closed = true;
       for (const job of queue.splice(0)) job.reject(shuttingDown());

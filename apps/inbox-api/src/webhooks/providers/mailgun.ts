@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { BadRequestError } from '@repo/errors';
 import type { AttachmentFile } from '../../messages/attachments.js';
+import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
 import { fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyText, headerText, parseHeaders, parseMime, storable } from '../mime.js';
+import { addresses, bodyText, headerText, storable } from '../mime.js';
+import { readHeaders, readMail } from '../parse.js';
 import type { MailgunSignature } from '../verify.js';
 import { firstWord, score, verdict } from '../verdicts.js';
 
@@ -28,15 +30,16 @@ export function mailgunSignatureOf(body: WebhookBody): MailgunSignature | undefi
   return timestamp && token && signature ? { timestamp, token, signature } : undefined;
 }
 
-export async function mailgunDelivery(body: WebhookBody): Promise<InboundDelivery> {
+export async function mailgunDelivery(body: WebhookBody, content: ContentPool): Promise<InboundDelivery> {
   const headerList = headerListOf(body);
   const header = (name: string) => headerList.find(([key]) => key.toLowerCase() === name)?.[1] ?? fieldText(body, name);
   const mime = body.fields.get('body-mime');
-  const mail = mime ? await parseMime(mime) : await parsedMail(body, headerList);
+  const { mail, fallback } = mime ? await readMail(content, mime) : { mail: await parsedMail(body, headerList, content) };
   return {
     provider: 'mailgun',
     reference: mailgunSignatureOf(body)?.token,
     mail,
+    mimeFallback: fallback,
     recipients: (fieldText(body, 'recipient') ?? '')
       .split(',')
       .map((address) => address.trim())
@@ -61,7 +64,7 @@ function headerListOf(body: WebhookBody): [string, string][] {
   }
 }
 
-async function parsedMail(body: WebhookBody, headerList: [string, string][]): Promise<InboundMail> {
+async function parsedMail(body: WebhookBody, headerList: [string, string][], content: ContentPool): Promise<InboundMail> {
   const text = (name: string) => {
     const value = fieldText(body, name);
     return value === undefined ? undefined : storable(value);
@@ -76,8 +79,9 @@ async function parsedMail(body: WebhookBody, headerList: [string, string][]): Pr
     .filter(([name]) => /^(from|to|cc|reply-to|subject|date|message-id|in-reply-to|references)$/i.test(name))
     .map(([name, value]) => `${name}: ${value.replace(/[\r\n]+/g, ' ')}`)
     .join('\r\n');
-  const headers = await parseHeaders(headerBlock);
-  const fields = await parseHeaders(
+  const headers = await readHeaders(content, headerBlock);
+  const fields = await readHeaders(
+    content,
     ['From', 'To', 'Cc', 'Message-Id', 'In-Reply-To', 'References', 'Date']
       .map((name) => `${name}: ${(text(name) ?? text(name.toLowerCase()) ?? '').replace(/[\r\n]+/g, ' ')}`)
       .join('\r\n'),

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { BadRequestError } from '@repo/errors';
 import type { AttachmentFile } from '../../messages/attachments.js';
+import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
 import { decodeText, fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyText, headerText, parseHeaders, parseMime, storable } from '../mime.js';
+import { addresses, bodyText, headerText, storable } from '../mime.js';
+import { readHeaders, readMail } from '../parse.js';
 import { score, sendgridDkim, verdict } from '../verdicts.js';
 
 /*
@@ -27,12 +29,13 @@ const attachmentInfo = z.record(
   }),
 );
 
-export async function sendgridDelivery(body: WebhookBody): Promise<InboundDelivery> {
+export async function sendgridDelivery(body: WebhookBody, content: ContentPool): Promise<InboundDelivery> {
   const raw = body.fields.get('email');
-  const mail = raw ? await parseMime(raw) : await parsedFieldsMail(body);
+  const { mail, fallback } = raw ? await readMail(content, raw) : { mail: await parsedFieldsMail(body, content) };
   return {
     provider: 'sendgrid',
     mail,
+    mimeFallback: fallback,
     recipients: jsonField(body, 'envelope', envelope)?.to ?? [],
     verdicts: {
       spf: verdict(fieldText(body, 'SPF')),
@@ -42,7 +45,7 @@ export async function sendgridDelivery(body: WebhookBody): Promise<InboundDelive
   };
 }
 
-async function parsedFieldsMail(body: WebhookBody): Promise<InboundMail> {
+async function parsedFieldsMail(body: WebhookBody, content: ContentPool): Promise<InboundMail> {
   const encodings = jsonField(body, 'charsets', charsets) ?? {};
   const text = (name: string) => {
     const value = body.fields.get(name);
@@ -54,8 +57,8 @@ async function parsedFieldsMail(body: WebhookBody): Promise<InboundMail> {
   // The header block, as the mail carried it (names quoted, RFC 2047 words), is read first: it
   // also gives what the fields leave out (Message-ID, threading, Reply-To, Date). The fields are
   // the fallback for a block without an address header.
-  const headers = await parseHeaders(text('headers') ?? '');
-  const fields = await parseHeaders(`From: ${text('from') ?? ''}\r\nTo: ${text('to') ?? ''}\r\nCc: ${text('cc') ?? ''}`);
+  const headers = await readHeaders(content, text('headers') ?? '');
+  const fields = await readHeaders(content, `From: ${text('from') ?? ''}\r\nTo: ${text('to') ?? ''}\r\nCc: ${text('cc') ?? ''}`);
   const either = (key: 'from' | 'to' | 'cc') => {
     const fromHeaders = addresses(headers[key]);
     return fromHeaders.length > 0 ? fromHeaders : addresses(fields[key]);

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { BadRequestError, ForbiddenError, UpstreamError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import { getS3Object, type S3Location } from '../../adapters/aws/s3.js';
-import type { WebhookBody } from '../body.js';
+import type { ContentPool } from '../../messages/content/index.js';
+import { sharedBytes, type WebhookBody } from '../body.js';
 import type { ProviderOutcome } from '../delivery.js';
-import { parseMime } from '../mime.js';
+import { readMail } from '../parse.js';
 import { type SnsEnvelope, snsEnvelope, type SnsVerifier } from '../sns.js';
 import { verdict } from '../verdicts.js';
 
@@ -52,6 +53,8 @@ export interface SesDeps {
   /** Where S3-stored mail is read from; undefined when no region and credentials are configured. */
   s3: S3Location | undefined;
   logger: Logger;
+  /** Where the raw mail is parsed. */
+  content: ContentPool;
 }
 
 export async function sesOutcome(body: WebhookBody, deps: SesDeps): Promise<ProviderOutcome> {
@@ -109,12 +112,13 @@ async function notificationOutcome(envelope: SnsEnvelope, deps: SesDeps): Promis
     return { handled: { ignored: notification.notificationType } };
   }
   const receipt = notification.receipt ?? {};
-  const raw = await rawMail(notification, deps);
+  const { mail, fallback } = await readMail(deps.content, await rawMail(notification, deps));
   return {
     delivery: {
       provider: 'ses',
       reference: notification.mail?.messageId ?? envelope.MessageId,
-      mail: await parseMime(raw),
+      mail,
+      mimeFallback: fallback,
       recipients: receipt.recipients ?? notification.mail?.destination ?? [],
       verdicts: {
         spam: verdict(receipt.spamVerdict?.status),
@@ -130,9 +134,10 @@ async function notificationOutcome(envelope: SnsEnvelope, deps: SesDeps): Promis
 async function rawMail(notification: z.output<typeof sesNotification>, deps: SesDeps): Promise<Buffer> {
   const action = notification.receipt?.action;
   if (notification.content !== undefined) {
-    return action?.encoding?.toUpperCase() === 'BASE64'
-      ? Buffer.from(notification.content, 'base64')
-      : Buffer.from(notification.content, 'utf8');
+    // Decoded straight into shared memory, as body.ts joins a raw mail: the parser's worker reads it there.
+    const encoding = action?.encoding?.toUpperCase() === 'BASE64' ? 'base64' : 'utf8';
+    const raw = sharedBytes(Buffer.byteLength(notification.content, encoding));
+    return raw.subarray(0, raw.write(notification.content, encoding));
   }
   if (action?.type === 'S3' && action.bucketName && action.objectKey) {
     if (!deps.s3) {
