@@ -369,6 +369,33 @@ describe('privacy on BigQuery', () => {
     expect(page.rows[0].data).toEqual({ name: null, team: null });
   });
 
+  it('follows columns through the plan DuckDB binds of the same text', async () => {
+    const job = await runToEnd(
+      ctx,
+      owner,
+      owner.tenant,
+      'SELECT team, max(salary) AS top, count(*) AS n FROM hr.people GROUP BY team',
+    );
+    expect(job).toMatchObject({ status: 'DONE', total_rows: 2, private_row_count: 1 });
+    expect((await results(job.id)).column_privacy).toEqual({ team: 'public', top: 'private', n: 'public' });
+  });
+
+  it("fails a query that reads another tenant's private columns with BigQuery's reason only", async () => {
+    const job = await runToEnd(ctx, owner, owner.tenant, 'SELECT CAST(name AS INT64) AS n FROM hr.people');
+    expect(job).toMatchObject({
+      status: 'FAILED',
+      error_result: {
+        reason: 'invalidQuery',
+        message:
+          'BigQuery invalidQuery. The details are withheld: this query reads a table of another tenant that has private columns',
+      },
+    });
+    expect(JSON.stringify(job)).not.toMatch(/ada|bob|cy/);
+    // On the tenant's own data, BigQuery's message as it is.
+    const own = await runToEnd(ctx, owner, owner.tenant, 'SELECT CAST(label AS INT64) AS n FROM sales.orders');
+    expect(own.error_result.message).toMatch(/label 1/);
+  });
+
   it("leaves the tenant's own private columns alone", async () => {
     const job = await runToEnd(ctx, sharer, sharer.tenant, 'SELECT name, salary FROM hr.people ORDER BY name');
     expect(job).toMatchObject({ status: 'DONE', private_row_count: 0 });
