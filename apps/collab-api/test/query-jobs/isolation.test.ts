@@ -102,7 +102,8 @@ describe('isolation', () => {
     const page = await mine.api.get(`/api/v1/query-jobs/${count.id}/results`);
     expect(page.body.rows).toEqual([{ data: { n: 10 } }]);
     for (const suffix of ['.db', '.csv', '']) expect(existsSync(`${attackFile}${suffix}`)).toBe(false);
-  });
+    // 46 jobs one after another: some 25 s alone, more beside another test file.
+  }, 120_000);
 
   it('names the table a query may not read', async () => {
     const job = await runToEnd(ctx, mine, mine.tenant, 'SELECT * FROM secret.data');

@@ -1,5 +1,10 @@
 import { physicalNames } from '../../src/adapters/warehouse/index.js';
-import { catalogKey, QueryRefused, type ReadableCatalog } from '../../src/adapters/warehouse/query/analyze.js';
+import {
+  catalogKey,
+  MAX_SCANNED_COLUMNS,
+  QueryRefused,
+  type ReadableCatalog,
+} from '../../src/adapters/warehouse/query/analyze.js';
 import {
   callerLocation,
   errorClass,
@@ -10,6 +15,7 @@ import {
 } from '../../src/adapters/warehouse/query/failures.js';
 import { LineageUnknown, planLineage } from '../../src/adapters/warehouse/query/lineage.js';
 import { QuerySandbox, resultPrivacy } from '../../src/adapters/warehouse/query/sandbox.js';
+import { openSandboxThread } from '../../src/adapters/warehouse/query/sandbox-thread.js';
 
 // Another tenant's `hr.people` (salary and ssn private, so masked here) and the caller's own `sales.orders`.
 const people = { datasetId: '01a209a3-8860-74eb-93e3-3e5b5f32290a', tableId: '01a209a3-8879-7269-8cc5-65c132e568d9' };
@@ -100,6 +106,45 @@ describe('the SQL guard', () => {
     await refused('SELECT 1; SELECT 2', /exactly one SELECT/);
     await refused('SELECT FROM WHERE', /could not be parsed/);
     await refused('VACUUM', /Only a SELECT/);
+  });
+
+  it('refuses a statement whose plan would scan too many table columns, CTE expansions counted', async () => {
+    const columns = Array.from({ length: 10_000 }, (_, i) => ({
+      name: `c${i}`,
+      type: 'STRING' as const,
+      repeated: false,
+      masked: false,
+    }));
+    const wideCatalog: ReadableCatalog = new Map([...catalog, [catalogKey('wide', 't'), { ref: orders, columns }]]);
+    const copies = Math.floor(MAX_SCANNED_COLUMNS / columns.length) + 1;
+    const wide = `SELECT count(*) AS n FROM ${Array.from({ length: copies }, (_, i) => `wide.t t${i}`).join(', ')}`;
+    await expect(sandbox.check(wide, wideCatalog)).rejects.toThrow(
+      `The query is too large to check: it scans ${copies * columns.length} table columns`,
+    );
+    const doubling = Array.from({ length: 16 }, (_, i) => `c${i + 1} AS (SELECT * FROM c${i} x, c${i} y)`).join(', ');
+    const nested = `WITH c0 AS (SELECT * FROM hr.people), ${doubling} SELECT count(*) AS n FROM c16`;
+    expect(nested.length).toBeLessThan(1000);
+    await expect(sandbox.check(nested, catalog)).rejects.toThrow(/too large to check/);
+    await expect(
+      sandbox.check('WITH c0 AS (SELECT * FROM hr.people) SELECT count(*) AS n FROM c0 x, c0 y', catalog),
+    ).resolves.toBeDefined();
+  });
+
+  it('runs in a thread of its own for the engines, with the same answers and refusals', async () => {
+    const thread = openSandboxThread();
+    try {
+      const sql = 'SELECT #3, name FROM hr.people';
+      const [there, here] = await Promise.all([
+        thread.check(sql, catalog, { names: true }),
+        sandbox.check(sql, catalog, { names: true }),
+      ]);
+      expect(there).toEqual(here);
+      await expect(thread.check('SELECT * FROM hr.other', catalog)).rejects.toThrow(QueryRefused);
+      await expect(thread.check('SELECT nope FROM hr.people', catalog)).rejects.toThrow(/Binder Error/);
+    } finally {
+      await thread.close();
+    }
+    await expect(thread.check('SELECT 1', catalog)).rejects.toThrow(/closed/);
   });
 
   it('fails a statement DuckDB cannot bind with its own message', async () => {

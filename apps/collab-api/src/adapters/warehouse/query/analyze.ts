@@ -81,6 +81,13 @@ function keepLargeIntegers(this: unknown, _key: string, value: unknown, context?
   return value;
 }
 
+/**
+ * Table columns a statement's plan may scan, at most: the sandbox plans it on stand-ins, and the
+ * plan carries every column of each table it scans (a CTE's scans again for each reference to it),
+ * so this bounds the plan's size (some 100 bytes a column) and the work of following it.
+ */
+export const MAX_SCANNED_COLUMNS = 250_000;
+
 const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE']);
 const TABLE_REFS = new Set(['BASE_TABLE', 'JOIN', 'SUBQUERY', 'EXPRESSION_LIST', 'TABLE_FUNCTION', 'PIVOT', 'EMPTY']);
 
@@ -96,8 +103,12 @@ export function analyzeQuery(
   physical: (ref: TableRef) => { dataset: string; table: string },
 ): GuardedQuery {
   const tables = new Set<string>();
+  let scanned = 0;
 
-  const any = (value: unknown, ctes: ReadonlySet<string>): void => {
+  // CTEs in scope, with the columns each one's scans count for every reference to it.
+  type Ctes = ReadonlyMap<string, number>;
+
+  const any = (value: unknown, ctes: Ctes): void => {
     if (Array.isArray(value)) {
       for (const item of value) any(item, ctes);
       return;
@@ -115,22 +126,24 @@ export function analyzeQuery(
     for (const child of Object.values(n)) any(child, ctes);
   };
 
-  const queryNode = (n: Node, outer: ReadonlySet<string>): void => {
+  const queryNode = (n: Node, outer: Ctes): void => {
     // A CTE sees the CTEs before it (a recursive one also itself); the query sees them all.
-    const scope = new Set(outer);
+    const scope = new Map(outer);
     const entries = ((n.cte_map as { map?: { key: string; value: Node }[] } | undefined)?.map ?? []) as {
       key: string;
       value: Node;
     }[];
     for (const entry of entries) {
+      const before = scanned;
       any(entry.value, scope);
-      scope.add(entry.key.toLowerCase());
+      scope.set(entry.key.toLowerCase(), scanned - before);
     }
-    const inner = n.type === 'RECURSIVE_CTE_NODE' ? new Set(scope).add(text(n.cte_name).toLowerCase()) : scope;
+    // A recursive CTE's reference to itself is one scan of its working table.
+    const inner = n.type === 'RECURSIVE_CTE_NODE' ? new Map(scope).set(text(n.cte_name).toLowerCase(), 0) : scope;
     for (const [key, child] of Object.entries(n)) if (key !== 'cte_map') any(child, inner);
   };
 
-  const tableRef = (ref: Node, ctes: ReadonlySet<string>): void => {
+  const tableRef = (ref: Node, ctes: Ctes): void => {
     switch (ref.type) {
       case 'BASE_TABLE':
         baseTable(ref, ctes);
@@ -161,7 +174,7 @@ export function analyzeQuery(
     }
   };
 
-  const baseTable = (ref: Node, ctes: ReadonlySet<string>): void => {
+  const baseTable = (ref: Node, ctes: Ctes): void => {
     const schema = text(ref.schema_name);
     const name = String(ref.table_name);
     if (ref.catalog_name) {
@@ -171,11 +184,13 @@ export function analyzeQuery(
     }
     if (ref.at_clause) throw new QueryRefused('AT (time travel) clauses are not supported');
     if (schema === '') {
-      if (!ctes.has(name.toLowerCase())) {
+      const cte = ctes.get(name.toLowerCase());
+      if (cte === undefined) {
         throw new QueryRefused(
           `Unknown table "${name}": name tables as dataset_name.table_name, of the datasets this query's project may read`,
         );
       }
+      scanned += cte;
       return;
     }
     const key = catalogKey(schema, name);
@@ -192,9 +207,15 @@ export function analyzeQuery(
     // Columns qualified with the table's own name keep working under the physical name.
     ref.alias = ref.alias || name;
     tables.add(key);
+    scanned += table.columns.length;
   };
 
-  any(node, new Set());
+  any(node, new Map());
+  if (scanned > MAX_SCANNED_COLUMNS) {
+    throw new QueryRefused(
+      `The query is too large to check: it scans ${scanned} table columns, counting every column of each table it reads (once more for each reference to a CTE that reads it); at most ${MAX_SCANNED_COLUMNS}`,
+    );
+  }
   const datasets = new Set([...catalog.values()].flatMap((table) => (table ? [physical(table.ref).dataset] : [])));
   sweep(node, datasets);
   return { tree: node, tables };

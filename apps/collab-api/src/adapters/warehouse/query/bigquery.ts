@@ -51,7 +51,8 @@ import {
   parseType,
   privateColumns,
 } from './bigquery-rules.js';
-import { QuerySandbox, resultPrivacy } from './sandbox.js';
+import { resultPrivacy, type Sandbox } from './sandbox.js';
+import { openSandboxThread } from './sandbox-thread.js';
 import { rewriteTables } from './googlesql.js';
 import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
 import { QueryFailure } from './interface.js';
@@ -85,11 +86,8 @@ export interface BigQueryEngineOptions {
   pollMs?: number;
 }
 
-export async function openBigQueryQueryEngine(
-  options: BigQueryOptions,
-  engine: BigQueryEngineOptions = {},
-): Promise<QueryEngine> {
-  return new BigQueryQueryEngine(bigQueryClient(options), options, await QuerySandbox.open(), engine);
+export function openBigQueryQueryEngine(options: BigQueryOptions, engine: BigQueryEngineOptions = {}): Promise<QueryEngine> {
+  return Promise.resolve(new BigQueryQueryEngine(bigQueryClient(options), options, openSandboxThread(), engine));
 }
 
 class BigQueryQueryEngine implements QueryEngine {
@@ -98,7 +96,7 @@ class BigQueryQueryEngine implements QueryEngine {
   constructor(
     private readonly client: BigQuery,
     private readonly options: BigQueryOptions,
-    private readonly sandbox: QuerySandbox,
+    private readonly sandbox: Sandbox,
     private readonly engine: BigQueryEngineOptions,
   ) {}
 
@@ -217,8 +215,7 @@ class BigQueryQueryEngine implements QueryEngine {
   }
 
   close(): Promise<void> {
-    this.sandbox.close();
-    return Promise.resolve();
+    return this.sandbox.close();
   }
 
   /** The dry run's statistics; BigQuery's refusal of the text (invalidQuery, notFound, ...) fails the job. */

@@ -23,7 +23,8 @@ import { errorClass, withheldMessage } from './failures.js';
 import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
 import { QueryFailure } from './interface.js';
 import { bigLong } from '../avro-long.js';
-import { type CheckedQuery, QuerySandbox, resultPrivacy } from './sandbox.js';
+import { type CheckedQuery, resultPrivacy, type Sandbox } from './sandbox.js';
+import { openSandboxThread } from './sandbox-thread.js';
 
 const RESULTS_SCHEMA = 'collab_results';
 
@@ -48,13 +49,13 @@ export async function openDuckDbQueryEngine(file: string): Promise<QueryEngine> 
   } finally {
     connection.closeSync();
   }
-  return new DuckDbQueryEngine(warehouse, await QuerySandbox.open());
+  return new DuckDbQueryEngine(warehouse, openSandboxThread());
 }
 
 class DuckDbQueryEngine implements QueryEngine {
   constructor(
     private readonly warehouse: DuckDBInstance,
-    private readonly sandbox: QuerySandbox,
+    private readonly sandbox: Sandbox,
   ) {}
 
   async run(request: QueryRequest): Promise<QueryOutcome> {
@@ -126,8 +127,7 @@ class DuckDbQueryEngine implements QueryEngine {
   }
 
   close(): Promise<void> {
-    this.sandbox.close();
-    return Promise.resolve();
+    return this.sandbox.close();
   }
 
   /** Parses, checks and prints back the SQL that will run, and follows its columns (sandbox.ts). */

@@ -54,7 +54,22 @@ export function resultPrivacy(checked: Pick<CheckedQuery, 'lineage' | 'readsMask
   return columns.map((column) => isPrivate(column, checked.readsMaskedTable));
 }
 
-export class QuerySandbox {
+/** What query engines ask of the sandbox: QuerySandbox in this thread, or openSandboxThread's in a thread of its own. */
+export interface Sandbox {
+  /**
+   * Checks `text` against the catalog (QueryRefused), prints the SQL that will run and follows its
+   * columns. A statement DuckDB cannot bind fails with DuckDB's message (an Error).
+   */
+  check(text: string, catalog: ReadableCatalog, options?: { names?: boolean }): Promise<CheckedQuery>;
+  /**
+   * Where DuckDB's message about a failure of `executed` (a statement around `checked.sql`) points
+   * in the caller's text, if it points at a node of the checked statement.
+   */
+  locate(checked: CheckedQuery, executed: string, message: string): Promise<Position | undefined>;
+  close(): Promise<void>;
+}
+
+export class QuerySandbox implements Sandbox {
   private attached = 0;
 
   private constructor(private readonly instance: DuckDBInstance) {}
@@ -63,10 +78,6 @@ export class QuerySandbox {
     return new QuerySandbox(await DuckDBInstance.create(':memory:', SANDBOX));
   }
 
-  /**
-   * Checks `text` against the catalog (QueryRefused), prints the SQL that will run and follows its
-   * columns. A statement DuckDB cannot bind fails with DuckDB's message (an Error).
-   */
   async check(text: string, catalog: ReadableCatalog, options: { names?: boolean } = {}): Promise<CheckedQuery> {
     const connection = await this.instance.connect();
     try {
@@ -97,10 +108,6 @@ export class QuerySandbox {
     }
   }
 
-  /**
-   * Where DuckDB's message about a failure of `executed` (a statement around `checked.sql`) points
-   * in the caller's text, if it points at a node of the checked statement.
-   */
   async locate(checked: CheckedQuery, executed: string, message: string): Promise<Position | undefined> {
     const start = executed.indexOf(checked.sql);
     const offset = pointedOffset(message, executed);
@@ -116,8 +123,9 @@ export class QuerySandbox {
     }
   }
 
-  close(): void {
+  close(): Promise<void> {
     this.instance.closeSync();
+    return Promise.resolve();
   }
 
   /** Plans `sql` on empty stand-ins of `tables`, in a database attached for this check alone and detached after. */
