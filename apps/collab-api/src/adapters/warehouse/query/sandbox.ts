@@ -9,7 +9,7 @@
 import { type DuckDBConnection, DuckDBInstance, quotedIdentifier } from '@duckdb/node-api';
 import { columnType } from '../duckdb-sql.js';
 import { physicalNames } from '../names.js';
-import { analyzeQuery, type ReadableCatalog, singleStatement } from './analyze.js';
+import { analyzeQuery, type ReadableCatalog, type ReadableTable, singleStatement } from './analyze.js';
 import {
   byteOffset,
   callerLocation,
@@ -132,7 +132,7 @@ export class QuerySandbox implements Sandbox {
   private async plan(
     connection: DuckDBConnection,
     sql: string,
-    tables: { key: string; table: NonNullable<ReturnType<ReadableCatalog['get']>> }[],
+    tables: { key: string; table: ReadableTable }[],
     options: { names?: boolean },
   ): Promise<{ lineage: Lineage | undefined; names?: string[] }> {
     this.attached += 1;
