@@ -20,7 +20,7 @@ import type { LoadJob, Prisma, Table } from '../generated/prisma/client.js';
 import type { JobContext } from '../jobs/catalog.js';
 import { jobWorkDir } from '../paths.js';
 import { lockLive } from '../shared/transaction.js';
-import { fieldsOf, sameFields, storedFields } from '../tables/fields.js';
+import { fieldsOf, keepingPrivateFlags, sameFields, storedFields } from '../tables/fields.js';
 import { tableRef } from '../tables/plan.js';
 import {
   addChange,
@@ -177,9 +177,10 @@ function keepColumns(table: TableRef, from: Field[], to: Field[]): ChangePlan {
 }
 
 /**
- * Commits the load. Columns autodetect found go into the table's record (and the change's plan)
- * first: should the process stop after the warehouse committed, the reconciler then finds the
- * warehouse as the records say; before, it changes the columns as a PATCH would, or undoes them.
+ * Commits the load. Columns autodetect found (keeping the private flags of the table's columns
+ * of the same names) go into the table's record (and the change's plan) first:
+ * should the process stop after the warehouse committed, the reconciler then finds the warehouse
+ * as the records say; before, it changes the columns as a PATCH would, or undoes them.
  */
 async function commitLoad(
   deps: Deps,
@@ -189,18 +190,16 @@ async function commitLoad(
   signal: AbortSignal,
 ): Promise<LoadResult> {
   const before = fieldsOf(table);
-  if (prepared.fields && !sameFields(prepared.fields, before)) {
-    await recordColumns(deps, table, changeId, before, prepared.fields);
-  }
+  const found = prepared.fields && keepingPrivateFlags(prepared.fields, before);
+  if (found && !sameFields(found, before)) await recordColumns(deps, table, changeId, before, found);
   if (signal.aborted) {
     await prepared.abort();
     throw signal.reason;
   }
   const result = await prepared.commit();
   // Known only now where the warehouse inferred them while loading (BigQuery).
-  if (!prepared.fields && result.fields && !sameFields(result.fields, before)) {
-    await recordColumns(deps, table, changeId, before, result.fields);
-  }
+  const inferred = !prepared.fields && result.fields && keepingPrivateFlags(result.fields, before);
+  if (inferred && !sameFields(inferred, before)) await recordColumns(deps, table, changeId, before, inferred);
   return result;
 }
 
@@ -214,12 +213,15 @@ async function recordColumns(deps: Deps, table: Table, changeId: string, from: F
   ]);
 }
 
-/** The columns a load committed by an earlier attempt gave the table, taken into the record in the table's turn. */
+/** The columns a load committed by an earlier attempt gave the table, taken into the record in the table's turn (flags kept). */
 async function adoptColumns(deps: Deps, table: Table, fields: Field[]): Promise<void> {
   await inTurn(deps.db, 'A change of this table', async (tx) => {
     await lockLive(tx, 'tables', { tenantId: table.tenantId }, table.id, 'update');
     await requireNoChangeUnderWay(tx, { changing: table.id });
-    await tx.table.updateMany({ where: { id: table.id, archivedAt: null }, data: { schema: storedFields(fields) } });
+    const current = await tx.table.findFirst({ where: { id: table.id, archivedAt: null } });
+    if (!current) return;
+    const kept = keepingPrivateFlags(fields, fieldsOf(current));
+    await tx.table.updateMany({ where: { id: table.id, archivedAt: null }, data: { schema: storedFields(kept) } });
   });
 }
 

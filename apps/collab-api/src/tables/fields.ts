@@ -27,3 +27,13 @@ export function sameFields(a: Field[], b: Field[]): boolean {
     })
   );
 }
+
+/**
+ * Columns a load found (autodetect), keeping the private flag of the table's column of the same
+ * name: a load never clears one (a file cannot say what is private). Taking a flag off is a schema
+ * change (PATCH) by someone allowed to make it.
+ */
+export function keepingPrivateFlags(loaded: Field[], current: Field[]): Field[] {
+  const privateNames = new Set(current.filter((field) => field.private).map((field) => field.name.toLowerCase()));
+  return loaded.map((field) => (privateNames.has(field.name.toLowerCase()) ? { ...field, private: true } : field));
+}

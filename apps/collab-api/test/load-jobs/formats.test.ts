@@ -238,7 +238,7 @@ describe('write dispositions', () => {
 });
 
 describe('autodetect', () => {
-  it('infers types, modes and names from a CSV header, and replaces the whole schema, private flags included', async () => {
+  it('infers types, modes and names from a CSV header, and replaces the whole schema (a column gone takes its private flag along)', async () => {
     const table = await fixture.table([{ name: 'secret', type: 'STRING', mode: 'REQUIRED', private: true }]);
     const job = await load(ctx, fixture.token, table, {
       fileName: 'inferred.csv',

@@ -17,6 +17,7 @@ import {
 } from '../../src/adapters/warehouse/load/rules.js';
 import { firstCsvRecord, isHeader } from '../../src/load-jobs/csv-header.js';
 import { formatOfFileName, keySafeFileName } from '../../src/load-jobs/formats.js';
+import { keepingPrivateFlags } from '../../src/tables/fields.js';
 
 const field = (type: FieldType, mode: Field['mode'] = 'NULLABLE'): Field => ({ name: 'v', type, mode, private: false });
 
@@ -163,4 +164,22 @@ it('writes Avro decimals from their two’s-complement bytes', () => {
   expect(decimalText(Buffer.from([0x30, 0x39]), 2)).toBe('123.45');
   expect(decimalText(Buffer.from([0xff, 0x85]), 2)).toBe('-1.23');
   expect(decimalText(Buffer.from([0x05]), 3)).toBe('0.005');
+});
+
+it('keeps the private flag of every column a load finds again, whatever its case; new columns come in public', () => {
+  const current: Field[] = [
+    { name: 'Secret', type: 'STRING', mode: 'REQUIRED', private: true },
+    { name: 'gone', type: 'STRING', mode: 'NULLABLE', private: true },
+    { name: 'open', type: 'STRING', mode: 'NULLABLE', private: false },
+  ];
+  const found: Field[] = [
+    { name: 'secret', type: 'INT64', mode: 'NULLABLE', private: false },
+    { name: 'open', type: 'STRING', mode: 'NULLABLE', private: false },
+    { name: 'new', type: 'STRING', mode: 'NULLABLE', private: false },
+  ];
+  expect(keepingPrivateFlags(found, current).map((column) => [column.name, column.private])).toEqual([
+    ['secret', true],
+    ['open', false],
+    ['new', false],
+  ]);
 });

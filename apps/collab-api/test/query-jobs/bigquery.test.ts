@@ -15,6 +15,7 @@ import { openBigQueryQueryEngine } from '../../src/adapters/warehouse/query/bigq
 import { QueryFailure } from '../../src/adapters/warehouse/query/index.js';
 import { readableCatalog } from '../../src/query-jobs/readable.js';
 import { createTestContext, type TestContext } from '../context.js';
+import { load } from '../load-jobs/helpers.js';
 import { type FakeBigQuery, startFakeBigQuery } from '../warehouse/fake-bigquery.js';
 import { avroRows, queryFixture, type QueryFixture, runToEnd, shareDataset, ORDER_COLUMNS } from './helpers.js';
 
@@ -367,6 +368,60 @@ describe('privacy on BigQuery', () => {
     const page = await results(job.id);
     expect(page.column_privacy).toEqual({ name: 'private', team: 'private' });
     expect(page.rows[0].data).toEqual({ name: null, team: null });
+  });
+
+  it('follows columns through the plan DuckDB binds of the same text', async () => {
+    const job = await runToEnd(
+      ctx,
+      owner,
+      owner.tenant,
+      'SELECT team, max(salary) AS top, count(*) AS n FROM hr.people GROUP BY team',
+    );
+    expect(job).toMatchObject({ status: 'DONE', total_rows: 2, private_row_count: 1 });
+    expect((await results(job.id)).column_privacy).toEqual({ team: 'public', top: 'private', n: 'public' });
+  });
+
+  it("fails a query that reads another tenant's private columns with BigQuery's reason only", async () => {
+    const job = await runToEnd(ctx, owner, owner.tenant, 'SELECT CAST(name AS INT64) AS n FROM hr.people');
+    expect(job).toMatchObject({
+      status: 'FAILED',
+      error_result: {
+        reason: 'invalidQuery',
+        message:
+          'BigQuery invalidQuery. The details are withheld: this query reads a table of another tenant that has private columns',
+      },
+    });
+    expect(JSON.stringify(job)).not.toMatch(/ada|bob|cy/);
+    // On the tenant's own data, BigQuery's message as it is.
+    const own = await runToEnd(ctx, owner, owner.tenant, 'SELECT CAST(label AS INT64) AS n FROM sales.orders');
+    expect(own.error_result.message).toMatch(/label 1/);
+  });
+
+  it('keeps the private flag of a column a load with autodetect finds again, as BigQuery reports the columns', async () => {
+    const contacts = await sharer.table('contacts', [
+      { name: 'name', type: 'STRING' },
+      { name: 'phone', type: 'STRING', private: true },
+    ]);
+    bigquery.loadsWill({
+      rows: 1,
+      detected: [
+        { name: 'name', type: 'STRING', mode: 'NULLABLE' },
+        { name: 'phone', type: 'STRING', mode: 'NULLABLE' },
+        { name: 'city', type: 'STRING', mode: 'NULLABLE' },
+      ],
+    });
+    const job = await load(ctx, sharer.tenant.editor.token, contacts, {
+      fileName: 'contacts.csv',
+      content: 'name,phone,city\nada,555,x\n',
+      autodetect: true,
+    });
+    expect(job.status).toBe('Completed');
+    const schema = (await sharer.api.get(`/api/v1/tables/${contacts}`)).body.schema as { name: string; private: boolean }[];
+    expect(schema.map((field) => [field.name, field.private])).toEqual([
+      ['name', false],
+      ['phone', true],
+      ['city', false],
+    ]);
   });
 
   it("leaves the tenant's own private columns alone", async () => {

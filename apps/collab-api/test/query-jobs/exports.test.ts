@@ -7,7 +7,16 @@ import request from 'supertest';
 import { as, createTestContext, type TestContext } from '../context.js';
 import { seedTenant } from '../fixtures.js';
 import { openWarehouseCatalog } from '../warehouse-catalog.js';
-import { avroRows, queryFixture, type QueryFixture, runToEnd, shareDataset, ORDER_COLUMNS } from './helpers.js';
+import {
+  avroRows,
+  downloadExport,
+  exportJob,
+  queryFixture,
+  type QueryFixture,
+  runToEnd,
+  shareDataset,
+  ORDER_COLUMNS,
+} from './helpers.js';
 
 let ctx: TestContext;
 let owner: QueryFixture;
@@ -46,35 +55,6 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
   await ctx?.close();
 });
-
-async function exported(format: string, compression: string) {
-  const created = await owner.api.post(`/api/v1/query-jobs/${jobId}/exports`, { format, compression });
-  expect(created.status).toBe(202);
-  expect(created.body).toMatchObject({ status: 'PENDING', format, compression, query_job_id: jobId, tenant_id: owner.tenant.id });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const res = await owner.api.get(`/api/v1/exports/${created.body.id}`);
-    if (!['PENDING', 'RUNNING'].includes(res.body.status)) return res.body;
-    if (Date.now() > deadline) throw new Error('export still running');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function download(exportId: string): Promise<Buffer> {
-  const link = await owner.api.get(`/api/v1/exports/${exportId}/download-url`);
-  expect(link.status).toBe(200);
-  const url = new URL(link.body.url);
-  const res = await request(ctx.app)
-    .get(`${url.pathname}${url.search}`)
-    .buffer(true)
-    .parse((stream, done) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => done(null, Buffer.concat(chunks)));
-    });
-  expect(res.status).toBe(200);
-  return res.body as Buffer;
-}
 
 /** The file's rows as DuckDB (CSV, JSON, Parquet) or avsc (Avro) reads them. */
 async function readBack(format: string, compression: string, bytes: Buffer): Promise<Record<string, unknown>[]> {
@@ -121,9 +101,9 @@ describe('exports', () => {
   );
 
   it.each(combinations)('%s with %s is read back row for row, masked columns still null', async (format, compression) => {
-    const done = await exported(format, compression);
+    const done = await exportJob(ctx, owner, jobId, format, compression);
     expect(done).toMatchObject({ status: 'DONE', error_message: null, storage_path: expect.stringMatching(/^query-exports\//) });
-    const bytes = await download(done.id);
+    const bytes = await downloadExport(ctx, owner, done.id);
     const rows = (await readBack(format, compression, bytes)).map(comparable);
     expect(rows).toEqual(expected.map(comparable));
     expect(rows[0]).toMatchObject({ id: 1, name: 'ada', salary: null });
@@ -152,7 +132,7 @@ describe('exports', () => {
     }
     const failed = await runToEnd(ctx, owner, owner.tenant, 'SELECT * FROM nowhere.nothing');
     expect((await owner.api.post(`/api/v1/query-jobs/${failed.id}/exports`, {})).status).toBe(409);
-    const done = await exported('CSV', 'NONE');
+    const done = await exportJob(ctx, owner, jobId, 'CSV', 'NONE');
     const stranger = as(ctx.app, (await seedTenant(ctx, 'Stranger')).admin.token);
     expect((await stranger.post(`/api/v1/query-jobs/${jobId}/exports`, {})).status).toBe(404);
     expect((await stranger.get(`/api/v1/query-jobs/${jobId}/exports`)).status).toBe(404);
@@ -180,7 +160,7 @@ describe('exports', () => {
   });
 
   it('hands out the same download URL while it works, a new one once it has expired; links are checked', async () => {
-    const done = await exported('JSON', 'NONE');
+    const done = await exportJob(ctx, owner, jobId, 'JSON', 'NONE');
     const first = (await owner.api.get(`/api/v1/exports/${done.id}/download-url`)).body;
     expect(Date.parse(first.expires_at)).toBeGreaterThan(Date.now());
     expect((await owner.api.get(`/api/v1/exports/${done.id}/download-url`)).body).toEqual(first);

@@ -143,6 +143,43 @@ export async function ownerAndSharer(ctx: TestContext, rows: { orders: string; p
   return { owner, sharer };
 }
 
+/** Exports a job's result as `format` and `compression` and waits for the export to end. */
+export async function exportJob(ctx: TestContext, fixture: QueryFixture, jobId: string, format: string, compression: string) {
+  const created = await fixture.api.post(`/api/v1/query-jobs/${jobId}/exports`, { format, compression });
+  expect(created.status).toBe(202);
+  expect(created.body).toMatchObject({
+    status: 'PENDING',
+    format,
+    compression,
+    query_job_id: jobId,
+    tenant_id: fixture.tenant.id,
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await fixture.api.get(`/api/v1/exports/${created.body.id}`);
+    if (!['PENDING', 'RUNNING'].includes(res.body.status)) return res.body;
+    if (Date.now() > deadline) throw new Error('export still running');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** An export's file, through its download link. */
+export async function downloadExport(ctx: TestContext, fixture: QueryFixture, exportId: string): Promise<Buffer> {
+  const link = await fixture.api.get(`/api/v1/exports/${exportId}/download-url`);
+  expect(link.status).toBe(200);
+  const url = new URL(link.body.url);
+  const res = await request(ctx.app)
+    .get(`${url.pathname}${url.search}`)
+    .buffer(true)
+    .parse((stream, done) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+  expect(res.status).toBe(200);
+  return res.body as Buffer;
+}
+
 /** The records of an Avro file as avsc reads them (longs as BigInt with `bigLongs`), and the codec it names. */
 export async function avroRows(file: string, options: { bigLongs?: boolean } = {}) {
   const rows: Record<string, unknown>[] = [];

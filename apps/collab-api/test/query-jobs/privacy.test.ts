@@ -1,9 +1,13 @@
 import { as, createTestContext, type TestContext } from '../context.js';
-import { finished, ownerAndSharer, type QueryFixture, runToEnd, shareDataset } from './helpers.js';
+import { load } from '../load-jobs/helpers.js';
+import { downloadExport, exportJob, finished, ownerAndSharer, type QueryFixture, runToEnd, shareDataset } from './helpers.js';
 
 let ctx: TestContext;
 let owner: QueryFixture;
 let sharer: QueryFixture;
+// The sharer's `hr.ids`: its third column is private.
+let ids: string;
+const SECRETS = /alice-ssn|bob-ssn|ssn-111|ssn-222/;
 
 beforeAll(async () => {
   ctx = await createTestContext();
@@ -12,6 +16,12 @@ beforeAll(async () => {
     orders: "INSERT INTO {table} VALUES ('ada', 0.5), ('bob', 0.25)",
     people: "INSERT INTO {table} VALUES ('ada', 100, 'x'), ('bob', NULL, 'y'), ('cy', 300, 'x')",
   }));
+  ids = await sharer.table('ids', [
+    { name: 'name', type: 'STRING' },
+    { name: 'team', type: 'STRING' },
+    { name: 'secret', type: 'STRING', private: true },
+  ]);
+  await sharer.fill(ids, "INSERT INTO {table} VALUES ('alice', 'x', 'alice-ssn-111'), ('bob', 'y', 'bob-ssn-222')");
   await shareDataset(ctx, { owner, sharer });
 }, 60_000);
 
@@ -66,13 +76,11 @@ describe('privacy', () => {
       ['SELECT (SELECT max(salary) FROM hr.people) AS top', { top: 'private' }],
       ['SELECT salary AS s, s + 1 AS t FROM hr.people', { s: 'private', t: 'private' }],
       ['SELECT p AS whole FROM hr.people p', { whole: 'private' }],
-      // Shapes that are not followed column by column are masked whole once they read a masked column.
-      ['SELECT COLUMNS(*) FROM hr.people', { name: 'private', salary: 'private', team: 'private' }],
+      ['SELECT COLUMNS(*) FROM hr.people', { name: 'public', salary: 'private', team: 'public' }],
       ['SELECT COLUMNS(*) FROM sales.orders', { person: 'public', margin: 'public' }],
-      // BY NAME is followed conservatively: every column, once one is masked.
       [
         'SELECT salary AS x, name FROM hr.people UNION ALL BY NAME SELECT name, 1 AS x FROM hr.people',
-        { x: 'private', name: 'private' },
+        { x: 'private', name: 'public' },
       ],
       ['SELECT people.name, to_json(people) AS j FROM hr.people', { name: 'public', j: 'private' }],
     ];
@@ -83,6 +91,95 @@ describe('privacy', () => {
         for (const [column, kind] of Object.entries(privacy)) if (kind === 'private') expect(row.data[column]).toBeNull();
       }
     }
+  });
+
+  it('resolves positional references before deciding what is private, in pages and exports alike', async () => {
+    const { job, result } = await page(owner, 'SELECT #3 FROM hr.ids ORDER BY #1');
+    expect(result.column_privacy).toEqual({ secret: 'private' });
+    expect(result.rows.map((row: { data: object }) => row.data)).toEqual([{ secret: null }, { secret: null }]);
+    expect(job.private_row_count).toBe(2);
+    const done = await exportJob(ctx, owner, job.id, 'CSV', 'NONE');
+    expect(done.status).toBe('DONE');
+    expect((await downloadExport(ctx, owner, done.id)).toString('utf8')).toBe('secret\n\n\n');
+    for (const [text, privacy] of [
+      ['SELECT #1, #2, #3 FROM hr.ids', { name: 'public', team: 'public', secret: 'private' }],
+      ["SELECT COLUMNS('^s') FROM hr.ids", { secret: 'private' }],
+      ['SELECT a.name, secret FROM hr.ids a NATURAL JOIN hr.ids', { name: 'public', secret: 'private' }],
+      ['SELECT team, max(secret) AS top FROM hr.ids GROUP BY ALL ORDER BY ALL', { team: 'public', top: 'private' }],
+      ["SELECT s.* FROM (SELECT {'n': name, 's': secret} AS s FROM hr.ids)", { n: 'private', s: 'private' }],
+      ['WITH c(a, b) AS (SELECT secret, name FROM hr.ids) SELECT b, a FROM c', { b: 'public', a: 'private' }],
+      [
+        "SELECT list(secret) AS l, string_agg(secret, ',') AS g, first(secret) AS f FROM hr.ids",
+        { l: 'private', g: 'private', f: 'private' },
+      ],
+      [
+        "SELECT concat(secret, '') AS c, secret || '' AS d, CASE WHEN secret LIKE 'a%' THEN 1 END AS e FROM hr.ids",
+        { c: 'private', d: 'private', e: 'private' },
+      ],
+    ] as [string, Record<string, string>][]) {
+      const { job: each, result: rows } = await page(owner, text);
+      expect({ text, privacy: rows.column_privacy }).toEqual({ text, privacy });
+      expect(JSON.stringify(rows)).not.toMatch(SECRETS);
+      expect(each.private_row_count).toBeGreaterThan(0);
+    }
+  });
+
+  it("never shows a value in the failure of a job that reads another tenant's private columns", async () => {
+    const cases: [string, RegExp][] = [
+      ['SELECT error(secret) FROM hr.ids', /^Invalid Input Error\. /],
+      ['SELECT CAST(secret AS INTEGER) FROM hr.ids', /^Conversion Error at line 1, column 8\. /],
+      ['SELECT name\nFROM hr.ids\nWHERE CAST(secret AS INTEGER) > 0', /^Conversion Error at line 3, column 7\. /],
+      ['SELECT secret::DATE FROM hr.ids', /^Conversion Error at line 1, column 14\. /],
+      ["SELECT json_extract(secret, '$.a') FROM hr.ids", /^Invalid Input Error\. /],
+      ["SELECT strptime(secret, '%Y') FROM hr.ids", /^Invalid Input Error\. /],
+      // Reading a public column only of such a table is withheld too: the table decides.
+      ['SELECT CAST(name AS INTEGER) FROM hr.ids', /^Conversion Error at line 1, column 8\. /],
+    ];
+    for (const [text, message] of cases) {
+      const job = await runToEnd(ctx, owner, owner.tenant, text);
+      expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({
+        text,
+        status: 'FAILED',
+        reason: 'invalidQuery',
+      });
+      expect({ text, message: job.error_result.message }).toEqual({ text, message: expect.stringMatching(message) });
+      expect(job.error_details).toEqual({ errors: [job.error_result] });
+      expect(JSON.stringify(job)).not.toMatch(SECRETS);
+      expect(JSON.stringify(job)).not.toMatch(/alice|bob/);
+    }
+    // A job on the tenant's own data keeps DuckDB's message, values and all.
+    const own = await runToEnd(ctx, owner, owner.tenant, 'SELECT CAST(person AS INTEGER) FROM sales.orders');
+    expect(own.error_result.message).toMatch(/^Conversion Error: Could not convert string 'ada' to INT32/);
+  });
+
+  it('keeps private flags through loads with autodetect, so the other tenant still reads them masked', async () => {
+    const token = sharer.tenant.editor.token;
+    const csv = 'name,team,secret\ncy,z,cy-ssn-333\n';
+    const append = await load(ctx, token, ids, { fileName: 'more.csv', content: csv, autodetect: true });
+    expect(append).toMatchObject({ status: 'Completed', statistics: { rows_loaded: 1 } });
+    const schema = async () => (await sharer.api.get(`/api/v1/tables/${ids}`)).body.schema;
+    expect((await schema()).map((field: { name: string; private: boolean }) => [field.name, field.private])).toEqual([
+      ['name', false],
+      ['team', false],
+      ['secret', true],
+    ]);
+    const after = await page(owner, 'SELECT * FROM hr.ids ORDER BY name');
+    expect(after.result.column_privacy).toEqual({ name: 'public', team: 'public', secret: 'private' });
+    expect(JSON.stringify(after.result)).not.toMatch(/ssn/);
+    // Replacing the rows and the columns keeps the flag of a column that remains; a new column comes in public.
+    const replace = await load(ctx, token, ids, {
+      fileName: 'new.csv',
+      content: 'secret,extra\nalice-ssn-111,1\n',
+      autodetect: true,
+      write_disposition: 'WRITE_TRUNCATE',
+    });
+    expect(replace.status).toBe('Completed');
+    expect((await schema()).map((field: { name: string; private: boolean }) => [field.name, field.private])).toEqual([
+      ['secret', true],
+      ['extra', false],
+    ]);
+    const replaced = await page(owner, 'SELECT * FROM hr.ids');
+    expect(replaced.result.rows).toEqual([{ data: { secret: null, extra: 1 } }]);
   });
 
   it("does not mask a tenant's own private columns", async () => {

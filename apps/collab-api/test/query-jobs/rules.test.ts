@@ -1,13 +1,4 @@
-import { DuckDBInstance } from '@duckdb/node-api';
-import {
-  analyzeQuery,
-  catalogKey,
-  QueryRefused,
-  type ReadableCatalog,
-  singleStatement,
-} from '../../src/adapters/warehouse/query/analyze.js';
 import { avroNames, uniqueNames } from '../../src/adapters/warehouse/query/duckdb.js';
-import { physicalNames } from '../../src/adapters/warehouse/index.js';
 import { exportFile } from '../../src/exports/service.js';
 import { pageBounds, resultsUnavailable, workerMayRun } from '../../src/query-jobs/states.js';
 import { charge, costMicros, formatUsd, parseUsd, quotaRefusal, quotaStatus, usageAt } from '../../src/quota/rules.js';
@@ -121,58 +112,5 @@ describe('job states and pages', () => {
     expect(exportFile('JSON', 'DEFLATE')).toEqual({ extension: 'json.deflate', contentType: 'application/zlib' });
     expect(exportFile('PARQUET', 'GZIP').extension).toBe('parquet');
     expect(exportFile('AVRO', 'DEFLATE').extension).toBe('avro');
-  });
-});
-
-describe('the SQL guard (DuckDB parses, the rules are pure)', () => {
-  let duck: DuckDBInstance;
-  const ids = { datasetId: '01a209a3-8860-74eb-93e3-3e5b5f32290a', tableId: '01a209a3-8879-7269-8cc5-65c132e568d9' };
-  const catalog: ReadableCatalog = new Map([
-    [
-      catalogKey('HR', 'People'),
-      {
-        ref: ids,
-        columns: [
-          { name: 'name', type: 'STRING', repeated: false, masked: false },
-          { name: 'salary', type: 'INT64', repeated: false, masked: true },
-        ],
-      },
-    ],
-    [catalogKey('dup', 'x'), null],
-  ]);
-
-  beforeAll(async () => {
-    duck = await DuckDBInstance.create(':memory:');
-  });
-  afterAll(() => duck.closeSync());
-
-  async function analyze(sql: string) {
-    const connection = await duck.connect();
-    try {
-      const serialized = String(
-        (await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql])).getRows()[0]![0],
-      );
-      return analyzeQuery(singleStatement(serialized), catalog, physicalNames);
-    } finally {
-      connection.closeSync();
-    }
-  }
-
-  it('rewrites readable tables to their physical names and follows masked columns', async () => {
-    const result = await analyze('SELECT name, salary + 1 AS s, count(*) OVER () FROM hr.people');
-    expect(result.masked).toEqual([false, true, false]);
-    expect(result.read.get('hr.people')).toEqual(new Set(['name', 'salary']));
-    expect(JSON.stringify(result.tree)).toContain(physicalNames(ids).table);
-    expect((await analyze('SELECT count(*) AS n FROM hr.people')).read.size).toBe(0);
-  });
-
-  it('refuses what is not a readable table, with a reason', async () => {
-    await expect(analyze('SELECT * FROM dup.x')).rejects.toThrow(/ambiguous/);
-    await expect(analyze('SELECT * FROM hr.other')).rejects.toThrow(QueryRefused);
-    await expect(analyze("SELECT * FROM read_parquet('x')")).rejects.toThrow(/Table functions/);
-    await expect(analyze("SELECT nextval('s')")).rejects.toThrow(/nextval is not allowed/);
-    await expect(analyze('SELECT 1; SELECT 2')).rejects.toThrow(/exactly one SELECT/);
-    await expect(analyze('SELECT FROM WHERE')).rejects.toThrow(/could not be parsed/);
-    await expect(analyze('VACUUM')).rejects.toThrow(/Only a SELECT/);
   });
 });

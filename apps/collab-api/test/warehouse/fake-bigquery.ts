@@ -477,14 +477,19 @@ export async function startFakeBigQuery(project: string, options: { bucket?: Fak
     if (analyzed.statementType === 'SELECT') {
       const names = analyzed.schema!.fields.map((field) => `"${field.name}"`).join(', ');
       const select = `SELECT * FROM (${analyzed.duckSql}) AS q(${names})`;
+      // A query that fails while it runs ends as BigQuery's does: DONE, with an invalidQuery errorResult.
+      const running = <T>(work: Promise<T>) =>
+        work.catch((error: unknown) => {
+          throw new BigQueryFailure(400, 'invalidQuery', firstLine(error));
+        });
       if (query.destinationTable) {
         const { datasetId, tableId } = query.destinationTable;
         await sql.run(`CREATE SCHEMA IF NOT EXISTS "${datasetId}"`);
-        await sql.run(`CREATE OR REPLACE TABLE "${datasetId}"."${tableId}" AS ${select}`);
+        await running(sql.run(`CREATE OR REPLACE TABLE "${datasetId}"."${tableId}" AS ${select}`));
         inDuckDb.add(`${datasetId}.${tableId}`);
         await describeTable(query.destinationTable);
       } else {
-        const reader = await sql.runAndReadAll(select);
+        const reader = await running(sql.runAndReadAll(select));
         job.result = {
           schema: analyzed.schema!,
           rows: reader.getRowsJson().map((row) => ({ f: row.map((v) => ({ v: cell(v) })) })),

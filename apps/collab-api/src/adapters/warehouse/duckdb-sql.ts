@@ -30,7 +30,7 @@ export function qualifiedName(ref: TableRef): string {
   return `${quotedIdentifier(dataset)}.${quotedIdentifier(table)}`;
 }
 
-export function columnType(field: Field): string {
+export function columnType(field: Pick<Field, 'type' | 'mode'>): string {
   return `${DUCKDB_TYPES[field.type]}${field.mode === 'REPEATED' ? '[]' : ''}`;
 }
 

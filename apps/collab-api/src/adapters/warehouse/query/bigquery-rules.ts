@@ -81,10 +81,10 @@ export function checkDryRun(
 }
 
 /**
- * Which result columns are private. The DuckDB analysis (analyze.ts over DuckDB's parse of the same
- * text) follows each column, when it could parse the text and its columns line up with BigQuery's
- * (same count, and the same names where it knows one); otherwise every column is private once a
- * referenced table has a masked column (analyze.ts's own fallback, on the dry run's tables).
+ * Which result columns are private. DuckDB's lineage (sandbox.ts over DuckDB's plan of the same
+ * text) decides, when DuckDB could bind the text and its columns line up with BigQuery's (same
+ * count, and the same names where BigQuery names a column: not its anonymous `f0_`); otherwise
+ * every column is private once a referenced table has a masked column.
  */
 export function privateColumns(
   fields: BigQueryField[],
@@ -94,7 +94,8 @@ export function privateColumns(
   const fits =
     lineage !== undefined &&
     lineage.masked.length === fields.length &&
-    lineage.names.every((name, i) => name === '' || name.toLowerCase() === fields[i]!.name.toLowerCase());
+    lineage.names.length === fields.length &&
+    fields.every((field, i) => /^f\d+_$/.test(field.name) || field.name.toLowerCase() === lineage.names[i]!.toLowerCase());
   return fits ? lineage.masked : fields.map(() => readsMasked);
 }
 

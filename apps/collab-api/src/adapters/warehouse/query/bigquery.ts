@@ -9,8 +9,8 @@
  * readable table of the job's catalog, so never a stored result (dataset `collab_results`) nor a
  * dataset the project may not read, whatever the text's spelling or a view's definition.
  *
- * Privacy (contract.md). Which result columns are private comes from the DuckDB analysis of the
- * same text (analyze.ts in a sandbox, as duckdb.ts runs it) when DuckDB parses it and its columns
+ * Privacy (contract.md). Which result columns are private comes from DuckDB's lineage of the
+ * same text (sandbox.ts, as duckdb.ts runs it) when DuckDB parses and binds it and its columns
  * line up with the dry run's schema; otherwise (GoogleSQL-only syntax such as backticks or
  * `* EXCEPT`) every column is private once a referenced table has a masked column. A result with a
  * private column is stored by a statement around the query that nulls those columns and adds
@@ -18,6 +18,8 @@
  * table; a COUNT over that flag gives private_row_count and a free DDL statement then drops it.
  * BigQuery keeps a query's ORDER BY in its destination table, but does not promise that order
  * through the statement around it: a result with private columns may be stored in another order.
+ * A query job that reads a table with masked columns fails with BigQuery's reason only, as its
+ * message may carry the value the query failed on.
  *
  * Running. A query job (jobs.insert) writes the result to `collab_results.r_<job id>` (dataset made
  * on first use, in the configured location; WRITE_TRUNCATE), under a BigQuery job id made from the
@@ -30,12 +32,12 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BigQuery } from '@google-cloud/bigquery';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { UpstreamError } from '@repo/errors';
 import { type BigQueryOptions, bigQueryClient, call, ignoring, restCall, toUpstreamError } from '../bigquery-client.js';
 import type { TableRef } from '../interface.js';
 import { physicalNames, withoutPhysicalNames } from '../names.js';
-import { analyzeQuery, type ReadableCatalog, singleStatement } from './analyze.js';
+import type { ReadableCatalog } from './analyze.js';
+import { withheldMessage } from './failures.js';
 import {
   type BigQueryTableReference,
   checkDryRun,
@@ -49,7 +51,8 @@ import {
   parseType,
   privateColumns,
 } from './bigquery-rules.js';
-import { SANDBOX } from './duckdb.js';
+import { resultPrivacy, type Sandbox } from './sandbox.js';
+import { openSandboxThread } from './sandbox-thread.js';
 import { rewriteTables } from './googlesql.js';
 import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
 import { QueryFailure } from './interface.js';
@@ -83,12 +86,8 @@ export interface BigQueryEngineOptions {
   pollMs?: number;
 }
 
-export async function openBigQueryQueryEngine(
-  options: BigQueryOptions,
-  engine: BigQueryEngineOptions = {},
-): Promise<QueryEngine> {
-  const sandbox = await DuckDBInstance.create(':memory:', SANDBOX);
-  return new BigQueryQueryEngine(bigQueryClient(options), options, sandbox, engine);
+export function openBigQueryQueryEngine(options: BigQueryOptions, engine: BigQueryEngineOptions = {}): Promise<QueryEngine> {
+  return Promise.resolve(new BigQueryQueryEngine(bigQueryClient(options), options, openSandboxThread(), engine));
 }
 
 class BigQueryQueryEngine implements QueryEngine {
@@ -97,7 +96,7 @@ class BigQueryQueryEngine implements QueryEngine {
   constructor(
     private readonly client: BigQuery,
     private readonly options: BigQueryOptions,
-    private readonly sandbox: DuckDBInstance,
+    private readonly sandbox: Sandbox,
     private readonly engine: BigQueryEngineOptions,
   ) {}
 
@@ -131,7 +130,8 @@ class BigQueryQueryEngine implements QueryEngine {
         },
       },
       request.signal,
-      scrub,
+      // BigQuery's message may carry the value a query failed on: only its reason, for a job that reads masked tables.
+      readsMasked ? (_message, reason) => withheldMessage(`BigQuery ${reason ?? 'error'}`) : scrub,
     );
     const privateRowCount = anyPrivate ? await this.takeMaskedRowCount(job, destinationTable, request.signal, scrub) : 0;
     const table = await call('read the stored result', () =>
@@ -215,8 +215,7 @@ class BigQueryQueryEngine implements QueryEngine {
   }
 
   close(): Promise<void> {
-    this.sandbox.closeSync();
-    return Promise.resolve();
+    return this.sandbox.close();
   }
 
   /** The dry run's statistics; BigQuery's refusal of the text (invalidQuery, notFound, ...) fails the job. */
@@ -233,18 +232,15 @@ class BigQueryQueryEngine implements QueryEngine {
     }
   }
 
-  /** Which columns DuckDB's analysis finds private, when DuckDB parses the text; undefined otherwise. */
+  /** Which columns DuckDB's lineage finds private, with DuckDB's names, when DuckDB parses and binds the text; undefined otherwise. */
   private async lineage(sql: string, catalog: ReadableCatalog): Promise<{ masked: boolean[]; names: string[] } | undefined> {
-    const connection = await this.sandbox.connect();
     try {
-      const serialized = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
-      const analyzed = analyzeQuery(singleStatement(String(serialized.getRows()[0]![0])), catalog, physicalNames);
-      return { masked: analyzed.masked, names: analyzed.names };
+      const checked = await this.sandbox.check(sql, catalog, { names: true });
+      const names = checked.names ?? [];
+      return { masked: resultPrivacy(checked, names.length), names };
     } catch {
-      // Not DuckDB's dialect, or a shape analyze.ts refuses: the conservative rule decides.
+      // Not DuckDB's dialect, or a shape the guard refuses: the conservative rule decides.
       return undefined;
-    } finally {
-      connection.closeSync();
     }
   }
 
@@ -285,7 +281,7 @@ class BigQueryQueryEngine implements QueryEngine {
     baseId: string,
     configuration: Record<string, unknown>,
     signal: AbortSignal,
-    scrub: (message: string) => string,
+    scrub: (message: string, reason?: string) => string,
   ): Promise<JobResource> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const jobId = attempt === 1 ? baseId : `${baseId}_${attempt}`;
@@ -293,7 +289,7 @@ class BigQueryQueryEngine implements QueryEngine {
       const error = job.status?.errorResult;
       if (error?.reason === 'stopped') continue;
       if (error) {
-        const message = scrub(error.message ?? error.reason ?? 'BigQuery failed the job');
+        const message = scrub(error.message ?? error.reason ?? 'BigQuery failed the job', error.reason);
         throw new QueryFailure(error.reason === 'accessDenied' ? 'accessDenied' : 'invalidQuery', message);
       }
       return job;

@@ -1,11 +1,11 @@
 /**
- * Query jobs on the DuckDB warehouse. A query is parsed by DuckDB in a sandbox instance (in
- * memory, no file or network access, no extension loading, configuration locked), checked and
- * rewritten by analyze.ts, printed back to SQL by the sandbox, and only that SQL runs: on a
- * connection of its own on the warehouse, inside the statement that stores its result. The result
- * is a table of its own in the schema `collab_results` (no dataset of the app is named so), in the
- * result's order, masked columns already null, so that page N is a rowid range read (zone maps
- * skip the rest) and exports read the same rows.
+ * Query jobs on the DuckDB warehouse. A query is parsed, checked, printed back and planned in the
+ * sandbox (sandbox.ts), and only the printed SQL runs: on a connection of its own on the
+ * warehouse, inside the statement that stores its result. The result is a table of its own in the
+ * schema `collab_results` (no dataset of the app is named so), in the result's order, masked
+ * columns already null, so that page N is a rowid range read (zone maps skip the rest) and exports
+ * read the same rows. A job that reads a masked table fails with DuckDB's error class and position
+ * only (failures.ts).
  */
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -18,20 +18,15 @@ import { UpstreamError } from '@repo/errors';
 import avsc from 'avsc';
 import { physicalNames, withoutPhysicalNames } from '../names.js';
 import type { FieldType } from '../schema.js';
-import { analyzeQuery, QueryRefused, type ReadableCatalog, singleStatement } from './analyze.js';
+import { QueryRefused, type ReadableCatalog } from './analyze.js';
+import { errorClass, withheldMessage } from './failures.js';
 import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
 import { QueryFailure } from './interface.js';
 import { bigLong } from '../avro-long.js';
+import { type CheckedQuery, resultPrivacy, type Sandbox } from './sandbox.js';
+import { openSandboxThread } from './sandbox-thread.js';
 
 const RESULTS_SCHEMA = 'collab_results';
-
-/** The sandbox's settings: nothing but parsing and printing SQL happens there. */
-export const SANDBOX = {
-  enable_external_access: 'false',
-  autoload_known_extensions: 'false',
-  autoinstall_known_extensions: 'false',
-  lock_configuration: 'true',
-};
 
 /** Logical bytes of a value of a fixed-width type (BigQuery's sizes); the others are measured. */
 const FIXED_WIDTH: Partial<Record<FieldType, number>> = {
@@ -54,14 +49,13 @@ export async function openDuckDbQueryEngine(file: string): Promise<QueryEngine> 
   } finally {
     connection.closeSync();
   }
-  const sandbox = await DuckDBInstance.create(':memory:', SANDBOX);
-  return new DuckDbQueryEngine(warehouse, sandbox);
+  return new DuckDbQueryEngine(warehouse, openSandboxThread());
 }
 
 class DuckDbQueryEngine implements QueryEngine {
   constructor(
     private readonly warehouse: DuckDBInstance,
-    private readonly sandbox: DuckDBInstance,
+    private readonly sandbox: Sandbox,
   ) {}
 
   async run(request: QueryRequest): Promise<QueryOutcome> {
@@ -133,36 +127,34 @@ class DuckDbQueryEngine implements QueryEngine {
   }
 
   close(): Promise<void> {
-    this.sandbox.closeSync();
-    return Promise.resolve();
+    return this.sandbox.close();
   }
 
-  /** Parses in the sandbox, checks, and prints back the SQL that will run. */
-  private async check(sql: string, catalog: ReadableCatalog) {
-    const connection = await this.sandbox.connect();
+  /** Parses, checks and prints back the SQL that will run, and follows its columns (sandbox.ts). */
+  private async check(sql: string, catalog: ReadableCatalog): Promise<CheckedQuery> {
     try {
-      const serialized = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
-      const analyzed = analyzeQuery(singleStatement(String(serialized.getRows()[0]![0])), catalog, physicalNames);
-      const printed = await connection.runAndReadAll('SELECT json_deserialize_sql($1::JSON)', [
-        JSON.stringify({ error: false, statements: [{ node: analyzed.tree, named_param_map: [] }] }),
-      ]);
-      return { ...analyzed, sql: String(printed.getRows()[0]![0]) };
+      return await this.sandbox.check(sql, catalog);
     } catch (error) {
       if (error instanceof QueryRefused) throw new QueryFailure('accessDenied', scrubbed(error.message));
       throw failure(error);
-    } finally {
-      connection.closeSync();
     }
   }
 
-  private async store(
-    connection: DuckDBConnection,
-    request: QueryRequest,
-    checked: Awaited<ReturnType<DuckDbQueryEngine['check']>>,
-  ): Promise<QueryOutcome> {
+  /**
+   * The failure of a statement that ran `checked`: when it reads a masked table, its class and
+   * where it points in the caller's text only, as DuckDB's message may carry the value it failed on.
+   */
+  private async failed(error: unknown, checked: CheckedQuery, statement: string): Promise<never> {
+    if (!checked.readsMaskedTable) throw error;
+    const message = types.isNativeError(error) ? error.message : String(error);
+    const position = await this.sandbox.locate(checked, statement, message).catch(() => undefined);
+    throw new QueryFailure('invalidQuery', withheldMessage(errorClass(message), position));
+  }
+
+  private async store(connection: DuckDBConnection, request: QueryRequest, checked: CheckedQuery): Promise<QueryOutcome> {
     const prepared = await connection.prepare(checked.sql);
     const count = prepared.columnCount;
-    const masked = checked.masked.length === count ? checked.masked : Array.from({ length: count }, () => checked.readsMasked);
+    const masked = resultPrivacy(checked, count);
     const columns: ResultColumn[] = uniqueNames(Array.from({ length: count }, (_, i) => prepared.columnName(i))).map(
       (name, i) => ({ name, type: prepared.columnType(i).toString(), private: masked[i]! }),
     );
@@ -170,15 +162,15 @@ class DuckDbQueryEngine implements QueryEngine {
     const projections = columns.map((column, i) => (column.private ? `CASE WHEN false THEN c${i} END AS c${i}` : `c${i}`));
     const maskedValues = columns.flatMap((column, i) => (column.private ? [`c${i} IS NOT NULL`] : []));
     if (maskedValues.length > 0) projections.push(`(${maskedValues.join(' OR ')}) AS masked_row`);
+    const statement = `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases})`;
     const started = performance.now();
     // The bytes read do not depend on the result: counted on a connection of their own meanwhile.
     const [bytesProcessed, elapsedMs] = await Promise.all([
       bytesRead(this.warehouse, request.catalog, checked.read),
-      connection
-        .run(
-          `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases})`,
-        )
-        .then(() => Math.round(performance.now() - started)),
+      connection.run(statement).then(
+        () => Math.round(performance.now() - started),
+        (error: unknown) => this.failed(error, checked, statement),
+      ),
     ]);
     const counts = await connection.runAndReadAll(
       `SELECT count(*), ${maskedValues.length > 0 ? 'count(*) FILTER (WHERE masked_row)' : '0'} FROM ${resultTable(request.jobId)}`,

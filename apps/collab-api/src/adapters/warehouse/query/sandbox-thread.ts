@@ -1,0 +1,101 @@
+/**
+ * The sandbox in a worker thread of its own (sandbox-worker.ts). Checking a query parses DuckDB's
+ * JSON of its parse tree and its plan and walks both: a millisecond or two for an ordinary query,
+ * but seconds for a wide one (a plan carries every column of every table it scans), which must
+ * not hold the event loop. Requests are answered as they finish; a worker that stops fails the
+ * requests it held, and the next request starts another. An idle worker does not keep the
+ * process alive.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { QueryRefused, type ReadableCatalog } from './analyze.js';
+import type { Position } from './failures.js';
+import type { CheckedQuery, Sandbox } from './sandbox.js';
+
+export type SandboxRequest =
+  | { id: number; method: 'check'; args: [string, ReadableCatalog, { names?: boolean }] }
+  | { id: number; method: 'locate'; args: [CheckedQuery, string, string] };
+
+type Reply = { id: number; result: unknown } | { id: number; error: { name: string; message: string } };
+
+interface Waiting {
+  resolve: (result: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+export function openSandboxThread(): Sandbox {
+  let worker: Worker | undefined;
+  let lastId = 0;
+  let closed = false;
+  const waiting = new Map<number, Waiting>();
+
+  const failAll = (error: Error) => {
+    for (const entry of waiting.values()) entry.reject(error);
+    waiting.clear();
+  };
+
+  const start = (): Worker => {
+    const { url, execArgv } = workerModule();
+    const started = new Worker(url, { execArgv });
+    started.on('message', (reply: Reply) => {
+      const entry = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      if (waiting.size === 0) started.unref();
+      if (!entry) return;
+      if ('result' in reply) entry.resolve(reply.result);
+      else {
+        entry.reject(
+          reply.error.name === 'QueryRefused' ? new QueryRefused(reply.error.message) : new Error(reply.error.message),
+        );
+      }
+    });
+    let failure: Error | undefined;
+    started.on('error', (error: Error) => {
+      failure = error;
+    });
+    started.on('exit', (code) => {
+      if (worker === started) worker = undefined;
+      failAll(failure ?? new Error(`The query sandbox's thread stopped (exit code ${code})`));
+    });
+    return started;
+  };
+
+  const call = (request: Omit<SandboxRequest, 'id'>): Promise<unknown> => {
+    if (closed) return Promise.reject(new Error('The query sandbox is closed'));
+    worker ??= start();
+    const id = ++lastId;
+    const current = worker;
+    return new Promise((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      current.ref();
+      current.postMessage({ ...request, id });
+    });
+  };
+
+  return {
+    check: (text, catalog, options = {}) => call({ method: 'check', args: [text, catalog, options] }) as Promise<CheckedQuery>,
+    locate: (checked, executed, message) =>
+      call({ method: 'locate', args: [checked, executed, message] }) as Promise<Position | undefined>,
+    close: async () => {
+      closed = true;
+      const stopping = worker;
+      worker = undefined;
+      failAll(new Error('The query sandbox is closed'));
+      await stopping?.terminate();
+    },
+  };
+}
+
+/**
+ * sandbox-worker.ts or .js beside this module, as the app runs from its TypeScript sources (tsx,
+ * jest) or from dist/. TypeScript is loaded through tsx's loader, resolved from here so that the
+ * working directory does not matter.
+ */
+function workerModule(): { url: URL; execArgv: string[] } {
+  const extension = path.extname(fileURLToPath(import.meta.url));
+  const url = new URL(`./sandbox-worker${extension}`, import.meta.url);
+  if (extension !== '.ts') return { url, execArgv: [] };
+  return { url, execArgv: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] };
+}
