@@ -19,8 +19,18 @@ import avsc from 'avsc';
 import { physicalNames, withoutPhysicalNames } from '../names.js';
 import type { FieldType } from '../schema.js';
 import { analyzeQuery, QueryRefused, type ReadableCatalog, singleStatement } from './analyze.js';
-import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
+import { billedBytes } from './billing.js';
+import type {
+  ExportCompression,
+  ExportFormat,
+  QueryEngine,
+  QueryOutcome,
+  QueryRequest,
+  QueryUsage,
+  ResultColumn,
+} from './interface.js';
 import { QueryFailure } from './interface.js';
+import { oversizedConstantList } from './limits.js';
 import { bigLong } from '../avro-long.js';
 
 const RESULTS_SCHEMA = 'collab_results';
@@ -31,6 +41,8 @@ export const SANDBOX = {
   autoload_known_extensions: 'false',
   autoinstall_known_extensions: 'false',
   lock_configuration: 'true',
+  // The allocator is the process's: every instance made sets it, the warehouse's as well (see warehouse/duckdb.ts).
+  allocator_background_threads: 'true',
 };
 
 /** Logical bytes of a value of a fixed-width type (BigQuery's sizes); the others are measured. */
@@ -45,8 +57,14 @@ const FIXED_WIDTH: Partial<Record<FieldType, number>> = {
   TIME: 8,
 };
 
+/** What one query may build: its stored result's rows, and the values of a list built from constants (limits.ts). */
+export interface DuckDbQueryLimits {
+  maxResultRows: number;
+  maxConstantListElements: number;
+}
+
 /** The engine on the warehouse file that `openDuckDbWarehouse` opened (the same cached instance). */
-export async function openDuckDbQueryEngine(file: string): Promise<QueryEngine> {
+export async function openDuckDbQueryEngine(file: string, limits: DuckDbQueryLimits): Promise<QueryEngine> {
   const warehouse = await DuckDBInstance.fromCache(file);
   const connection = await warehouse.connect();
   try {
@@ -55,26 +73,35 @@ export async function openDuckDbQueryEngine(file: string): Promise<QueryEngine> 
     connection.closeSync();
   }
   const sandbox = await DuckDBInstance.create(':memory:', SANDBOX);
-  return new DuckDbQueryEngine(warehouse, sandbox);
+  return new DuckDbQueryEngine(warehouse, sandbox, limits);
 }
 
 class DuckDbQueryEngine implements QueryEngine {
   constructor(
     private readonly warehouse: DuckDBInstance,
     private readonly sandbox: DuckDBInstance,
+    private readonly limits: DuckDbQueryLimits,
   ) {}
 
   async run(request: QueryRequest): Promise<QueryOutcome> {
     const checked = await this.check(request.sql, request.catalog);
+    const oversized = oversizedConstantList(checked.tree, { maxListElements: this.limits.maxConstantListElements });
+    if (oversized) throw new QueryFailure('resourcesExceeded', oversized);
     if (request.signal.aborted) throw new QueryFailure('stopped', 'The job was stopped before it started');
     const connection = await this.warehouse.connect();
     const interrupt = () => connection.interrupt();
     request.signal.addEventListener('abort', interrupt, { once: true });
+    // The bytes read do not depend on the result: counted on a connection of their own meanwhile.
+    const usage = measuredUsage(this.warehouse, request.catalog, checked);
+    usage.catch(() => undefined);
     try {
-      return await this.store(connection, request, checked);
+      return await this.store(connection, request, checked, usage);
     } catch (error) {
-      if (request.signal.aborted) throw new QueryFailure('stopped', 'The job was stopped before it finished');
-      throw failure(error);
+      // BigQuery bills a cancelled job for what it read; DuckDB cannot tell how far it got: all of it.
+      if (request.signal.aborted) {
+        throw new QueryFailure('stopped', 'The job was stopped before it finished', await usage.catch(() => undefined));
+      }
+      throw outOfMemory(error) ?? failure(error);
     } finally {
       request.signal.removeEventListener('abort', interrupt);
       connection.closeSync();
@@ -159,6 +186,7 @@ class DuckDbQueryEngine implements QueryEngine {
     connection: DuckDBConnection,
     request: QueryRequest,
     checked: Awaited<ReturnType<DuckDbQueryEngine['check']>>,
+    usage: Promise<QueryUsage>,
   ): Promise<QueryOutcome> {
     const prepared = await connection.prepare(checked.sql);
     const count = prepared.columnCount;
@@ -171,24 +199,30 @@ class DuckDbQueryEngine implements QueryEngine {
     const maskedValues = columns.flatMap((column, i) => (column.private ? [`c${i} IS NOT NULL`] : []));
     if (maskedValues.length > 0) projections.push(`(${maskedValues.join(' OR ')}) AS masked_row`);
     const started = performance.now();
-    // The bytes read do not depend on the result: counted on a connection of their own meanwhile.
-    const [bytesProcessed, elapsedMs] = await Promise.all([
-      bytesRead(this.warehouse, request.catalog, checked.read),
-      connection
-        .run(
-          `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases})`,
-        )
-        .then(() => Math.round(performance.now() - started)),
-    ]);
+    // One row past the limit tells a result over it, without storing the rest.
+    const maxRows = this.limits.maxResultRows;
+    await connection.run(
+      `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases}) LIMIT ${maxRows + 1}`,
+    );
+    const elapsedMs = Math.round(performance.now() - started);
     const counts = await connection.runAndReadAll(
       `SELECT count(*), ${maskedValues.length > 0 ? 'count(*) FILTER (WHERE masked_row)' : '0'} FROM ${resultTable(request.jobId)}`,
     );
     const [totalRows, privateRowCount] = counts.getRows()[0]!.map(Number) as [number, number];
+    if (totalRows > maxRows) {
+      await connection.run(`DROP TABLE ${resultTable(request.jobId)}`);
+      throw new QueryFailure(
+        'resourcesExceeded',
+        `The result has more than ${maxRows.toLocaleString('en')} rows, the most this service stores for a job: aggregate or filter it`,
+      );
+    }
+    const { bytesProcessed, bytesBilled } = await usage;
     return {
       columns,
       totalRows,
       privateRowCount,
       bytesProcessed,
+      bytesBilled,
       elapsedMs,
       cacheHit: false,
       numDmlAffectedRows: null,
@@ -227,20 +261,57 @@ function jsonValue(value: unknown, type: string): unknown {
 }
 
 /**
- * Bytes the query read, counted as BigQuery counts them: for each column it reads, every row's
- * value, fixed-width types at their width, strings, bytes, JSON and lists at their length (+2).
+ * What the query reads and is billed for, as BigQuery measures it: of each table it references,
+ * the bytes of the columns it reads (bytesRead); billed with BigQuery's minimums (billing.ts), so a
+ * table it reads no column of still counts.
  */
-async function bytesRead(warehouse: DuckDBInstance, catalog: ReadableCatalog, read: Map<string, Set<string>>): Promise<number> {
+async function measuredUsage(
+  warehouse: DuckDBInstance,
+  catalog: ReadableCatalog,
+  checked: { tree: unknown; read: Map<string, Set<string>> },
+): Promise<QueryUsage> {
   const connection = await warehouse.connect();
   try {
-    return await bytesReadOn(connection, catalog, read);
+    const read = await bytesRead(connection, catalog, checked.read);
+    const perTable = referencedTables(checked.tree, catalog).map((key) => read.get(key) ?? 0);
+    return { bytesProcessed: perTable.reduce((sum, bytes) => sum + bytes, 0), bytesBilled: billedBytes(perTable) };
   } finally {
     connection.closeSync();
   }
 }
 
-async function bytesReadOn(connection: DuckDBConnection, catalog: ReadableCatalog, read: Map<string, Set<string>>) {
-  let total = 0;
+/** The catalog keys of the tables the checked tree (physical names by then) reads from, each once. */
+function referencedTables(tree: unknown, catalog: ReadableCatalog): string[] {
+  const byPhysicalName = new Map<string, string>();
+  for (const [key, table] of catalog) {
+    if (!table) continue;
+    const { dataset, table: name } = physicalNames(table.ref);
+    byPhysicalName.set(`${dataset}.${name}`.toLowerCase(), key);
+  }
+  const keys = new Set<string>();
+  const pending: unknown[] = [tree];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value !== 'object' || value === null) continue;
+    const node = value as Record<string, unknown>;
+    const key =
+      node.type === 'BASE_TABLE' && byPhysicalName.get(`${String(node.schema_name)}.${String(node.table_name)}`.toLowerCase());
+    if (key) keys.add(key);
+    pending.push(...(Array.isArray(value) ? (value as unknown[]) : Object.values(node)));
+  }
+  return [...keys];
+}
+
+/**
+ * Bytes the query read of each table, counted as BigQuery counts them: for each column it reads,
+ * every row's value, fixed-width types at their width, strings, bytes, JSON and lists at their length (+2).
+ */
+async function bytesRead(
+  connection: DuckDBConnection,
+  catalog: ReadableCatalog,
+  read: Map<string, Set<string>>,
+): Promise<Map<string, number>> {
+  const bytes = new Map<string, number>();
   for (const [key, names] of read) {
     const table = catalog.get(key)!;
     const columns = table.columns.filter((column) => names.has(column.name));
@@ -252,9 +323,9 @@ async function bytesReadOn(connection: DuckDBConnection, catalog: ReadableCatalo
     const reader = await connection.runAndReadAll(
       `SELECT count(*) * ${fixed}${lengths.map((length) => ` + ${length}`).join('')} FROM ${quotedIdentifier(dataset)}.${quotedIdentifier(name)}`,
     );
-    total += Number(reader.getRows()[0]![0]);
+    bytes.set(key, Number(reader.getRows()[0]![0]));
   }
-  return total;
+  return bytes;
 }
 
 function copyOptions(format: Exclude<ExportFormat, 'AVRO'>, compression: ExportCompression): string {
@@ -340,6 +411,16 @@ function avroValue(value: unknown, kind: AvroKind): unknown {
     case 'string':
       return typeof value === 'string' ? value : (value as { toString(): string }).toString();
   }
+}
+
+/** DuckDB's allocation past the process's memory budget (src/memory) fails the query, not the process. */
+function outOfMemory(error: unknown): QueryFailure | undefined {
+  const message = types.isNativeError(error) ? error.message : String(error);
+  if (!message.startsWith('Out of Memory Error')) return undefined;
+  return new QueryFailure(
+    'resourcesExceeded',
+    `The query needed more memory than this service allows a query: ${scrubbed(message.split('\n')[0]!)}`,
+  );
 }
 
 // An absolute path, as DuckDB's I/O errors name files.
