@@ -76,6 +76,16 @@ describe('lists built from constants', () => {
     }
   });
 
+  it('walks the widest and deepest trees a query text makes, once each node', async () => {
+    // 100,000 characters of list (the most a query text holds), and expressions nested as deep as DuckDB parses.
+    const wide = await tree(`SELECT [${'1,'.repeat(49_999)}1]`);
+    expect(oversizedConstantList(wide, { maxListElements: 49_999 })).toMatch(
+      /list_value\(\.\.\.\) would build a list of 50,000 values/,
+    );
+    const deep = await tree(`SELECT ${'abs('.repeat(900)}range(2000000)${')'.repeat(900)}`);
+    expect(oversizedConstantList(deep, limits)).toMatch(/^range\(\.\.\.\) would build a list of 2,000,000 values/);
+  });
+
   it('takes a tenth of the memory budget for the limit, at some 100 bytes a value', () => {
     expect(maxConstantListElements(1024)).toBe(1_048_576);
     expect(maxConstantListElements(256)).toBe(262_144);

@@ -10,8 +10,8 @@
  * (src/memory), where DuckDB's own allocation fails with "Out of Memory".
  *
  * The model knows the functions that make lists longer than their arguments (range and
- * generate_series, list_resize and array_resize, repeat, the string splitters) and adds up the
- * lists of any other call's arguments. Dates, timestamps and intervals written as constants count
+ * generate_series, list_resize and array_resize, repeat, the string splitters), counts the values
+ * of a list written out (`[a, b, c]`) and adds up the lists of any other call's arguments. Dates, timestamps and intervals written as constants count
  * in microseconds (a month as 30 days), so a constant range over time is counted too.
  */
 
@@ -164,6 +164,8 @@ function call(name: string, args: Measure[]): Measure {
   if (ROUNDING[name] && numbers[0] !== undefined) return { ...passed, number: ROUNDING[name](numbers[0]) };
   const unit = /^to_(\w+?)s?$/.exec(name)?.[1];
   if (unit && MICROS[unit] !== undefined && numbers[0] !== undefined) return { ...passed, number: numbers[0] * MICROS[unit] };
+  // `[a, b, c]`: its values, and theirs.
+  if (name === 'list_value' || name === 'array_value') return { elements: args.length + passed.elements, chars: passed.chars };
   if (name === 'range' || name === 'generate_series') {
     const count = seriesLength(numbers, name === 'generate_series');
     return count === undefined ? passed : { elements: count, chars: 0 };
