@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import http from 'node:http';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -32,6 +32,7 @@ import { mintLocalToken } from '../src/auth/index.js';
 import { createDatabaseClient } from '../src/database.js';
 import { appRoot, migrationsDir } from '../src/paths.js';
 import { bootstrapTenant } from '../src/tenants/bootstrap.js';
+import { processMemory as residentMemory, resetPeak } from '../test/process-memory.js';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '1500000' } } });
 const ROWS = Number(values.rows);
@@ -179,18 +180,6 @@ async function writeCsv(target: string, rows: number): Promise<void> {
   }
   out.end(chunk);
   await once(out, 'close');
-}
-
-/** Starts the process's peak resident memory (VmHWM) anew from its current one. */
-async function resetPeak(pid: number): Promise<void> {
-  await writeFile(`/proc/${pid}/clear_refs`, '5');
-}
-
-/** The process's resident memory now and its peak (VmHWM), from /proc. */
-async function residentMemory(pid: number): Promise<{ current: number; peak: number }> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-  return { current: kb('VmRSS'), peak: kb('VmHWM') };
 }
 
 function mb(value: number): string {

@@ -1,33 +1,58 @@
 /**
  * Query jobs against DuckDB run directly, in one run and one process (the app, its worker and a
- * second DuckDB handle on the same warehouse file):
+ * second DuckDB handle on the same warehouse file), then the limits of one query in a server
+ * process of its own:
  *
  * - an aggregate over a QUERY_BENCH_ROWS-row table (default 10,000,000) through the job API
  *   (run, poll until DONE) against the same SQL on DuckDB, median of 3 each, and their ratio;
  * - p95 of fetching page 1 and the last page (page 50,000 at 10 million rows, page_size 200) of the
  *   table's full stored result over HTTP;
  * - exports of min(rows, 1,000,000) rows in each format (no compression), against DuckDB's own COPY
- *   of the same rows where DuckDB writes the format.
+ *   of the same rows where DuckDB writes the format;
+ * - scheduling (the default 2 jobs at once, 1 per tenant): a trivial job's end-to-end time alone
+ *   (p50 and p95 of 20); 30 trivial jobs of one tenant queued at once, and another tenant's job
+ *   queued behind them; another tenant's trivial job while one tenant keeps 8 heavy jobs queued;
+ *   the time from a cancel to CANCELLED for a heavy job that runs;
+ * - the memory budget: a server process (src/server.ts, default settings: COLLAB_MEMORY_BUDGET_MB
+ *   1024) runs the memory bomb and range(1e9), written with constants and sized at run time: the
+ *   time each takes to fail, and the process's RSS before, at its peak (VmHWM) and after.
  *
  *   QUERY_BENCH_ROWS=1000000 pnpm --filter collab-api bench:query-jobs
  *
- * Creates a scratch database (TEST_DATABASE_URL's server) and a data folder, dropped afterwards.
- * Prints a Markdown table.
+ * Creates scratch databases (TEST_DATABASE_URL's server) and data folders, dropped afterwards.
+ * Prints Markdown tables.
  */
 import type { Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { createScratchDatabase } from '@repo/db/dev';
 import { physicalNames } from '../src/adapters/warehouse/index.js';
-import { createTestContext } from '../test/context.js';
+import { mintLocalToken } from '../src/auth/index.js';
+import { createDatabaseClient } from '../src/database.js';
+import { migrationsDir } from '../src/paths.js';
+import { bootstrapTenant } from '../src/tenants/bootstrap.js';
+import { createTestContext, TEST_SECRET } from '../test/context.js';
 import { seedTenant } from '../test/fixtures.js';
+import { processMemory, resetPeak } from '../test/process-memory.js';
+import { start as startServer } from '../test/service-process.js';
 
 const ROWS = Number(process.env.QUERY_BENCH_ROWS ?? 10_000_000);
 const EXPORT_ROWS = Math.min(ROWS, 1_000_000);
 const PAGE_SIZE = 200;
 const SAMPLES = 40;
 const AGGREGATE = 'SELECT customer, count(*) AS n, sum(amount) AS total, avg(amount) AS mean FROM bench.orders GROUP BY customer';
+// A hundred million rows of cross join, no table: a second or so of two cores.
+const HEAVY =
+  'SELECT count(*) AS n FROM (SELECT unnest(range(10000)) AS a) x, (SELECT unnest(range(10000)) AS b) y WHERE a + b >= 0';
+const BOMBS = {
+  'the bomb: `unnest(range(100000000))`': 'SELECT count(*) AS n FROM (SELECT unnest(range(100000000)) x)',
+  '`range(1000000000)`': 'SELECT count(*) AS n FROM (SELECT unnest(range(1000000000)) x)',
+  'the bomb, sized at run time (`range(x)`, x = 1e8)':
+    'SELECT count(*) AS n FROM (SELECT unnest(range(x)) FROM (VALUES (100000000)) t(x))',
+  'range(x), x = 1e9, at run time': 'SELECT count(*) AS n FROM (SELECT unnest(range(x)) FROM (VALUES (1000000000)) t(x))',
+};
 
 const ctx = await createTestContext({ COLLAB_DEFAULT_DAILY_QUOTA_USD: '1000000', COLLAB_DEFAULT_MONTHLY_QUOTA_USD: '1000000' });
 const scratch = await mkdtemp(path.join(os.tmpdir(), 'collab-query-bench-'));
@@ -36,15 +61,7 @@ await ctx.startWorker();
 try {
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const tenant = await seedTenant(ctx, 'Bench');
-  const call = async (method: string, urlPath: string, body?: object) => {
-    const res = await fetch(`${base}${urlPath}`, {
-      method,
-      headers: { authorization: `Bearer ${tenant.editor.token}`, 'content-type': 'application/json' },
-      body: body && JSON.stringify(body),
-    });
-    if (res.status >= 400) throw new Error(`${method} ${urlPath}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, unknown> & { id: string };
-  };
+  const call = caller(base, tenant.editor.token);
   const project = await call('POST', '/api/v1/projects', { name: 'Bench' });
   const dataset = await call('POST', '/api/v1/datasets', { name: 'bench', project_id: project.id });
   const schema = [
@@ -69,18 +86,10 @@ try {
   const saveQuery = (text: string) => call('POST', '/api/v1/queries', { query_text: text, project_id: project.id });
   /** Runs a saved query (saving it is not timed) and polls until the job is DONE. */
   const runJob = async (query: { id: string; query_text?: unknown }) => {
-    const text = String(query.query_text);
-    const jobId = String((await call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: text })).job_id);
-    for (;;) {
-      const job = await call('GET', `/api/v1/query-jobs/${jobId}`);
-      if (job.status === 'DONE') return job;
-      if (job.status !== 'PENDING' && job.status !== 'RUNNING')
-        throw new Error(`job ${String(job.status)}: ${JSON.stringify(job.error_result)}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    const job = await ended(call, await start(call, query));
+    if (job.status !== 'DONE') throw new Error(`job ${String(job.status)}: ${JSON.stringify(job.error_result)}`);
+    return job;
   };
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  const p95 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.95) - 1]!;
 
   const direct: number[] = [];
   const api: number[] = [];
@@ -137,6 +146,7 @@ try {
     exports.push({ format, seconds: ms / 1000, duckdb: copy === undefined ? undefined : copy / 1000 });
   }
   duck.closeSync();
+  const scheduling = await schedulingFigures(base, ctx);
 
   const fmt = (n: number, digits = 1) => n.toFixed(digits);
   console.log(`\nQuery jobs, ${ROWS.toLocaleString('en')} rows, DuckDB warehouse\n`);
@@ -158,8 +168,159 @@ try {
       `| export ${EXPORT_ROWS.toLocaleString('en')} rows, ${row.format}, s | ${fmt(row.seconds, 2)} s | ${copy} | ${ratio} |`,
     );
   }
+  console.log('\nScheduling (2 jobs at once, 1 per tenant), end to end (run, poll every 5 ms until it ends)\n');
+  console.log('| measure | ms |');
+  console.log('|---|---:|');
+  for (const [measure, ms] of Object.entries(scheduling)) console.log(`| ${measure} | ${fmt(ms)} |`);
 } finally {
   server.close();
   await ctx.close();
   await rm(scratch, { recursive: true, force: true });
+}
+
+await memoryBudgetFigures();
+
+type Call = (method: string, urlPath: string, body?: object) => Promise<Record<string, unknown> & { id: string }>;
+
+function caller(base: string, token: string): Call {
+  return async (method, urlPath, body) => {
+    const res = await fetch(`${base}${urlPath}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body && JSON.stringify(body),
+    });
+    if (res.status >= 400) throw new Error(`${method} ${urlPath}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as Record<string, unknown> & { id: string };
+  };
+}
+
+/** Runs a saved query; the job's id. */
+async function start(call: Call, query: { id: string; query_text?: unknown }): Promise<string> {
+  const text = String(query.query_text);
+  return String((await call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: text })).job_id);
+}
+
+/** The job once it has ended, read every 5 ms. */
+async function ended(call: Call, jobId: string) {
+  for (;;) {
+    const job = await call('GET', `/api/v1/query-jobs/${jobId}`);
+    if (job.status !== 'PENDING' && job.status !== 'RUNNING') return job;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+}
+
+function p95(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.95) - 1]!;
+}
+
+/** A tenant with a project, a saved query for each text, and its calls. */
+async function benchTenant(base: string, context: typeof ctx, name: string, texts: string[]) {
+  const call = caller(base, (await seedTenant(context, name)).editor.token);
+  const project = await call('POST', '/api/v1/projects', { name });
+  const queries = await Promise.all(
+    texts.map((text) => call('POST', '/api/v1/queries', { query_text: text, project_id: project.id })),
+  );
+  return { call, queries };
+}
+
+async function schedulingFigures(base: string, context: typeof ctx): Promise<Record<string, number>> {
+  const alone = await benchTenant(base, context, 'Alone', ['SELECT 1 AS one']);
+  const trivial: number[] = [];
+  for (let i = 0; i < 20; i += 1) {
+    const started = performance.now();
+    await ended(alone.call, await start(alone.call, alone.queries[0]!));
+    trivial.push(performance.now() - started);
+  }
+
+  const flood = await benchTenant(base, context, 'Flood', ['SELECT 1 AS one']);
+  const behind = await benchTenant(base, context, 'Behind', ['SELECT 1 AS one']);
+  const floodStarted = performance.now();
+  const floodJobs = await Promise.all(Array.from({ length: 30 }, () => start(flood.call, flood.queries[0]!)));
+  const behindStarted = performance.now();
+  await ended(behind.call, await start(behind.call, behind.queries[0]!));
+  const behindMs = performance.now() - behindStarted;
+  for (const id of floodJobs) await ended(flood.call, id);
+  const drainMs = performance.now() - floodStarted;
+
+  const busy = await benchTenant(base, context, 'Busy', [HEAVY]);
+  const quiet = await benchTenant(base, context, 'Quiet', ['SELECT 1 AS one']);
+  const heavyJobs = await Promise.all(Array.from({ length: 8 }, () => start(busy.call, busy.queries[0]!)));
+  const besideHeavy: number[] = [];
+  for (let i = 0; i < 3; i += 1) {
+    const started = performance.now();
+    await ended(quiet.call, await start(quiet.call, quiet.queries[0]!));
+    besideHeavy.push(performance.now() - started);
+  }
+  // The cancel of the one that runs, then of the others (PENDING: at once).
+  let cancelMs = 0;
+  for (const id of heavyJobs) {
+    const job = await busy.call('GET', `/api/v1/query-jobs/${id}`);
+    if (job.status !== 'RUNNING') continue;
+    const started = performance.now();
+    await busy.call('POST', `/api/v1/query-jobs/${id}/cancel`);
+    await ended(busy.call, id);
+    cancelMs = performance.now() - started;
+    break;
+  }
+  for (const id of heavyJobs) await busy.call('POST', `/api/v1/query-jobs/${id}/cancel`).catch(() => undefined);
+  for (const id of heavyJobs) await ended(busy.call, id);
+  return {
+    'a trivial job alone, p50 of 20': median(trivial),
+    'a trivial job alone, p95 of 20': p95(trivial),
+    "30 trivial jobs of one tenant queued at once: the last one's end": drainMs,
+    "another tenant's trivial job queued behind those 30": behindMs,
+    "another tenant's trivial job while one tenant keeps 8 heavy jobs queued (median of 3; goal 2,000)": median(besideHeavy),
+    'a cancel of a running heavy job, until CANCELLED': cancelMs,
+  };
+}
+
+/** The memory bomb and range(1e9) in a server process of their own with the default budget. */
+async function memoryBudgetFigures(): Promise<void> {
+  const database = await createScratchDatabase({ label: 'collab_query_budget_bench', migrationsDir });
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'collab-query-budget-bench-'));
+  const db = createDatabaseClient(database.url, 2);
+  try {
+    await bootstrapTenant(db, {
+      tenantName: 'Bomber',
+      adminEmail: 'admin@bomber.test',
+      adminName: 'Admin',
+      adminSub: 'idp|bomber',
+    });
+    const service = await startServer({ DATABASE_URL: database.url, DATA_DIR: dataDir });
+    try {
+      const call = caller(service.url, mintLocalToken({ secret: TEST_SECRET, sub: 'idp|bomber' }));
+      const project = await call('POST', '/api/v1/projects', { name: 'Bombs' });
+      const pid = service.child.pid!;
+      // A first job, so that the worker's and DuckDB's first allocations are behind us.
+      const warm = await call('POST', '/api/v1/queries', { query_text: 'SELECT 1 AS one', project_id: project.id });
+      await ended(call, await start(call, warm));
+      console.log(`\nOne query's memory (server process, COLLAB_MEMORY_BUDGET_MB=1024)\n`);
+      console.log('| query | outcome | ms to end | RSS before / peak / after, MB |');
+      console.log('|---|---|---:|---:|');
+      for (const [name, text] of Object.entries(BOMBS)) {
+        const saved = await call('POST', '/api/v1/queries', { query_text: text, project_id: project.id });
+        const before = await processMemory(pid);
+        await resetPeak(pid);
+        const started = performance.now();
+        const job = await ended(call, await start(call, saved));
+        const ms = performance.now() - started;
+        const after = await processMemory(pid);
+        const outcome = `${String(job.status)} ${String((job.error_result as { reason?: string } | null)?.reason ?? '')}`;
+        const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+        console.log(
+          `| ${name} | ${outcome} | ${ms.toFixed(0)} | ${mb(before.current)} / ${mb(after.peak)} / ${mb(after.current)} |`,
+        );
+      }
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    await db.$disconnect();
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
 }

@@ -9,6 +9,7 @@ import { type AuthSettings, authSettings, checkAuthSettings } from './auth/index
 import { workerSettings } from './jobs/settings.js';
 import { exportSettings } from './exports/settings.js';
 import { loadJobSettings } from './load-jobs/settings.js';
+import { checkMemorySettings, memorySettings } from './memory/settings.js';
 import { queryJobSettings } from './query-jobs/settings.js';
 import { quotaSettings } from './quota/settings.js';
 
@@ -19,6 +20,7 @@ export const configSchema = z
     ...storageSettings(),
     ...authSettings(),
     ...warehouseSettings(),
+    ...memorySettings(),
     COLLAB_WAREHOUSE_LEASE_SECONDS: setting
       .integer({ min: 1, max: 86_400 })
       .default(120)
@@ -55,6 +57,7 @@ export const configSchema = z
   .superRefine((config, ctx) => {
     checkAuthSettings(config, ctx, { secretGenerated: generatesLocalSecret(config) });
     checkWarehouseSettings(config, ctx);
+    checkMemorySettings(config, ctx);
     checkStorageBackendSettings(config, ctx);
     checkNotificationSettings(config, ctx);
     // Load files are streamed in and out; a database row holds its whole value.

@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import type { Database } from './database.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { resolveAuthSettings } from './local-secret.js';
+import { maxConstantListElements } from './memory/budget.js';
 import { defaultDataDir } from './paths.js';
 import type { ChangeDeps } from './warehouse-changes/index.js';
 
@@ -73,6 +74,10 @@ export async function createDeps(
   const queryEngine = await createQueryEngine(config, {
     dataDir,
     exportBucket: config.STORAGE_BACKEND === 'gcs' ? config.GCS_BUCKET : undefined,
+    limits: {
+      maxResultRows: config.COLLAB_QUERY_MAX_RESULT_ROWS,
+      maxConstantListElements: maxConstantListElements(config.COLLAB_MEMORY_BUDGET_MB),
+    },
   });
   const agentIdSecret = config.COLLAB_AGENT_ID_SECRET ?? (await generatedAgentIdSecret(dataDir, base.logger));
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL) : undefined;

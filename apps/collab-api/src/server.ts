@@ -1,3 +1,5 @@
+// First: DuckDB's allocator reads its settings when its library loads (memory/allocator.ts).
+import './memory/allocator.js';
 import { loadConfigOrExit } from '@repo/config';
 import { connectDatabase } from '@repo/db';
 import { createLogger, createMetrics, serve } from '@repo/http';
@@ -5,6 +7,7 @@ import { buildApp } from './app.js';
 import { configSchema } from './config.js';
 import { createDatabaseClient } from './database.js';
 import { createDeps } from './deps.js';
+import { applyMemoryBudget } from './memory/budget.js';
 import { defaultDataDir, migrationsDir } from './paths.js';
 import { startReconciler } from './reconciler.js';
 import { buildWorkerApp, startWorker, type Worker } from './worker.js';
@@ -27,6 +30,8 @@ const { deps, close } = await createDeps(config, {
   metrics: createMetrics({ service: 'collab-api' }),
   databaseUrl: connection.url,
 });
+// Now that DuckDB, its threads and the pools are up: what the process may grow by from here.
+await applyMemoryBudget({ budgetMb: config.COLLAB_MEMORY_BUDGET_MB, logger });
 
 // What a crash interrupted is put right at start-up (in the background), then every interval.
 const reconciler = startReconciler(

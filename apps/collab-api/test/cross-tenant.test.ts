@@ -307,6 +307,7 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/query-jobs/{job_id}': foreignCall((c) => c.get(`/api/v1/query-jobs/${foreign.queryJobId}`)),
   'GET /api/v1/queries/{query_id}/jobs': foreignCall((c) => c.get(`/api/v1/queries/${foreign.queryId}/jobs`)),
   'GET /api/v1/query-jobs/{job_id}/results': foreignCall((c) => c.get(`/api/v1/query-jobs/${foreign.queryJobId}/results`)),
+  'POST /api/v1/query-jobs/{job_id}/cancel': foreignCall((c) => c.post(`/api/v1/query-jobs/${foreign.queryJobId}/cancel`)),
   'POST /api/v1/query-jobs/{job_id}/exports': foreignCall((c) => c.post(`/api/v1/query-jobs/${foreign.queryJobId}/exports`, {})),
   'GET /api/v1/query-jobs/{job_id}/exports': foreignCall((c) => c.get(`/api/v1/query-jobs/${foreign.queryJobId}/exports`)),
   'GET /api/v1/exports/{export_id}': foreignCall((c) => c.get(`/api/v1/exports/${foreign.queryExportId}`)),

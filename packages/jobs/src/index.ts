@@ -30,6 +30,14 @@ export interface JobDefinition<D, P extends z.ZodType = z.ZodType> {
    * sends with the same key, delayed by `delaySeconds`, makes one run. Default: every send is a job.
    */
   policy?: Extract<QueuePolicy, 'standard' | 'short'>;
+  /**
+   * How many jobs of this kind a process runs at once: `perProcess` (default 1), of which at most
+   * `perGroup` of one group (a send's `group`). pg-boss counts a process's groups in memory and puts
+   * back a job it fetched past the limit, so the limit is exact in each process; processes do not
+   * count each other's (pg-boss's database-wide group count lets two fetches at the same moment
+   * both pass). Default: one at a time, groups unlimited.
+   */
+  concurrency?(deps: D): { perProcess: number; perGroup?: number };
   handle(deps: D, payload: z.output<P>, context: JobContext): Promise<void>;
   /** After the last attempt failed (or its process stopped): leaves the records as they must be then. */
   gaveUp?(deps: D, payload: z.output<P>, reason: string): Promise<void>;
@@ -55,14 +63,21 @@ export interface SendOptions {
   delaySeconds?: number;
   /** With policy `short`: a send while a job with this key still waits adds nothing. */
   key?: string;
+  /** The group the job counts in for its definition's `concurrency.perGroup` (e.g. its tenant). */
+  group?: string;
+  /** Waiting jobs are taken highest priority first, equal priorities in the order they were queued. Default 0. */
+  priority?: number;
 }
 
 export interface JobQueue<D, C extends JobCatalog<D>> {
   /** Queues a job. Answers false when policy `short` dropped it (one with its key already waits). */
   send<N extends keyof C & string>(name: N, payload: JobPayload<C, N>, options?: SendOptions): Promise<boolean>;
-  /** Has this process's worker look for `name` jobs now rather than at its next poll (a job just committed). */
+  /** Has this process's workers look for `name` jobs now rather than at their next poll (a job just committed). */
   wake(name: keyof C & string): void;
-  /** Runs every catalog job in this process, one at a time per kind. */
+  /**
+   * Runs every catalog job in this process, as many at a time per kind as its `concurrency` says
+   * (one by default). A worker that has finished a job looks for the next one at once.
+   */
   work(deps: D): Promise<void>;
   /** Stops: jobs running get `graceSeconds` to finish, then are released (failed, so retried) and their signals aborted. */
   stop(graceSeconds: number): Promise<void>;
@@ -101,9 +116,13 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
   boss.on('error', (error: unknown) => options.logger.error({ err: error }, 'background jobs: pg-boss error'));
   boss.on('warning', (warning: unknown) => options.logger.warn({ warning }, 'background jobs: pg-boss warning'));
   const entries = Object.entries(catalog) as [keyof C & string, JobDefinition<D>][];
-  const workers = new Map<string, string>();
   let started: Promise<void> | undefined;
   let stopped = false;
+
+  // Every worker of the queue in this process, idle or busy (a busy one looks once its job is done).
+  const wake = (name: string) => {
+    for (const worker of boss.getWipData()) if (worker.name === name) boss.notifyWorker(worker.id);
+  };
 
   // Started on first use, so that a process that never queues or runs a job never connects for it.
   const start = () =>
@@ -134,21 +153,26 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
         ...(sendOptions.tx ? { db: transactionOf(sendOptions.tx) } : {}),
         ...(sendOptions.delaySeconds ? { startAfter: sendOptions.delaySeconds } : {}),
         ...(sendOptions.key ? { singletonKey: sendOptions.key } : {}),
+        ...(sendOptions.group ? { group: { id: sendOptions.group } } : {}),
+        ...(sendOptions.priority ? { priority: sendOptions.priority } : {}),
       });
       return id !== null;
     },
 
-    wake(name) {
-      const worker = workers.get(name);
-      if (worker) boss.notifyWorker(worker);
-    },
+    wake,
 
     async work(deps) {
       await start();
       for (const [name, job] of entries) {
-        const id = await boss.work(
+        const concurrency = job.concurrency?.(deps);
+        await boss.work(
           name,
-          { pollingIntervalSeconds: options.pollSeconds, includeMetadata: true },
+          {
+            pollingIntervalSeconds: options.pollSeconds,
+            includeMetadata: true,
+            localConcurrency: concurrency?.perProcess ?? 1,
+            ...(concurrency?.perGroup ? { localGroupConcurrency: concurrency.perGroup } : {}),
+          },
           async ([received]) => {
             const payload: unknown = job.payload.parse(received!.data);
             try {
@@ -159,10 +183,12 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
                 'background job failed',
               );
               throw error;
+            } finally {
+              // Rather than after the poll interval: the next job (or one a group limit held back) may be waiting.
+              wake(name);
             }
           },
         );
-        workers.set(name, id);
         if (job.gaveUp) {
           const gaveUp = job.gaveUp.bind(job);
           await boss.work(

@@ -1,8 +1,9 @@
 /**
  * The job queue on a real Postgres (a scratch database of the machine's server): handlers get
  * their validated payload, policy `short` keeps one waiting job per key, a delayed job waits, and
- * a job out of retries reaches `gaveUp` with its failure. (Queuing in an app's Prisma transaction
- * is tested by the apps: collab-api's load jobs and inbox-api's summaries.)
+ * a job out of retries reaches `gaveUp` with its failure. Jobs run as many at a time as their
+ * concurrency allows, never more of one group than its limit, higher priorities first. (Queuing in
+ * an app's Prisma transaction is tested by the apps: collab-api's load jobs and inbox-api's summaries.)
  */
 import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
 import { z } from 'zod';
@@ -11,6 +12,9 @@ import { createJobQueue, defineJob, type JobQueue } from '../src/index.js';
 interface TestDeps {
   handled: { job: string; payload: unknown }[];
   gaveUp: { payload: unknown; reason: string }[];
+  /** `grouped` jobs started, in order; each runs until its gate is opened. */
+  started: string[];
+  gates: Map<string, () => void>;
 }
 
 const catalog = {
@@ -46,13 +50,24 @@ const catalog = {
       return Promise.resolve();
     },
   }),
+  grouped: defineJob({
+    payload: z.object({ id: z.string() }),
+    retryLimit: 0,
+    retryDelaySeconds: 1,
+    expireInSeconds: 60,
+    concurrency: () => ({ perProcess: 2, perGroup: 1 }),
+    handle: async (deps: TestDeps, payload) => {
+      deps.started.push(payload.id);
+      await new Promise<void>((resolve) => deps.gates.set(payload.id, resolve));
+    },
+  }),
 };
 
 const silent = { error: () => undefined, warn: () => undefined };
 
 let database: ScratchDatabase;
 let queue: JobQueue<TestDeps, typeof catalog>;
-const deps: TestDeps = { handled: [], gaveUp: [] };
+const deps: TestDeps = { handled: [], gaveUp: [], started: [], gates: new Map() };
 
 async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -106,3 +121,33 @@ it('hands a job out of retries to gaveUp with the last failure', async () => {
   await until(() => deps.gaveUp.length === 1, 30_000);
   expect(deps.gaveUp).toEqual([{ payload: { id: 'job-1' }, reason: 'the warehouse said no' }]);
 }, 40_000);
+
+it('runs jobs side by side up to the per-process limit, one of a group at a time, higher priority first', async () => {
+  const open = async (id: string) => {
+    await until(() => deps.gates.has(id));
+    deps.gates.get(id)!();
+  };
+  await queue.send('grouped', { id: 'a1' }, { group: 'A' });
+  await queue.send('grouped', { id: 'a2' }, { group: 'A' });
+  await queue.send('grouped', { id: 'b1' }, { group: 'B' });
+  queue.wake('grouped');
+  await until(() => deps.started.includes('a1') && deps.started.includes('b1'));
+  expect(deps.started).not.toContain('a2');
+  // b1's slot goes to b2, queued after a2: a2's group has a job running.
+  await open('b1');
+  await queue.send('grouped', { id: 'b2' }, { group: 'B' });
+  queue.wake('grouped');
+  await until(() => deps.started.includes('b2'));
+  expect(deps.started).not.toContain('a2');
+  // Both slots busy (a1, b2): of the jobs queued meanwhile, the higher priority takes the next free slot.
+  await queue.send('grouped', { id: 'low' }, { group: 'C' });
+  await queue.send('grouped', { id: 'high' }, { group: 'D', priority: 5 });
+  await open('b2');
+  await until(() => deps.started.includes('high'));
+  expect(deps.started).not.toContain('low');
+  await open('a1');
+  await until(() => deps.started.includes('a2') || deps.started.includes('low'));
+  for (const id of ['high', 'a2', 'low']) await open(id);
+  await until(() => deps.started.length === 6);
+  expect(deps.started.slice(0, 4)).toEqual(['a1', 'b1', 'b2', 'high']);
+}, 60_000);

@@ -3,6 +3,7 @@ export {
   type Actor,
   type Caller,
   requireActor,
+  requireMayCancelQueryJob,
   requireOrgAdmin,
   requireOrgAdminRemains,
   requirePlatformOperator,

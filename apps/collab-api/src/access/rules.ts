@@ -33,6 +33,13 @@ export function requireOrgAdmin(actor: Actor): void {
   if (actor.role !== Role.OrgAdmin) throw new ForbiddenError('Only an Org admin may do this');
 }
 
+/** Cancelling a query job: the user who ran it, or an Org admin of its tenant (as BigQuery lets a job's creator or an admin). */
+export function requireMayCancelQueryJob(actor: Actor, job: { createdById: string | null }): void {
+  if (job.createdById !== actor.userId && actor.role !== Role.OrgAdmin) {
+    throw new ForbiddenError('Only the user who ran a query job, or an Org admin, may cancel it');
+  }
+}
+
 /** Creating, listing and deleting tenants. */
 export function requirePlatformOperator(caller: Caller): void {
   if (!caller.platformOperator) throw new ForbiddenError('Only a platform operator may do this');

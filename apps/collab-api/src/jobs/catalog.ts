@@ -34,12 +34,16 @@ export const JOBS = {
     expireInSeconds: 300,
     handle: (deps, payload) => sendApprovalMail(deps, payload),
   }),
-  /** Runs a query job and stores its result (src/query-jobs). */
+  /** Runs a query job and stores its result (src/query-jobs); sent with its tenant as group and its round's priority (scheduling.ts). */
   'query-job': defineJob({
     payload: z.object({ query_job_id: z.uuid() }),
     retryLimit: 2,
     retryDelaySeconds: 5,
     expireInSeconds: 6 * 3600,
+    concurrency: (deps) => ({
+      perProcess: deps.config.COLLAB_QUERY_CONCURRENCY,
+      perGroup: deps.config.COLLAB_QUERY_CONCURRENCY_PER_TENANT,
+    }),
     handle: (deps, payload, context) => runQueryJob(deps, payload.query_job_id, context),
     gaveUp: (deps, payload) => queryJobGaveUp(deps, payload.query_job_id),
   }),

@@ -1,11 +1,14 @@
 /**
  * The worker's side of a query job (catalog entry `query-job`): start it under the tenant's usage
  * lock (a quota used up meanwhile fails it), run it on the warehouse with the tables its project
- * may read, then record the measurements and charge its cost in one transaction.
+ * may read, then record the measurements and charge its cost in one transaction. While it runs,
+ * the job's row is read every half second for a cancel (which another process may have asked
+ * for): the query is then stopped, and the job ends CANCELLED, charged what the warehouse processed.
  */
+import { startPeriodic } from '@repo/jobs';
 import { NotFoundError } from '@repo/errors';
 import type { Prisma } from '../generated/prisma/client.js';
-import { QueryFailure } from '../adapters/warehouse/query/index.js';
+import { QueryFailure, type QueryUsage } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
 import type { Database, Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
@@ -13,19 +16,23 @@ import type { JobContext } from '../jobs/catalog.js';
 import { formatUsd } from '../quota/rules.js';
 import { chargeJob, quotaLeft } from '../quota/service.js';
 import { readableCatalog } from './readable.js';
-import { workerMayRun } from './states.js';
+import { CANCELLED_BY_REQUEST, workerMayRun } from './states.js';
 
 type Failure = { reason: string; message: string };
 
-async function fail(db: Database | Transaction, jobId: string, failure: Failure): Promise<void> {
+// How often a running job's row is read for a cancel.
+const CANCEL_CHECK_SECONDS = 0.5;
+
+/** Ends a job that has not ended: FAILED with `failure`, or CANCELLED. */
+async function end(
+  db: Database | Transaction,
+  jobId: string,
+  outcome: { status: 'FAILED'; failure: Failure } | { status: 'CANCELLED' },
+): Promise<void> {
+  const failure = outcome.status === 'FAILED' ? outcome.failure : CANCELLED_BY_REQUEST;
   await db.queryJob.updateMany({
     where: { id: jobId, status: { in: ['PENDING', 'RUNNING'] } },
-    data: {
-      status: 'FAILED',
-      endedAt: new Date(),
-      errorResult: failure,
-      errorDetails: { errors: [failure] },
-    },
+    data: { status: outcome.status, endedAt: new Date(), errorResult: failure, errorDetails: { errors: [failure] } },
   });
 }
 
@@ -33,9 +40,14 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   const job = await deps.db.queryJob.findUnique({ where: { id: jobId }, include: { query: true } });
   if (!job || !workerMayRun(job.status)) return;
   const started = await deps.db.$transaction(async (tx) => {
+    // A retry of a job whose cancel its stopped attempt did not finish: nothing is known of what it processed.
+    if (job.cancelRequestedAt) {
+      await end(tx, job.id, { status: 'CANCELLED' });
+      return false;
+    }
     const refusal = await quotaLeft(tx, deps.config, job.tenantId);
     if (refusal) {
-      await fail(tx, job.id, { reason: 'quotaExceeded', message: refusal.message });
+      await end(tx, job.id, { status: 'FAILED', failure: { reason: 'quotaExceeded', message: refusal.message } });
       return false;
     }
     const { count } = await tx.queryJob.updateMany({
@@ -52,44 +64,68 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     },
   );
   if (!reachable) {
-    await fail(deps.db, job.id, { reason: 'accessDenied', message: "The query's project is no longer reachable by your tenant" });
+    await end(deps.db, job.id, {
+      status: 'FAILED',
+      failure: { reason: 'accessDenied', message: "The query's project is no longer reachable by your tenant" },
+    });
     return;
   }
   const timeoutSeconds = deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
+  const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
+  const cancel = new AbortController();
+  const watch = startPeriodic(
+    async () => {
+      const current = await deps.db.queryJob.findUnique({ where: { id: job.id }, select: { cancelRequestedAt: true } });
+      if (current?.cancelRequestedAt) cancel.abort();
+    },
+    {
+      intervalSeconds: CANCEL_CHECK_SECONDS,
+      onError: (error) =>
+        deps.logger.warn({ err: error, queryJobId: job.id }, 'could not check a running query job for a cancel'),
+    },
+  );
   let outcome;
   try {
     outcome = await deps.queryEngine.run({
       jobId: job.id,
       sql: job.queryText,
       catalog: await readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId }),
-      signal: AbortSignal.any([context.signal, AbortSignal.timeout(timeoutSeconds * 1000)]),
+      signal: AbortSignal.any([context.signal, timeout, cancel.signal]),
     });
   } catch (error) {
     // A stopped worker leaves the job RUNNING for a retry; a query the warehouse refused, or one that ran too long, fails it.
     if (!(error instanceof QueryFailure) || context.signal.aborted) throw error;
-    const failure =
-      error.reason === 'stopped'
-        ? { reason: 'timeout', message: `The query ran longer than ${timeoutSeconds} s and was stopped` }
-        : { reason: error.reason, message: error.message };
-    await fail(deps.db, job.id, failure);
+    if (error.reason !== 'stopped') {
+      await end(deps.db, job.id, { status: 'FAILED', failure: { reason: error.reason, message: error.message } });
+      return;
+    }
+    // Stopped by a cancel or the timeout: charged what the warehouse processed until then, as BigQuery charges.
+    deps.crashPoint('query_job:stopped');
+    const ended = cancel.signal.aborted
+      ? ({ status: 'CANCELLED' } as const)
+      : ({
+          status: 'FAILED',
+          failure: { reason: 'timeout', message: `The query ran longer than ${timeoutSeconds} s and was stopped` },
+        } as const);
+    await deps.db.$transaction(async (tx) => {
+      await end(tx, job.id, ended);
+      if (error.usage && error.usage.bytesBilled > 0) await charge(tx, deps, job, error.usage);
+    });
+    deps.crashPoint('query_job:stopped-recorded');
     return;
+  } finally {
+    await watch.stop();
   }
   // Killed here, the retry runs the query again: the result table is replaced, and nothing was charged yet.
   deps.crashPoint('query_job:result-stored');
   await deps.db.$transaction(async (tx) => {
-    const cost = await chargeJob(tx, deps.config, {
-      tenantId: job.tenantId,
-      queryId: job.queryId,
-      jobId: job.id,
-      bytesProcessed: BigInt(outcome.bytesProcessed),
-    });
+    await charge(tx, deps, job, outcome);
     await tx.queryJob.update({
       where: { id: job.id },
       data: {
         status: 'DONE',
         endedAt: new Date(),
         totalRows: BigInt(outcome.totalRows),
-        totalBytesProcessed: BigInt(outcome.bytesProcessed),
         totalSlotMs: BigInt(outcome.elapsedMs),
         cacheHit: outcome.cacheHit,
         numDmlAffectedRows: outcome.numDmlAffectedRows === null ? null : BigInt(outcome.numDmlAffectedRows),
@@ -97,7 +133,6 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
         statistics: (outcome.statistics ?? undefined) as Prisma.InputJsonValue | undefined,
         resultColumns: outcome.columns as unknown as Prisma.InputJsonValue,
         privateRowCount: BigInt(outcome.privateRowCount),
-        costUsd: formatUsd(cost),
       },
     });
   });
@@ -105,7 +140,34 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   deps.crashPoint('query_job:done');
 }
 
+/** Charges the job for `usage` and records it on the job, in the caller's transaction. */
+async function charge(
+  tx: Transaction,
+  deps: Deps,
+  job: { id: string; tenantId: string; queryId: string },
+  usage: QueryUsage,
+): Promise<void> {
+  const cost = await chargeJob(tx, deps.config, {
+    tenantId: job.tenantId,
+    queryId: job.queryId,
+    jobId: job.id,
+    bytesProcessed: BigInt(usage.bytesProcessed),
+    bytesBilled: BigInt(usage.bytesBilled),
+  });
+  await tx.queryJob.update({
+    where: { id: job.id },
+    data: {
+      totalBytesProcessed: BigInt(usage.bytesProcessed),
+      totalBytesBilled: BigInt(usage.bytesBilled),
+      costUsd: formatUsd(cost),
+    },
+  });
+}
+
 /** Out of retries (its worker kept stopping): the job fails rather than staying RUNNING. */
 export async function queryJobGaveUp(deps: Deps, jobId: string): Promise<void> {
-  await fail(deps.db, jobId, { reason: 'backendError', message: 'The job stopped before it finished, and its retries ran out' });
+  await end(deps.db, jobId, {
+    status: 'FAILED',
+    failure: { reason: 'backendError', message: 'The job stopped before it finished, and its retries ran out' },
+  });
 }

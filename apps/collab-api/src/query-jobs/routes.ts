@@ -11,7 +11,7 @@ import {
   runQueryBody,
   runQueryResponse,
 } from './schemas.js';
-import { getQueryJob, listQueryJobs, resultPage, runQuery } from './service.js';
+import { cancelQueryJob, getQueryJob, listQueryJobs, resultPage, runQuery } from './service.js';
 
 export function queryJobRoutes(api: UserApi, deps: Deps): void {
   api.route({
@@ -21,8 +21,9 @@ export function queryJobRoutes(api: UserApi, deps: Deps): void {
     description:
       "Answers at once with the job's id; poll GET /api/v1/query-jobs/{job_id}. 404: the query is not the caller's tenant's (or deleted), or its " +
       "project is no longer reachable; 409: query_text differs from the saved text; 429: the tenant's daily or monthly quota is used up. " +
-      'Failures while it runs (a table the project may not read, a file, a system catalog, anything but one SELECT, a warehouse error) ' +
-      'end the job FAILED with error_result and error_details.',
+      'Failures while it runs (a table the project may not read, a file, a system catalog, anything but one SELECT, a warehouse error, ' +
+      'more memory or result rows than the service allows a query: `resourcesExceeded`) end the job FAILED with error_result and ' +
+      'error_details. Jobs start in round-robin order between tenants.',
     tags: ['query jobs'],
     body: runQueryBody,
     status: 202,
@@ -48,6 +49,23 @@ export function queryJobRoutes(api: UserApi, deps: Deps): void {
     response: queryJobSchema,
     errors: [404],
     handler: ({ params, actor }) => getQueryJob(deps.db, actor, params.job_id),
+  });
+  api.route({
+    method: 'post',
+    path: '/api/v1/query-jobs/{job_id}/cancel',
+    summary: 'Cancel a query job',
+    description:
+      'For the user who ran the job and Org admins (403 for others; 404 for a job of another tenant). A PENDING job is CANCELLED at once ' +
+      'and never runs. A RUNNING one is stopped by the worker running it (DuckDB interrupts the query, BigQuery cancels its job) within ' +
+      'about a second, and ends CANCELLED (poll the job); it is charged what the warehouse processed until then, as BigQuery charges a ' +
+      'cancelled job (on DuckDB, which cannot tell how far it got: the bytes of every column the query reads). A query that finished ' +
+      'meanwhile stays DONE. A CANCELLED job answers as it is; a DONE or FAILED one is a 409.',
+    tags: ['query jobs'],
+    params: queryJobParams,
+    status: 202,
+    response: queryJobSchema,
+    errors: [403, 404, 409],
+    handler: ({ params, actor }) => cancelQueryJob(deps.db, actor, params.job_id),
   });
   api.route({
     method: 'get',

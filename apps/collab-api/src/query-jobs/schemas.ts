@@ -23,13 +23,24 @@ export const queryJobSchema = z
     query_id: z.uuid(),
     running_job_id: z.string().nullable().meta({ description: "The warehouse's job id, once the job started" }),
     status: z.enum(QUERY_JOB_STATUSES),
-    error_result: jsonObject.nullable().meta({ description: 'A FAILED job: `{reason, message}`' }),
-    error_details: jsonObject.nullable().meta({ description: 'A FAILED job: `{errors: [{reason, message}]}`' }),
+    error_result: jsonObject.nullable().meta({
+      description:
+        'A FAILED job: `{reason, message}`; a CANCELLED one: `{reason: "stopped", message}`, as BigQuery marks a cancelled job',
+    }),
+    error_details: jsonObject.nullable().meta({ description: 'A FAILED or CANCELLED job: `{errors: [{reason, message}]}`' }),
     created: timestamp,
     started: timestamp.nullable(),
     ended: timestamp.nullable(),
     total_rows: z.number().int().nullable(),
-    total_bytes_processed: z.number().int().nullable(),
+    total_bytes_processed: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "What the query read: BigQuery's totalBytesProcessed, or its measure of the columns read on DuckDB" }),
+    total_bytes_billed: z.number().int().nullable().meta({
+      description:
+        "What the job is charged for (cost_usd): BigQuery's totalBytesBilled, on DuckDB the bytes processed with BigQuery's on-demand minimums (10 MB per table read, and per query); a cancelled or timed-out job's is what it processed until it stopped",
+    }),
     total_slot_ms: z
       .number()
       .int()

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError } from '@repo/errors';
-import type { Actor } from '../access/index.js';
+import { type Actor, requireMayCancelQueryJob } from '../access/index.js';
 import type { ResultColumn } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
 import type { Database, Transaction } from '../database.js';
@@ -9,8 +9,9 @@ import type { QueryExport, QueryJob } from '../generated/prisma/client.js';
 import { findQuery } from '../queries/service.js';
 import { requireQuotaLeft } from '../quota/service.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
+import { nextRound, queuePriority, waitingRounds } from './scheduling.js';
 import type { QueryJobResponse, ResultPageResponse } from './schemas.js';
-import { pageBounds, resultsUnavailable } from './states.js';
+import { cancelEffect, CANCELLED_BY_REQUEST, pageBounds, resultsUnavailable } from './states.js';
 
 export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine'>;
 
@@ -41,6 +42,7 @@ export function toQueryJobResponse(job: QueryJob & { exports: QueryExport[] }): 
     ended: isoOrNull(job.endedAt),
     total_rows: toNumber(job.totalRows),
     total_bytes_processed: toNumber(job.totalBytesProcessed),
+    total_bytes_billed: toNumber(job.totalBytesBilled),
     total_slot_ms: toNumber(job.totalSlotMs),
     cache_hit: job.cacheHit,
     ...(Object.fromEntries(STATISTICS.map((name) => [name, statistics[name] ?? null])) as Record<
@@ -68,7 +70,7 @@ export async function findQueryJob(db: Database | Transaction, actor: Pick<Actor
 /**
  * Queues a run of a saved query: the text must be the saved one, the project still reachable and
  * the tenant's quota not used up (checked under the tenant's usage lock). The job and its queue
- * entry commit together.
+ * entry commit together; the entry takes its turn between tenants (scheduling.ts).
  */
 export async function runQuery(
   deps: QueryJobDeps,
@@ -84,14 +86,55 @@ export async function runQuery(
     }
     await findReachableProject(tx, actor, query.projectId);
     await requireQuotaLeft(tx, deps.config, actor.tenantId);
+    const round = nextRound(await waitingRounds(tx, actor.tenantId));
     const job = await tx.queryJob.create({
-      data: { tenantId: actor.tenantId, queryId: query.id, status: 'PENDING', queryText: query.queryText },
+      data: {
+        tenantId: actor.tenantId,
+        queryId: query.id,
+        createdById: actor.userId,
+        status: 'PENDING',
+        queryText: query.queryText,
+        queueRound: round,
+      },
     });
-    await deps.queue.send('query-job', { query_job_id: job.id }, { tx });
+    await deps.queue.send('query-job', { query_job_id: job.id }, { tx, group: actor.tenantId, priority: queuePriority(round) });
     return job;
   });
   deps.queue.wake('query-job');
   return { job_id: job.id };
+}
+
+/**
+ * Cancels a job of the actor's tenant (404 otherwise), for the user who ran it or an Org admin
+ * (403 for others): a PENDING job is CANCELLED at once and never runs; a RUNNING one is asked to
+ * stop, which the worker running it (in whichever process) does within a second, ending it
+ * CANCELLED; a CANCELLED one is answered again as it is; an ended one is a 409.
+ */
+export async function cancelQueryJob(db: Database, actor: Actor, jobId: string): Promise<QueryJobResponse> {
+  const job = await findQueryJob(db, actor, jobId);
+  requireMayCancelQueryJob(actor, job);
+  const effect = cancelEffect(job.status);
+  if (typeof effect === 'object') throw new ConflictError(effect.conflict);
+  if (effect === 'cancel') {
+    await db.queryJob.updateMany({
+      where: { id: job.id, status: 'PENDING' },
+      data: {
+        status: 'CANCELLED',
+        endedAt: new Date(),
+        errorResult: CANCELLED_BY_REQUEST,
+        errorDetails: { errors: [CANCELLED_BY_REQUEST] },
+      },
+    });
+  } else if (effect === 'ask-worker') {
+    await db.queryJob.updateMany({
+      where: { id: job.id, status: 'RUNNING', cancelRequestedAt: null },
+      data: { cancelRequestedAt: new Date() },
+    });
+  }
+  const after = await findQueryJob(db, actor, jobId);
+  // Started (or ended) meanwhile: that state decides.
+  if (effect === 'cancel' && after.status !== 'CANCELLED') return cancelQueryJob(db, actor, jobId);
+  return toQueryJobResponse(after);
 }
 
 export async function getQueryJob(db: Database, actor: Actor, jobId: string): Promise<QueryJobResponse> {

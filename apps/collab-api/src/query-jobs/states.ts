@@ -7,6 +7,28 @@ export function workerMayRun(status: QueryJobStatus): boolean {
   return status === 'PENDING' || status === 'RUNNING';
 }
 
+/** A CANCELLED job's error_result, as BigQuery marks a cancelled job (reason `stopped`). */
+export const CANCELLED_BY_REQUEST = { reason: 'stopped', message: 'The job was cancelled' };
+
+/**
+ * What a cancel does to a job in `status`: a PENDING job is CANCELLED at once, a RUNNING one is
+ * asked to stop (its worker ends it CANCELLED), a CANCELLED one stays so (the same answer again);
+ * an ended one cannot be cancelled (the message says why).
+ */
+export function cancelEffect(status: QueryJobStatus): 'cancel' | 'ask-worker' | 'already-cancelled' | { conflict: string } {
+  switch (status) {
+    case 'PENDING':
+      return 'cancel';
+    case 'RUNNING':
+      return 'ask-worker';
+    case 'CANCELLED':
+      return 'already-cancelled';
+    case 'DONE':
+    case 'FAILED':
+      return { conflict: `The job has already ended: it is ${status}` };
+  }
+}
+
 /** Results are read, and exports made, from a DONE job only; the message says why not otherwise. */
 export function resultsUnavailable(status: QueryJobStatus): string | undefined {
   switch (status) {

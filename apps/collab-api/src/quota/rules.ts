@@ -21,7 +21,7 @@ export function formatUsd(micros: bigint): string {
   return `${sign}${abs / MICROS_PER_USD}.${String(abs % MICROS_PER_USD).padStart(6, '0')}`;
 }
 
-/** contract.md: `cost_usd = bytes / 2^40 * price per TiB`, rounded half up to the micro-dollar. */
+/** contract.md: `cost_usd = bytes / 2^40 * price per TiB` (of the bytes billed), rounded half up to the micro-dollar. */
 export function costMicros(bytesProcessed: bigint, pricePerTibMicros: bigint): bigint {
   return (bytesProcessed * pricePerTibMicros + BYTES_PER_TIB / 2n) / BYTES_PER_TIB;
 }

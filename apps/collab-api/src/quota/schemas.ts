@@ -48,6 +48,9 @@ export const costHistoryItem = z
     tenant_id: z.uuid(),
     query_id: z.uuid(),
     bytes_processed: z.number().int(),
+    bytes_billed: z.number().int().meta({
+      description: 'The bytes charged: those processed, with BigQuery on-demand minimums (10 MB per table read, and per query)',
+    }),
     cost_usd: money,
     created_at: timestamp,
   })

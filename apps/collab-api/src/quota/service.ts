@@ -110,15 +110,19 @@ export async function quotaLeft(tx: Transaction, config: QuotaConfig, tenantId: 
   return quotaRefusal(quotaStatus(quota, usage), now);
 }
 
-/** Records a DONE job's cost: in its tenant's usage (of the current UTC day and month) and in the cost history. */
+/**
+ * Records a job's cost (a DONE job's, or what a cancelled or timed-out one processed): in its
+ * tenant's usage (of the current UTC day and month) and in the cost history. The cost is that of
+ * the bytes billed.
+ */
 export async function chargeJob(
   tx: Transaction,
   config: QuotaConfig,
-  job: { tenantId: string; queryId: string; jobId: string; bytesProcessed: bigint },
+  job: { tenantId: string; queryId: string; jobId: string; bytesProcessed: bigint; bytesBilled: bigint },
   now = new Date(),
 ): Promise<bigint> {
   const { usage } = await lockUsage(tx, config, job.tenantId, now);
-  const cost = costMicros(job.bytesProcessed, parseUsd(config.COLLAB_PRICE_PER_TIB_USD)!);
+  const cost = costMicros(job.bytesBilled, parseUsd(config.COLLAB_PRICE_PER_TIB_USD)!);
   const charged = charge(usage, cost);
   await tx.queryUsage.update({
     where: { tenantId: job.tenantId },
@@ -135,6 +139,7 @@ export async function chargeJob(
       queryId: job.queryId,
       queryJobId: job.jobId,
       bytesProcessed: job.bytesProcessed,
+      bytesBilled: job.bytesBilled,
       costUsd: decimal(cost),
     },
   });
@@ -209,6 +214,7 @@ export async function costHistory(
       tenant_id: row.tenantId,
       query_id: row.queryId,
       bytes_processed: Number(row.bytesProcessed),
+      bytes_billed: Number(row.bytesBilled),
       cost_usd: formatUsd(micros(row.costUsd)),
       created_at: iso(row.createdAt),
     })),

@@ -16,7 +16,9 @@ export function quotaSettings() {
   return {
     COLLAB_PRICE_PER_TIB_USD: usd()
       .default('6.25')
-      .describe('Price of a query in USD per TiB processed: a job costs total_bytes_processed / 2^40 × this.'),
+      .describe(
+        'Price of a query in USD per TiB billed: a job costs total_bytes_billed / 2^40 × this (the bytes processed, with BigQuery on-demand minimums: 10 MB per table read and per query).',
+      ),
     COLLAB_DEFAULT_DAILY_QUOTA_USD: usd()
       .default('50')
       .describe(

@@ -17,7 +17,7 @@ import { readableCatalog } from '../../src/query-jobs/readable.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { load } from '../load-jobs/helpers.js';
 import { type FakeBigQuery, startFakeBigQuery } from '../warehouse/fake-bigquery.js';
-import { avroRows, queryFixture, type QueryFixture, runToEnd, shareDataset, ORDER_COLUMNS } from './helpers.js';
+import { avroRows, finished, queryFixture, type QueryFixture, runToEnd, shareDataset, ORDER_COLUMNS } from './helpers.js';
 
 jest.setTimeout(60_000);
 
@@ -108,8 +108,9 @@ describe('running on BigQuery', () => {
       status: 'DONE',
       error_result: null,
       total_rows: 20,
-      // 20 rows of 4 columns, 8 bytes a value (the fake's measure).
+      // 20 rows of 4 columns, 8 bytes a value (the fake's measure); BigQuery bills the table's 10 MB minimum.
       total_bytes_processed: 640,
+      total_bytes_billed: 10 * 2 ** 20,
       total_slot_ms: expect.any(Number),
       cache_hit: false,
       num_dml_affected_rows: null,
@@ -469,7 +470,14 @@ describe('retries and stops', () => {
       const running = ctx.deps.queryEngine.run(await request(jobId, stop.signal));
       while (!bigquery.jobs.has(bigQueryJob)) await new Promise((resolve) => setTimeout(resolve, 20));
       stop.abort();
-      await expect(running).rejects.toEqual(new QueryFailure('stopped', 'The job was stopped before it finished'));
+      const failure = await running.catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(QueryFailure);
+      // With what BigQuery billed the cancelled job for (the fake's measure of the table, and its minimum).
+      expect(failure).toMatchObject({
+        reason: 'stopped',
+        message: 'The job was stopped before it finished',
+        usage: { bytesProcessed: 640, bytesBilled: 10 * 2 ** 20 },
+      });
     } finally {
       bigquery.hold(false);
     }
@@ -478,5 +486,37 @@ describe('retries and stops', () => {
     const retried = await ctx.deps.queryEngine.run(await request(jobId));
     expect(retried.totalRows).toBe(1);
     expect(bigquery.jobs.get(`${bigQueryJob}_2`)?.status).toEqual({ state: 'DONE' });
+  });
+});
+
+describe('cancelling on BigQuery', () => {
+  it('cancels the running BigQuery job (jobs.cancel): the job ends CANCELLED, charged what BigQuery billed it', async () => {
+    const text = 'SELECT id, label FROM sales.orders';
+    const queryId = await owner.query(text);
+    bigquery.hold(true);
+    try {
+      const run = await owner.api.post('/api/v1/queries/run', { query_id: queryId, query_text: text });
+      const jobId = run.body.job_id as string;
+      const bigQueryJob = `collab_query_${jobId.replaceAll('-', '_')}`;
+      while (!bigquery.jobs.has(bigQueryJob)) await new Promise((resolve) => setTimeout(resolve, 20));
+      const asked = await owner.api.post(`/api/v1/query-jobs/${jobId}/cancel`);
+      expect(asked.status).toBe(202);
+      const job = await finished(ctx, owner.tenant.editor.token, jobId);
+      expect(job).toMatchObject({
+        status: 'CANCELLED',
+        error_result: { reason: 'stopped' },
+        total_bytes_processed: 640,
+        total_bytes_billed: 10 * 2 ** 20,
+      });
+      expect(bigquery.requests.some((r) => r.method === 'POST' && r.path === `${API}/jobs/${bigQueryJob}/cancel`)).toBe(true);
+      // Not run again under another id, as a worker's stop would be.
+      expect(bigquery.jobs.has(`${bigQueryJob}_2`)).toBe(false);
+      expect(await ctx.db.queryCost.findUnique({ where: { queryJobId: jobId } })).toMatchObject({
+        bytesProcessed: 640n,
+        bytesBilled: BigInt(10 * 2 ** 20),
+      });
+    } finally {
+      bigquery.hold(false);
+    }
   });
 });

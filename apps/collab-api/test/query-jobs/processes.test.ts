@@ -4,7 +4,10 @@
  * (before pg-boss heard the job finished). A restart on the same database and data folder ends
  * the job DONE with its whole result, charged exactly once. The same for an export (database and
  * object storage): killed after the file was written, after it was stored, and after the export
- * was recorded DONE, it ends DONE with the whole file under its key, and no work file left.
+ * was recorded DONE, it ends DONE with the whole file under its key, and no work file left. And a
+ * cancel of a running query: killed after the query stopped (before the job was recorded
+ * CANCELLED and charged), and after that transaction committed, it ends CANCELLED, never RUNNING,
+ * charged at most once.
  */
 import { once } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -40,6 +43,7 @@ describe('kill -9 during a query job, then a restart', () => {
   let token: string;
   let env: Record<string, string>;
   let query: { id: string; text: string };
+  let heavy: { id: string; text: string };
   // One table of ROWS rows and one saved query for both cases, made by a process of their own.
   beforeAll(async () => {
     database = await createScratchDatabase({ label: 'collab_query_crash', migrationsDir });
@@ -61,6 +65,10 @@ describe('kill -9 during a query job, then a restart', () => {
     const saved = await api.call('POST', '/api/v1/queries', { project_id: projectId, query_text: text });
     expect(saved.status).toBe(201);
     query = { id: saved.body.id, text };
+    // Four hundred billion rows: it runs until it is cancelled.
+    const heavyText = `SELECT count(*) AS n FROM ${datasetName}.T, (SELECT unnest(range(20000)) AS a) x, (SELECT unnest(range(20000)) AS b) y WHERE a + b >= 0`;
+    const heavySaved = await api.call('POST', '/api/v1/queries', { project_id: projectId, query_text: heavyText });
+    heavy = { id: heavySaved.body.id, text: heavyText };
     expect(await setup.stop()).toBe(0);
   });
   afterAll(async () => {
@@ -100,6 +108,39 @@ describe('kill -9 during a query job, then a restart', () => {
       }
     },
   );
+
+  it.each([
+    ['query_job:stopped', 0],
+    ['query_job:stopped-recorded', 1],
+  ])('at %s, cancelling a running query: the job ends CANCELLED, with %i charge', async (point, charges) => {
+    const doomed = await start({ ...env, TEST_CRASH_POINT: String(point) });
+    const exited = once(doomed.child, 'exit');
+    const doomedApi = client(doomed.url, token);
+    const run = await doomedApi.call('POST', '/api/v1/queries/run', { query_id: heavy.id, query_text: heavy.text });
+    const jobId = String(run.body.job_id);
+    await until(
+      async () => (await doomedApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body.status,
+      (status) => status === 'RUNNING',
+      'the running job',
+    );
+    expect((await doomedApi.call('POST', `/api/v1/query-jobs/${jobId}/cancel`)).status).toBe(202);
+    expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
+
+    const restarted = await start(env);
+    try {
+      const job = await until(
+        async () => (await client(restarted.url, token).call('GET', `/api/v1/query-jobs/${jobId}`)).body,
+        (body) => body.status !== 'PENDING' && body.status !== 'RUNNING',
+        'the cancelled job',
+      );
+      expect(job).toMatchObject({ status: 'CANCELLED', error_result: { reason: 'stopped' } });
+      // Killed before the charge was recorded, the retry cannot know what was read: nothing is charged, never twice.
+      expect(await db.queryCost.count({ where: { queryJobId: jobId } })).toBe(charges);
+      expect(await restarted.stop()).toBe(0);
+    } finally {
+      if (restarted.child.exitCode === null) await restarted.stop();
+    }
+  });
 
   it.each(['query_export:written', 'query_export:stored', 'query_export:done'])(
     'at %s: the export ends DONE with the whole file, and no work file is left',

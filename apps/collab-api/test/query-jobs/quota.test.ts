@@ -4,8 +4,9 @@ import { finished, queryFixture, type QueryFixture, runToEnd } from './helpers.j
 
 let ctx: TestContext;
 
-// One USD a byte: a job reading ten INT64 values costs exactly 80 USD.
-const PRICE_PER_TIB = String(2 ** 40);
+// One USD a MiB (2^20 bytes): a job billed BigQuery's minimum of 10 MiB costs exactly 10 USD.
+const PRICE_PER_TIB = String(2 ** 20);
+const MIN_BILLED = 10 * 2 ** 20;
 
 beforeAll(async () => {
   ctx = await createTestContext({ COLLAB_PRICE_PER_TIB_USD: PRICE_PER_TIB, COLLAB_DEFAULT_DAILY_QUOTA_USD: '50.5' });
@@ -74,19 +75,19 @@ describe('quota summary and settings', () => {
 });
 
 describe('costs', () => {
-  it('charges each job by bytes processed, in the cost history and the UTC day and month', async () => {
+  it('charges each job its bytes billed, at least 10 MB per table, in the cost history and the UTC day and month', async () => {
     const fx = await tenantWithNumbers('Costs');
     await setQuota(fx, '1000');
     const job = await runToEnd(ctx, fx, fx.tenant, SUM);
-    expect(job).toMatchObject({ status: 'DONE', total_bytes_processed: 80 });
+    expect(job).toMatchObject({ status: 'DONE', total_bytes_processed: 80, total_bytes_billed: MIN_BILLED });
     await runToEnd(ctx, fx, fx.tenant, 'SELECT count(*) AS c FROM sales.nums');
     const admin = as(ctx.app, fx.tenant.admin.token);
     const history = await admin.get('/api/v1/quota/cost-history');
     expect(history.body).toMatchObject({ total: 2, page: 1, page_size: 20 });
-    // Newest first; count(*) reads no column.
+    // Newest first; count(*) reads no column, and is billed the table's minimum all the same.
     expect(history.body.items).toEqual([
-      expect.objectContaining({ bytes_processed: 0, cost_usd: '0.000000', tenant_id: fx.tenant.id }),
-      expect.objectContaining({ bytes_processed: 80, cost_usd: '80.000000', query_id: job.query_id }),
+      expect.objectContaining({ bytes_processed: 0, bytes_billed: MIN_BILLED, cost_usd: '10.000000', tenant_id: fx.tenant.id }),
+      expect.objectContaining({ bytes_processed: 80, bytes_billed: MIN_BILLED, cost_usd: '10.000000', query_id: job.query_id }),
     ]);
     expect((await admin.get('/api/v1/quota/cost-history?page=2&page_size=1')).body.items).toHaveLength(1);
     expect((await admin.get('/api/v1/quota/cost-history?page=3&page_size=1')).body.items).toEqual([]);
@@ -95,9 +96,9 @@ describe('costs', () => {
     }
     const summary = await admin.get('/api/v1/quota/summary');
     expect(summary.body).toMatchObject({
-      usage: { daily_cost_usd: '80.000000', monthly_cost_usd: '80.000000' },
-      daily_remaining_usd: '920.000000',
-      daily_percentage_used: 8,
+      usage: { daily_cost_usd: '20.000000', monthly_cost_usd: '20.000000' },
+      daily_remaining_usd: '980.000000',
+      daily_percentage_used: 2,
     });
     // A new UTC day starts the daily usage again; the month keeps counting.
     const yesterday = new Date(Date.parse(summary.body.usage.last_reset_daily) - 86_400_000);
@@ -107,9 +108,34 @@ describe('costs', () => {
     expect(nextDay.usage.last_reset_daily).toBe(summary.body.usage.last_reset_daily);
   });
 
+  it('bills heavy compute over no table, and each table a query reads, at least the minimum', async () => {
+    const fx = await tenantWithNumbers('Minimums');
+    await setQuota(fx, '1000');
+    const other = await fx.table('other', [{ name: 'label', type: 'STRING' }]);
+    await fx.fill(other, "INSERT INTO {table} VALUES ('a'), ('bb')");
+    // Four million rows of cross join, no table: it used to cost nothing.
+    const compute = await runToEnd(
+      ctx,
+      fx,
+      fx.tenant,
+      'SELECT count(*) AS n FROM (SELECT unnest(range(2000)) AS a) x, (SELECT unnest(range(2000)) AS b) y',
+    );
+    expect(compute).toMatchObject({ status: 'DONE', total_bytes_processed: 0, total_bytes_billed: MIN_BILLED, total_rows: 1 });
+    // Two tables (one of them named twice): two minimums; their bytes read stay what they were.
+    const two = await runToEnd(
+      ctx,
+      fx,
+      fx.tenant,
+      "SELECT count(*) AS n FROM sales.nums a, sales.nums b, sales.other o WHERE o.label <> ''",
+    );
+    expect(two).toMatchObject({ status: 'DONE', total_bytes_processed: 7, total_bytes_billed: 2 * MIN_BILLED });
+    const summary = (await as(ctx.app, fx.tenant.admin.token).get('/api/v1/quota/summary')).body;
+    expect(summary.usage.daily_cost_usd).toBe('30.000000');
+  });
+
   it('refuses runs with 429 once the quota is used up', async () => {
     const fx = await tenantWithNumbers('Refused');
-    await setQuota(fx, '100');
+    await setQuota(fx, '15');
     expect((await runToEnd(ctx, fx, fx.tenant, SUM)).status).toBe('DONE');
     expect((await runToEnd(ctx, fx, fx.tenant, SUM)).status).toBe('DONE');
     const queryId = await fx.query(SUM);
@@ -121,16 +147,16 @@ describe('costs', () => {
     expect(summary.body).toMatchObject({
       is_daily_quota_exceeded: true,
       daily_remaining_usd: '0.000000',
-      daily_percentage_used: 160,
+      daily_percentage_used: 133.33,
     });
     // Raising the quota lets runs through again.
     await setQuota(fx, '1000');
     expect((await fx.api.post('/api/v1/queries/run', { query_id: queryId, query_text: SUM })).status).toBe(202);
   });
 
-  it('lets concurrent runs overspend by at most one job’s cost', async () => {
+  it('lets concurrent runs overspend by at most one job’s cost (a tenant’s jobs start one at a time)', async () => {
     const fx = await tenantWithNumbers('Concurrent');
-    await setQuota(fx, '100');
+    await setQuota(fx, '15');
     const queryId = await fx.query(SUM);
     const runs = await Promise.all(
       Array.from({ length: 8 }, () => fx.api.post('/api/v1/queries/run', { query_id: queryId, query_text: SUM })),
@@ -144,9 +170,9 @@ describe('costs', () => {
     expect(refused.every((job) => job.error_result.reason === 'quotaExceeded')).toBe(true);
     const summary = (await as(ctx.app, fx.tenant.admin.token).get('/api/v1/quota/summary')).body;
     const spent = Number(summary.usage.daily_cost_usd);
-    expect(spent).toBe(done.length * 80);
-    // Each job starts only while the quota is not reached: 80 + 80 = 160 ≤ 100 + one job (80).
-    expect(spent).toBeLessThanOrEqual(100 + 80);
+    expect(spent).toBe(done.length * 10);
+    // Each job starts only while the quota is not reached: 10 + 10 = 20 ≤ 15 + one job (10).
+    expect(spent).toBeLessThanOrEqual(15 + 10);
     expect(done).toHaveLength(2);
   });
 });

@@ -12,8 +12,12 @@
  * names and single-quoted strings are mapped; double-quoted strings, triple-quoted and raw strings,
  * and GoogleSQL functions DuckDB lacks are not. Bytes processed are 8 for every value of every
  * column of each referenced table; result names are DuckDB's where they are identifiers, `f<i>_`
- * otherwise (as BigQuery names anonymous columns). Extract jobs write into the fake Cloud Storage
- * bucket's objects (its `objects` map), as BigQuery writes into a bucket.
+ * otherwise (as BigQuery names anonymous columns). totalBytesBilled is BigQuery's on-demand
+ * billing of those bytes: each referenced table at least 10 MB (2^20 bytes a MB), the query at
+ * least 10 MB, rounded up to a whole MB. A query job cancelled while RUNNING (jobs.cancel) ends DONE
+ * with errorResult `stopped` and the statistics of having read its tables (BigQuery bills a
+ * cancelled job for what it processed; the fake has read them all by then). Extract jobs write into
+ * the fake Cloud Storage bucket's objects (its `objects` map), as BigQuery writes into a bucket.
  */
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -280,7 +284,20 @@ export async function startFakeBigQuery(project: string, options: { bucket?: Fak
     const job = jobId === undefined ? undefined : jobs.get(jobId);
     if (!job) throw new BigQueryFailure(404, 'notFound', `Not found: Job ${project}:${jobId}`);
     if (method === 'POST' && action === 'cancel') {
-      job.status = { state: 'DONE', errorResult: { reason: 'stopped', message: 'Job was cancelled' } };
+      if (job.status.state === 'RUNNING') {
+        job.status = {
+          state: 'DONE',
+          errorResult: { reason: 'stopped', message: 'Job execution was cancelled: User requested cancellation' },
+        };
+        if (job.configuration.query) {
+          const { bytes, billed } = await analyze(job.configuration.query.query);
+          const processed = String(bytes ?? 0);
+          job.statistics = {
+            totalBytesProcessed: processed,
+            query: { totalBytesProcessed: processed, totalBytesBilled: String(billed ?? onDemandBilled([])) },
+          };
+        }
+      }
       return { kind: 'bigquery#jobCancelResponse', job: view(job) };
     }
     if (method === 'GET' && action === undefined) {
@@ -396,11 +413,19 @@ export async function startFakeBigQuery(project: string, options: { bucket?: Fak
       }
       seen.add(field.name.toLowerCase());
     }
-    const bytes = [...referenced.values()].reduce((sum, reference) => {
+    const perTable = [...referenced.values()].map((reference) => {
       const resource = tables.get(`${reference.datasetId}.${reference.tableId}`)!;
-      return sum + Number(resource.numRows) * resource.schema.fields.length * 8;
-    }, 0);
-    return { statementType: 'SELECT', referencedTables: [...referenced.values()], schema: { fields }, bytes, duckSql };
+      return Number(resource.numRows) * resource.schema.fields.length * 8;
+    });
+    const bytes = perTable.reduce((sum, tableBytes) => sum + tableBytes, 0);
+    return {
+      statementType: 'SELECT',
+      referencedTables: [...referenced.values()],
+      schema: { fields },
+      bytes,
+      billed: onDemandBilled(perTable),
+      duckSql,
+    };
   }
 
   /** jobs.insert of a query job (a dry run answers at once and keeps nothing) or an extract job. */
@@ -443,7 +468,7 @@ export async function startFakeBigQuery(project: string, options: { bucket?: Fak
     }
     if (configuration.dryRun) {
       if (!query) throw new BigQueryFailure(400, 'invalid', 'Only queries have dry runs');
-      const { duckSql: _, bytes, ...statistics } = await analyze(query.query);
+      const { duckSql: _, bytes, billed: __, ...statistics } = await analyze(query.query);
       return {
         kind: 'bigquery#job',
         jobReference: { projectId: project, location: reference?.location ?? 'US' },
@@ -512,7 +537,7 @@ export async function startFakeBigQuery(project: string, options: { bucket?: Fak
       totalSlotMs: slotMs,
       query: {
         totalBytesProcessed: String(analyzed.bytes ?? 0),
-        totalBytesBilled: String(analyzed.bytes ?? 0),
+        totalBytesBilled: String(analyzed.billed ?? onDemandBilled([])),
         totalSlotMs: slotMs,
         cacheHit: false,
         statementType: analyzed.statementType,
@@ -769,6 +794,16 @@ export async function startFakeBigQuery(project: string, options: { bucket?: Fak
 }
 
 export type FakeBigQuery = Awaited<ReturnType<typeof startFakeBigQuery>>;
+
+/** BigQuery's on-demand bytes billed: 10 MB at least per referenced table and per query, rounded up to a whole MB. */
+function onDemandBilled(perTable: number[]): number {
+  const mb = 2 ** 20;
+  const total = Math.max(
+    10 * mb,
+    perTable.reduce((sum, bytes) => sum + Math.max(10 * mb, bytes), 0),
+  );
+  return Math.ceil(total / mb) * mb;
+}
 
 function checkedFields(schema: unknown): SchemaField[] {
   const fields = (schema as { fields?: unknown } | undefined)?.fields;

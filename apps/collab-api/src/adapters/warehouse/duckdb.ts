@@ -58,6 +58,10 @@ export async function openDuckDbWarehouse(file: string, limits: DuckDbLimits = {
     const connection = await instance.connect();
     if (limits.memoryLimit) await connection.run(`SET GLOBAL memory_limit = ${quotedString(limits.memoryLimit)}`);
     if (limits.threads) await connection.run(`SET GLOBAL threads = ${limits.threads}`);
+    // Returns memory that queries freed to the system within a second, also while DuckDB is idle,
+    // so that the process's memory budget (src/memory) counts what DuckDB holds, not the most it held.
+    // The allocator is the process's, and every instance made sets it: the query sandboxes too (SANDBOX).
+    await connection.run('SET GLOBAL allocator_background_threads = true');
     await connection.run(CREATE_LOADS_TABLE);
     return new DuckDbWarehouse(instance, connection);
   } catch (error) {

@@ -4,7 +4,24 @@ import type { z } from 'zod';
 const WAREHOUSE_KINDS = ['duckdb', 'bigquery'] as const;
 
 // DuckDB's sizes: a number and a unit (bytes, decimal or binary).
-const DUCKDB_SIZE = /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+const DUCKDB_SIZE = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+const UNIT_BYTES: Record<string, number> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** A size in DuckDB's syntax (checked by the setting), in bytes: `256MB` is 256,000,000, `1GiB` 2^30. */
+export function duckDbSizeBytes(size: string): number {
+  const [, amount, unit] = DUCKDB_SIZE.exec(size.trim())!;
+  return Number(amount) * UNIT_BYTES[unit!.toLowerCase()]!;
+}
 
 /**
  * The warehouse's environment variables, to spread into the app's configuration schema, whose

@@ -25,7 +25,8 @@
  * on first use, in the configured location; WRITE_TRUNCATE), under a BigQuery job id made from the
  * query job's id: a retry after a crash finds that job (409) and follows it instead of running the
  * query again; only a job an earlier attempt cancelled is run anew, under the next id
- * (`..._2`, `..._3`). jobs.get is polled until DONE; an abort cancels the job (jobs.cancel).
+ * (`..._2`, `..._3`). jobs.get is polled until DONE; an abort cancels the job (jobs.cancel) and
+ * reports what BigQuery billed it for until then. The bytes billed are BigQuery's totalBytesBilled.
  * Pages read the stored table with tabledata.list (`startIndex`), so page N costs what page 1 does.
  * Exports are extract jobs from the stored table into the app's Cloud Storage bucket.
  */
@@ -54,12 +55,22 @@ import {
 import { resultPrivacy, type Sandbox } from './sandbox.js';
 import { openSandboxThread } from './sandbox-thread.js';
 import { rewriteTables } from './googlesql.js';
-import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
+import type {
+  ExportCompression,
+  ExportFormat,
+  QueryEngine,
+  QueryOutcome,
+  QueryRequest,
+  QueryUsage,
+  ResultColumn,
+} from './interface.js';
 import { QueryFailure } from './interface.js';
 
 const RESULTS_DATASET = 'collab_results';
 /** Attempts of one query job whose BigQuery jobs were cancelled (worker stops) before one runs to its end. */
 const MAX_ATTEMPTS = 20;
+/** jobs.get calls after a jobs.cancel, to read what the cancelled job was billed (the cancel ends it soon, not at once). */
+const READS_AFTER_CANCEL = 10;
 
 interface JobResource {
   jobReference: { projectId: string; jobId: string; location?: string };
@@ -68,6 +79,7 @@ interface JobResource {
     totalBytesProcessed?: string;
     query?: DryRunStatistics & {
       totalBytesProcessed?: string;
+      totalBytesBilled?: string;
       totalSlotMs?: string;
       cacheHit?: boolean;
       numDmlAffectedRows?: string;
@@ -133,7 +145,15 @@ class BigQueryQueryEngine implements QueryEngine {
       // BigQuery's message may carry the value a query failed on: only its reason, for a job that reads masked tables.
       readsMasked ? (_message, reason) => withheldMessage(`BigQuery ${reason ?? 'error'}`) : scrub,
     );
-    const privateRowCount = anyPrivate ? await this.takeMaskedRowCount(job, destinationTable, request.signal, scrub) : 0;
+    const usage = usageOf(job)!;
+    const privateRowCount = anyPrivate
+      ? await this.takeMaskedRowCount(job, destinationTable, request.signal, scrub).catch((error: unknown) => {
+          // Stopped after the query itself ran: it is the query that BigQuery bills.
+          if (error instanceof QueryFailure && error.reason === 'stopped')
+            throw new QueryFailure('stopped', error.message, usage);
+          throw error;
+        })
+      : 0;
     const table = await call('read the stored result', () =>
       restCall<{ numRows?: string }>(this.client, { uri: tablePath(destinationTable) }),
     );
@@ -142,7 +162,7 @@ class BigQueryQueryEngine implements QueryEngine {
       columns,
       totalRows: Number(table.numRows ?? 0),
       privateRowCount,
-      bytesProcessed: Number(query.totalBytesProcessed ?? job.statistics?.totalBytesProcessed ?? 0),
+      ...usage,
       elapsedMs: Number(query.totalSlotMs ?? 0),
       cacheHit: query.cacheHit === true,
       numDmlAffectedRows: query.numDmlAffectedRows === undefined ? null : Number(query.numDmlAffectedRows),
@@ -325,19 +345,34 @@ class BigQueryQueryEngine implements QueryEngine {
     );
   }
 
-  /** jobs.get until DONE; on abort, jobs.cancel and QueryFailure('stopped'). */
+  /** jobs.get until DONE; on abort, jobs.cancel and QueryFailure('stopped') with what the cancelled job was billed. */
   private async untilDone(first: JobResource, signal: AbortSignal): Promise<JobResource> {
     const { jobId } = first.jobReference;
     let job = first;
     while (job.status?.state !== 'DONE') {
       if (signal.aborted) {
-        await call('cancel the query job', () =>
-          restCall(this.client, { method: 'POST', uri: `/jobs/${jobId}/cancel`, qs: { location: this.options.location } }),
-        ).catch(() => undefined);
-        throw new QueryFailure('stopped', 'The job was stopped before it finished');
+        const cancelled = await this.cancelJob(jobId).catch(() => undefined);
+        throw new QueryFailure('stopped', 'The job was stopped before it finished', cancelled && usageOf(cancelled));
       }
       await sleep(this.engine.pollMs ?? 500, undefined, { signal }).catch(() => undefined);
       if (!signal.aborted) job = await this.getJob(jobId);
+    }
+    return job;
+  }
+
+  /** jobs.cancel, then the job as it ended (DONE), or as it last was after READS_AFTER_CANCEL reads. */
+  private async cancelJob(jobId: string): Promise<JobResource> {
+    const answer = await call('cancel the query job', () =>
+      restCall<{ job?: JobResource }>(this.client, {
+        method: 'POST',
+        uri: `/jobs/${jobId}/cancel`,
+        qs: { location: this.options.location },
+      }),
+    );
+    let job = answer.job ?? (await this.getJob(jobId));
+    for (let read = 1; job.status?.state !== 'DONE' && read < READS_AFTER_CANCEL; read += 1) {
+      await sleep(this.engine.pollMs ?? 500);
+      job = await this.getJob(jobId);
     }
     return job;
   }
@@ -366,6 +401,14 @@ class BigQueryQueryEngine implements QueryEngine {
   private resultTable(jobId: string): BigQueryTableReference {
     return { projectId: this.options.projectId, datasetId: RESULTS_DATASET, tableId: `r_${jobId.replaceAll('-', '_')}` };
   }
+}
+
+/** What BigQuery counted for a query job: processed and billed (its totalBytesBilled); none before it counted anything. */
+function usageOf(job: JobResource): QueryUsage | undefined {
+  const query = job.statistics?.query;
+  const processed = query?.totalBytesProcessed ?? job.statistics?.totalBytesProcessed;
+  if (processed === undefined) return undefined;
+  return { bytesProcessed: Number(processed), bytesBilled: Number(query?.totalBytesBilled ?? processed) };
 }
 
 function tablePath(table: BigQueryTableReference): string {

@@ -20,7 +20,16 @@ import { physicalNames, withoutPhysicalNames } from '../names.js';
 import type { FieldType } from '../schema.js';
 import { QueryRefused, type ReadableCatalog } from './analyze.js';
 import { errorClass, withheldMessage } from './failures.js';
-import type { ExportCompression, ExportFormat, QueryEngine, QueryOutcome, QueryRequest, ResultColumn } from './interface.js';
+import { billedBytes } from './billing.js';
+import type {
+  ExportCompression,
+  ExportFormat,
+  QueryEngine,
+  QueryOutcome,
+  QueryRequest,
+  QueryUsage,
+  ResultColumn,
+} from './interface.js';
 import { QueryFailure } from './interface.js';
 import { bigLong } from '../avro-long.js';
 import { type CheckedQuery, resultPrivacy, type Sandbox } from './sandbox.js';
@@ -40,8 +49,14 @@ const FIXED_WIDTH: Partial<Record<FieldType, number>> = {
   TIME: 8,
 };
 
+/** What one query may build: its stored result's rows, and the values of a list built from constants (limits.ts). */
+export interface DuckDbQueryLimits {
+  maxResultRows: number;
+  maxConstantListElements: number;
+}
+
 /** The engine on the warehouse file that `openDuckDbWarehouse` opened (the same cached instance). */
-export async function openDuckDbQueryEngine(file: string): Promise<QueryEngine> {
+export async function openDuckDbQueryEngine(file: string, limits: DuckDbQueryLimits): Promise<QueryEngine> {
   const warehouse = await DuckDBInstance.fromCache(file);
   const connection = await warehouse.connect();
   try {
@@ -49,13 +64,14 @@ export async function openDuckDbQueryEngine(file: string): Promise<QueryEngine> 
   } finally {
     connection.closeSync();
   }
-  return new DuckDbQueryEngine(warehouse, openSandboxThread());
+  return new DuckDbQueryEngine(warehouse, openSandboxThread(), limits);
 }
 
 class DuckDbQueryEngine implements QueryEngine {
   constructor(
     private readonly warehouse: DuckDBInstance,
     private readonly sandbox: Sandbox,
+    private readonly limits: DuckDbQueryLimits,
   ) {}
 
   async run(request: QueryRequest): Promise<QueryOutcome> {
@@ -64,11 +80,17 @@ class DuckDbQueryEngine implements QueryEngine {
     const connection = await this.warehouse.connect();
     const interrupt = () => connection.interrupt();
     request.signal.addEventListener('abort', interrupt, { once: true });
+    // The bytes read do not depend on the result: counted on a connection of their own meanwhile.
+    const usage = measuredUsage(this.warehouse, request.catalog, checked);
+    usage.catch(() => undefined);
     try {
-      return await this.store(connection, request, checked);
+      return await this.store(connection, request, checked, usage);
     } catch (error) {
-      if (request.signal.aborted) throw new QueryFailure('stopped', 'The job was stopped before it finished');
-      throw failure(error);
+      // BigQuery bills a cancelled job for what it read; DuckDB cannot tell how far it got: all of it.
+      if (request.signal.aborted) {
+        throw new QueryFailure('stopped', 'The job was stopped before it finished', await usage.catch(() => undefined));
+      }
+      throw outOfMemory(error) ?? failure(error);
     } finally {
       request.signal.removeEventListener('abort', interrupt);
       connection.closeSync();
@@ -133,7 +155,8 @@ class DuckDbQueryEngine implements QueryEngine {
   /** Parses, checks and prints back the SQL that will run, and follows its columns (sandbox.ts). */
   private async check(sql: string, catalog: ReadableCatalog): Promise<CheckedQuery> {
     try {
-      return await this.sandbox.check(sql, catalog);
+      // Lists built from constants are counted before DuckDB plans (and so folds) them.
+      return await this.sandbox.check(sql, catalog, { maxListElements: this.limits.maxConstantListElements });
     } catch (error) {
       if (error instanceof QueryRefused) throw new QueryFailure('accessDenied', scrubbed(error.message));
       throw failure(error);
@@ -146,12 +169,20 @@ class DuckDbQueryEngine implements QueryEngine {
    */
   private async failed(error: unknown, checked: CheckedQuery, statement: string): Promise<never> {
     if (!checked.readsMaskedTable) throw error;
+    // DuckDB's allocation failure names sizes only.
+    const outOfBudget = outOfMemory(error);
+    if (outOfBudget) throw outOfBudget;
     const message = types.isNativeError(error) ? error.message : String(error);
     const position = await this.sandbox.locate(checked, statement, message).catch(() => undefined);
     throw new QueryFailure('invalidQuery', withheldMessage(errorClass(message), position));
   }
 
-  private async store(connection: DuckDBConnection, request: QueryRequest, checked: CheckedQuery): Promise<QueryOutcome> {
+  private async store(
+    connection: DuckDBConnection,
+    request: QueryRequest,
+    checked: CheckedQuery,
+    usage: Promise<QueryUsage>,
+  ): Promise<QueryOutcome> {
     const prepared = await connection.prepare(checked.sql);
     const count = prepared.columnCount;
     const masked = resultPrivacy(checked, count);
@@ -162,25 +193,30 @@ class DuckDbQueryEngine implements QueryEngine {
     const projections = columns.map((column, i) => (column.private ? `CASE WHEN false THEN c${i} END AS c${i}` : `c${i}`));
     const maskedValues = columns.flatMap((column, i) => (column.private ? [`c${i} IS NOT NULL`] : []));
     if (maskedValues.length > 0) projections.push(`(${maskedValues.join(' OR ')}) AS masked_row`);
-    const statement = `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases})`;
+    // One row past the limit tells a result over it, without storing the rest.
+    const maxRows = this.limits.maxResultRows;
+    const statement = `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases}) LIMIT ${maxRows + 1}`;
     const started = performance.now();
-    // The bytes read do not depend on the result: counted on a connection of their own meanwhile.
-    const [bytesProcessed, elapsedMs] = await Promise.all([
-      bytesRead(this.warehouse, request.catalog, checked.read),
-      connection.run(statement).then(
-        () => Math.round(performance.now() - started),
-        (error: unknown) => this.failed(error, checked, statement),
-      ),
-    ]);
+    await connection.run(statement).catch((error: unknown) => this.failed(error, checked, statement));
+    const elapsedMs = Math.round(performance.now() - started);
     const counts = await connection.runAndReadAll(
       `SELECT count(*), ${maskedValues.length > 0 ? 'count(*) FILTER (WHERE masked_row)' : '0'} FROM ${resultTable(request.jobId)}`,
     );
     const [totalRows, privateRowCount] = counts.getRows()[0]!.map(Number) as [number, number];
+    if (totalRows > maxRows) {
+      await connection.run(`DROP TABLE ${resultTable(request.jobId)}`);
+      throw new QueryFailure(
+        'resourcesExceeded',
+        `The result has more than ${maxRows.toLocaleString('en')} rows, the most this service stores for a job: aggregate or filter it`,
+      );
+    }
+    const { bytesProcessed, bytesBilled } = await usage;
     return {
       columns,
       totalRows,
       privateRowCount,
       bytesProcessed,
+      bytesBilled,
       elapsedMs,
       cacheHit: false,
       numDmlAffectedRows: null,
@@ -219,20 +255,35 @@ function jsonValue(value: unknown, type: string): unknown {
 }
 
 /**
- * Bytes the query read, counted as BigQuery counts them: for each column it reads, every row's
- * value, fixed-width types at their width, strings, bytes, JSON and lists at their length (+2).
+ * What the query reads and is billed for, as BigQuery measures it: of each table it references,
+ * the bytes of the columns it reads (bytesRead); billed with BigQuery's minimums (billing.ts), so a
+ * table it reads no column of still counts.
  */
-async function bytesRead(warehouse: DuckDBInstance, catalog: ReadableCatalog, read: Map<string, Set<string>>): Promise<number> {
+async function measuredUsage(
+  warehouse: DuckDBInstance,
+  catalog: ReadableCatalog,
+  checked: Pick<CheckedQuery, 'read' | 'referenced'>,
+): Promise<QueryUsage> {
   const connection = await warehouse.connect();
   try {
-    return await bytesReadOn(connection, catalog, read);
+    const read = await bytesRead(connection, catalog, checked.read);
+    const perTable = checked.referenced.map((key) => read.get(key) ?? 0);
+    return { bytesProcessed: perTable.reduce((sum, bytes) => sum + bytes, 0), bytesBilled: billedBytes(perTable) };
   } finally {
     connection.closeSync();
   }
 }
 
-async function bytesReadOn(connection: DuckDBConnection, catalog: ReadableCatalog, read: Map<string, Set<string>>) {
-  let total = 0;
+/**
+ * Bytes the query read of each table, counted as BigQuery counts them: for each column it reads,
+ * every row's value, fixed-width types at their width, strings, bytes, JSON and lists at their length (+2).
+ */
+async function bytesRead(
+  connection: DuckDBConnection,
+  catalog: ReadableCatalog,
+  read: Map<string, Set<string>>,
+): Promise<Map<string, number>> {
+  const bytes = new Map<string, number>();
   for (const [key, names] of read) {
     const table = catalog.get(key)!;
     const columns = table.columns.filter((column) => names.has(column.name));
@@ -244,9 +295,9 @@ async function bytesReadOn(connection: DuckDBConnection, catalog: ReadableCatalo
     const reader = await connection.runAndReadAll(
       `SELECT count(*) * ${fixed}${lengths.map((length) => ` + ${length}`).join('')} FROM ${quotedIdentifier(dataset)}.${quotedIdentifier(name)}`,
     );
-    total += Number(reader.getRows()[0]![0]);
+    bytes.set(key, Number(reader.getRows()[0]![0]));
   }
-  return total;
+  return bytes;
 }
 
 function copyOptions(format: Exclude<ExportFormat, 'AVRO'>, compression: ExportCompression): string {
@@ -336,6 +387,15 @@ function avroValue(value: unknown, kind: AvroKind): unknown {
 
 // An absolute path, as DuckDB's I/O errors name files.
 const FILE_PATH = /(?<=^|[\s"'(])\/[^\s"']+/g;
+
+function outOfMemory(error: unknown): QueryFailure | undefined {
+  const message = types.isNativeError(error) ? error.message : String(error);
+  if (!message.startsWith('Out of Memory Error')) return undefined;
+  return new QueryFailure(
+    'resourcesExceeded',
+    `The query needed more memory than this service allows a query: ${scrubbed(message.split('\n')[0]!)}`,
+  );
+}
 
 /** DuckDB's message, first line only, without physical names or file paths. */
 function failure(error: unknown): QueryFailure {

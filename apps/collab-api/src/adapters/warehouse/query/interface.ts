@@ -28,6 +28,8 @@ export interface QueryOutcome {
   /** Result rows in which at least one value was masked (a masked column held a value there). */
   privateRowCount: number;
   bytesProcessed: number;
+  /** What the query is charged for: BigQuery's totalBytesBilled; on DuckDB the bytes processed with BigQuery's minimums. */
+  bytesBilled: number;
   /** Slot milliseconds on BigQuery; wall-clock milliseconds on DuckDB, which has no slots. */
   elapsedMs: number;
   cacheHit: boolean;
@@ -37,13 +39,23 @@ export interface QueryOutcome {
   statistics: Record<string, unknown> | null;
 }
 
+/** What a query processed, and is billed for. */
+export interface QueryUsage {
+  bytesProcessed: number;
+  bytesBilled: number;
+}
+
 /** Why a query failed, for the job's error_result (`reason`) and error_details (`message`); never a path or physical name. */
 export class QueryFailure extends Error {
   override name = 'QueryFailure';
   constructor(
+    // stopped: the request's signal was aborted (a cancel, the timeout, the worker stopping).
+    // resourcesExceeded: the query would take more memory or rows than the service allows one.
     // unsupported: an export the warehouse cannot make (a format and compression, or a storage backend).
-    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped' | 'unsupported',
+    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped' | 'resourcesExceeded' | 'unsupported',
     message: string,
+    /** A stopped query: what it had processed by then (BigQuery bills a cancelled job for it); none when it never started. */
+    readonly usage?: QueryUsage,
   ) {
     super(message);
   }

@@ -12,13 +12,28 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { QueryRefused, type ReadableCatalog } from './analyze.js';
 import type { Position } from './failures.js';
-import type { CheckedQuery, Sandbox } from './sandbox.js';
+import { QueryFailure } from './interface.js';
+import type { CheckedQuery, CheckOptions, Sandbox } from './sandbox.js';
 
 export type SandboxRequest =
-  | { id: number; method: 'check'; args: [string, ReadableCatalog, { names?: boolean }] }
+  | { id: number; method: 'check'; args: [string, ReadableCatalog, CheckOptions] }
   | { id: number; method: 'locate'; args: [CheckedQuery, string, string] };
 
-type Reply = { id: number; result: unknown } | { id: number; error: { name: string; message: string } };
+/** An error as it crosses the thread: its class by name, and a QueryFailure's reason. */
+export interface SandboxError {
+  name: string;
+  message: string;
+  reason?: QueryFailure['reason'];
+}
+
+type Reply = { id: number; result: unknown } | { id: number; error: SandboxError };
+
+/** The error the worker sent, as the class it was thrown as. */
+function rebuilt(error: SandboxError): Error {
+  if (error.name === 'QueryRefused') return new QueryRefused(error.message);
+  if (error.name === 'QueryFailure' && error.reason) return new QueryFailure(error.reason, error.message);
+  return new Error(error.message);
+}
 
 interface Waiting {
   resolve: (result: unknown) => void;
@@ -45,11 +60,7 @@ export function openSandboxThread(): Sandbox {
       if (waiting.size === 0) started.unref();
       if (!entry) return;
       if ('result' in reply) entry.resolve(reply.result);
-      else {
-        entry.reject(
-          reply.error.name === 'QueryRefused' ? new QueryRefused(reply.error.message) : new Error(reply.error.message),
-        );
-      }
+      else entry.reject(rebuilt(reply.error));
     });
     let failure: Error | undefined;
     started.on('error', (error: Error) => {

@@ -1,12 +1,13 @@
 /**
  * The sandbox's worker thread (see sandbox-thread.ts): one QuerySandbox, answering each request
- * with its result, or with its error's name and message. It imports nothing but @duckdb/node-api
+ * with its result, or with its error's name, message and (a QueryFailure's) reason. It imports nothing but @duckdb/node-api
  * and the sandbox's own modules, so it loads the same from TypeScript sources (through tsx) and
  * from dist/.
  */
 import { parentPort } from 'node:worker_threads';
+import { QueryFailure } from './interface.js';
 import { QuerySandbox } from './sandbox.js';
-import type { SandboxRequest } from './sandbox-thread.js';
+import type { SandboxError, SandboxRequest } from './sandbox-thread.js';
 
 const port = parentPort!;
 const opened = QuerySandbox.open();
@@ -19,7 +20,8 @@ port.on('message', (request: SandboxRequest) => {
       port.postMessage({ id: request.id, result });
     } catch (error) {
       const { name, message } = error instanceof Error ? error : new Error(String(error));
-      port.postMessage({ id: request.id, error: { name, message } });
+      const reply: SandboxError = { name, message, reason: error instanceof QueryFailure ? error.reason : undefined };
+      port.postMessage({ id: request.id, error: reply });
     }
   })();
 });

@@ -20,6 +20,8 @@ import {
   type Position,
   positionAt,
 } from './failures.js';
+import { QueryFailure } from './interface.js';
+import { oversizedConstantList } from './limits.js';
 import { isPrivate, type Lineage, LineageUnknown, planLineage, type StandIn } from './lineage.js';
 
 /** The sandbox's settings: nothing but parsing, printing and planning SQL happens there. */
@@ -28,6 +30,8 @@ export const SANDBOX = {
   autoload_known_extensions: 'false',
   autoinstall_known_extensions: 'false',
   lock_configuration: 'true',
+  // The allocator is the process's: every instance made sets it, the warehouse's as well (see warehouse/duckdb.ts).
+  allocator_background_threads: 'true',
 };
 
 export interface CheckedQuery {
@@ -41,6 +45,8 @@ export interface CheckedQuery {
   readsMaskedTable: boolean;
   /** Columns read, by catalog key: the plan's, or every column of each table read when the plan was not followed. */
   read: Map<string, Set<string>>;
+  /** Catalog keys of the tables the statement references, each once (each is billed at least BigQuery's minimum). */
+  referenced: string[];
   /** Nodes of the caller's parse tree with their locations (to place a failure in the caller's text). */
   located: Located[];
   /** The result's column names as DuckDB binds them (asked for with `names`). */
@@ -54,13 +60,23 @@ export function resultPrivacy(checked: Pick<CheckedQuery, 'lineage' | 'readsMask
   return columns.map((column) => isPrivate(column, checked.readsMaskedTable));
 }
 
+export interface CheckOptions {
+  /** Also answer the result's column names as DuckDB binds them. */
+  names?: boolean;
+  /**
+   * Refuse (QueryFailure resourcesExceeded) a list built from constants with more values than this,
+   * before DuckDB plans the statement: planning folds constants, and nothing interrupts that (limits.ts).
+   */
+  maxListElements?: number;
+}
+
 /** What query engines ask of the sandbox: QuerySandbox in this thread, or openSandboxThread's in a thread of its own. */
 export interface Sandbox {
   /**
    * Checks `text` against the catalog (QueryRefused), prints the SQL that will run and follows its
    * columns. A statement DuckDB cannot bind fails with DuckDB's message (an Error).
    */
-  check(text: string, catalog: ReadableCatalog, options?: { names?: boolean }): Promise<CheckedQuery>;
+  check(text: string, catalog: ReadableCatalog, options?: CheckOptions): Promise<CheckedQuery>;
   /**
    * Where DuckDB's message about a failure of `executed` (a statement around `checked.sql`) points
    * in the caller's text, if it points at a node of the checked statement.
@@ -78,13 +94,18 @@ export class QuerySandbox implements Sandbox {
     return new QuerySandbox(await DuckDBInstance.create(':memory:', SANDBOX));
   }
 
-  async check(text: string, catalog: ReadableCatalog, options: { names?: boolean } = {}): Promise<CheckedQuery> {
+  async check(text: string, catalog: ReadableCatalog, options: CheckOptions = {}): Promise<CheckedQuery> {
     const connection = await this.instance.connect();
     try {
       const serialized = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [text]);
       const node = singleStatement(String(serialized.getRows()[0]![0]));
       const located = locations(node);
       const guarded = analyzeQuery(node, catalog, physicalNames);
+      const oversized =
+        options.maxListElements === undefined
+          ? undefined
+          : oversizedConstantList(guarded.tree, { maxListElements: options.maxListElements });
+      if (oversized) throw new QueryFailure('resourcesExceeded', oversized);
       const printed = await connection.runAndReadAll('SELECT json_deserialize_sql($1::JSON)', [
         JSON.stringify({ error: false, statements: [{ node: guarded.tree, named_param_map: [] }] }),
       ]);
@@ -100,6 +121,7 @@ export class QuerySandbox implements Sandbox {
         lineage: planned.lineage,
         readsMaskedTable: tables.some(({ table }) => table.columns.some((column) => column.masked)),
         read,
+        referenced: tables.map(({ key }) => key),
         located,
         names: planned.names,
       };
@@ -133,7 +155,7 @@ export class QuerySandbox implements Sandbox {
     connection: DuckDBConnection,
     sql: string,
     tables: { key: string; table: ReadableTable }[],
-    options: { names?: boolean },
+    options: CheckOptions,
   ): Promise<{ lineage: Lineage | undefined; names?: string[] }> {
     this.attached += 1;
     const database = `sandbox_${this.attached}`;

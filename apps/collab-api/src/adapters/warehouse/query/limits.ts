@@ -1,0 +1,192 @@
+/**
+ * What a query would build from constants, counted on DuckDB's parse tree before it runs (pure).
+ *
+ * DuckDB evaluates a function whose arguments are all constants while it plans the query
+ * (constant folding), into values of some 100 bytes per list element, and no interrupt reaches it
+ * there: `range(100000000)` took 10 GB and minutes (measured with 1.5.6) before the query started.
+ * So the lists that such calls build are counted here, and a query whose constant list would hold
+ * more than the limit is refused before it runs. This is a complement: lists built from columns at
+ * run time, and anything else a query allocates, are bounded by the process's memory budget
+ * (src/memory), where DuckDB's own allocation fails with "Out of Memory".
+ *
+ * The model knows the functions that make lists longer than their arguments (range and
+ * generate_series, list_resize and array_resize, repeat, the string splitters), counts the values
+ * of a list written out (`[a, b, c]`) and adds up the lists of any other call's arguments. Dates, timestamps and intervals written as constants count
+ * in microseconds (a month as 30 days), so a constant range over time is counted too.
+ */
+
+type Node = Record<string, unknown>;
+
+/** A constant expression's measure: the list elements it holds, the characters of its text, its number (if any). */
+interface Measure {
+  elements: number;
+  chars: number;
+  number?: number;
+}
+
+const MICROS: Record<string, number> = {
+  microsecond: 1,
+  millisecond: 1e3,
+  second: 1e6,
+  minute: 60e6,
+  hour: 3600e6,
+  day: 86_400e6,
+  week: 7 * 86_400e6,
+  month: 30 * 86_400e6,
+  year: 365 * 86_400e6,
+  decade: 3650 * 86_400e6,
+  century: 36_500 * 86_400e6,
+  millennium: 365_000 * 86_400e6,
+};
+
+const TEMPORAL_TYPES = new Set(['DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS']);
+const SPLITTERS = new Set([
+  'string_split',
+  'str_split',
+  'string_to_array',
+  'split',
+  'string_split_regex',
+  'str_split_regex',
+  'regexp_split_to_array',
+]);
+const ARITHMETIC: Record<string, (a: number, b: number) => number> = {
+  '+': (a, b) => a + b,
+  '-': (a, b) => a - b,
+  '*': (a, b) => a * b,
+  '/': (a, b) => a / b,
+  '//': (a, b) => Math.trunc(a / b),
+  '%': (a, b) => a % b,
+};
+const ROUNDING: Record<string, (a: number) => number> = {
+  trunc: Math.trunc,
+  floor: Math.floor,
+  ceil: Math.ceil,
+  ceiling: Math.ceil,
+  round: Math.round,
+  abs: Math.abs,
+};
+
+/**
+ * The first call with constant arguments whose list would hold more than `maxListElements`
+ * values (the innermost, which builds it, rather than those that pass it on), as a message for
+ * the caller; undefined when there is none.
+ */
+export function oversizedConstantList(tree: unknown, limits: { maxListElements: number }): string | undefined {
+  const measured = new WeakMap<Node, Measure | null>();
+  const measureOf = (node: Node) => {
+    if (!measured.has(node)) measured.set(node, measure(node, measureOf) ?? null);
+    return measured.get(node) ?? undefined;
+  };
+  const find = (value: unknown): string | undefined => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    for (const child of Array.isArray(value) ? (value as unknown[]) : Object.values(value)) {
+      const found = find(child);
+      if (found) return found;
+    }
+    const node = value as Node;
+    const elements = node.class === 'FUNCTION' ? (measureOf(node)?.elements ?? 0) : 0;
+    if (elements <= limits.maxListElements) return undefined;
+    return (
+      `${String(node.function_name)}(...) would build a list of ${Math.round(elements).toLocaleString('en')} values from constants ` +
+      `before the query runs; a query may build at most ${limits.maxListElements.toLocaleString('en')} so`
+    );
+  };
+  return find(tree);
+}
+
+/** The measure of a constant expression; undefined for anything that reads a column or a subquery. */
+function measure(node: Node, measureOf: (node: Node) => Measure | undefined): Measure | undefined {
+  switch (node.class) {
+    case 'CONSTANT':
+      return constant(node.value as Node);
+    case 'CAST': {
+      const child = measureOf(node.child as Node);
+      return child && cast(child, node.child as Node, (node.cast_type as Node | undefined)?.id);
+    }
+    case 'FUNCTION': {
+      const args = (node.children as Node[]).map(measureOf);
+      if (args.some((arg) => arg === undefined)) return undefined;
+      return call(String(node.function_name).toLowerCase(), args as Measure[]);
+    }
+    default:
+      return undefined;
+  }
+}
+
+function constant(value: Node): Measure {
+  const type = String((value.type as Node | undefined)?.id);
+  if (value.is_null) return { elements: 0, chars: 0 };
+  const raw = value.value;
+  if (typeof raw === 'string' && type === 'VARCHAR') return { elements: 0, chars: raw.length };
+  const number = Number(raw);
+  if (!Number.isFinite(number)) return { elements: 0, chars: String(raw).length };
+  // DECIMAL constants hold their digits as an integer, with the scale apart.
+  const scale = type === 'DECIMAL' ? Number(((value.type as Node).type_info as Node | undefined)?.scale ?? 0) : 0;
+  return { elements: 0, chars: String(raw).length, number: number / 10 ** scale };
+}
+
+function cast(child: Measure, childNode: Node, type: unknown): Measure {
+  const text = childNode.class === 'CONSTANT' ? (childNode.value as Node).value : undefined;
+  if (typeof text === 'string' && TEMPORAL_TYPES.has(String(type))) return { ...child, number: epochMicros(text) };
+  if (typeof text === 'string' && type === 'INTERVAL') return { ...child, number: intervalMicros(text) };
+  return child;
+}
+
+/** `'2020-01-01'`, `'2020-01-01 10:00:00'` (UTC unless it says otherwise) in microseconds since 1970; undefined for other spellings. */
+function epochMicros(text: string): number | undefined {
+  const iso = text.trim().replace(' ', 'T');
+  const withTime = iso.includes('T') ? iso : `${iso}T00:00:00`;
+  const millis = Date.parse(/([zZ]|[+-]\d\d(:?\d\d)?)$/.test(withTime) ? withTime : `${withTime}Z`);
+  return Number.isNaN(millis) ? undefined : millis * 1000;
+}
+
+/** `'3 days'`, `'1 hour'`, `'2 months 4 days'` in microseconds; undefined for other spellings. */
+function intervalMicros(text: string): number | undefined {
+  const parts = [...text.toLowerCase().matchAll(/(-?\d+(?:\.\d+)?)\s*([a-z]+?)s?\b/g)];
+  if (parts.length === 0) return undefined;
+  let total = 0;
+  for (const [, amount, unit] of parts) {
+    const micros = MICROS[unit!];
+    if (micros === undefined) return undefined;
+    total += Number(amount) * micros;
+  }
+  return total;
+}
+
+function call(name: string, args: Measure[]): Measure {
+  const numbers = args.map((arg) => arg.number);
+  const sum = (key: 'elements' | 'chars') => args.reduce((total, arg) => total + arg[key], 0);
+  const passed = { elements: sum('elements'), chars: sum('chars') };
+  if (ARITHMETIC[name] && args.length === 2 && numbers[0] !== undefined && numbers[1] !== undefined) {
+    return { ...passed, number: ARITHMETIC[name](numbers[0], numbers[1]) };
+  }
+  if (name === '-' && args.length === 1 && numbers[0] !== undefined) return { ...passed, number: -numbers[0] };
+  if (ROUNDING[name] && numbers[0] !== undefined) return { ...passed, number: ROUNDING[name](numbers[0]) };
+  const unit = /^to_(\w+?)s?$/.exec(name)?.[1];
+  if (unit && MICROS[unit] !== undefined && numbers[0] !== undefined) return { ...passed, number: numbers[0] * MICROS[unit] };
+  // `[a, b, c]`: its values, and theirs.
+  if (name === 'list_value' || name === 'array_value') return { elements: args.length + passed.elements, chars: passed.chars };
+  if (name === 'range' || name === 'generate_series') {
+    const count = seriesLength(numbers, name === 'generate_series');
+    return count === undefined ? passed : { elements: count, chars: 0 };
+  }
+  if ((name === 'list_resize' || name === 'array_resize') && numbers[1] !== undefined) {
+    return { elements: args[0]!.elements + Math.max(0, numbers[1]) * (1 + (args[2]?.elements ?? 0)), chars: passed.chars };
+  }
+  if (name === 'repeat' && numbers[1] !== undefined) {
+    const times = Math.max(0, numbers[1]);
+    return { elements: args[0]!.elements * times, chars: args[0]!.chars * times };
+  }
+  if ((name === 'lpad' || name === 'rpad') && numbers[1] !== undefined) return { ...passed, chars: Math.max(0, numbers[1]) };
+  if (SPLITTERS.has(name)) return { elements: args[0]!.chars + 1, chars: args[0]!.chars };
+  return passed;
+}
+
+/** Values of range(stop), range(start, stop[, step]) (stop excluded) or generate_series (stop included). */
+function seriesLength(numbers: (number | undefined)[], inclusive: boolean): number | undefined {
+  if (numbers.length === 0 || numbers.some((number) => number === undefined)) return undefined;
+  const [start, stop, step] = numbers.length === 1 ? [0, numbers[0]!, 1] : [numbers[0]!, numbers[1]!, numbers[2] ?? 1];
+  if (step === 0) return undefined;
+  const span = (stop - start) / step;
+  return Math.max(0, inclusive ? Math.floor(span) + 1 : Math.ceil(span));
+}
