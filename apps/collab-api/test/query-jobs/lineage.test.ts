@@ -131,7 +131,7 @@ describe('the SQL guard', () => {
   });
 
   it('runs in a thread of its own for the engines, with the same answers and refusals', async () => {
-    const thread = openSandboxThread();
+    const thread = await openSandboxThread();
     try {
       const sql = 'SELECT #3, name FROM hr.people';
       const [there, here] = await Promise.all([

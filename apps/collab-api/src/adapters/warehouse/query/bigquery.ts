@@ -98,8 +98,11 @@ export interface BigQueryEngineOptions {
   pollMs?: number;
 }
 
-export function openBigQueryQueryEngine(options: BigQueryOptions, engine: BigQueryEngineOptions = {}): Promise<QueryEngine> {
-  return Promise.resolve(new BigQueryQueryEngine(bigQueryClient(options), options, openSandboxThread(), engine));
+export async function openBigQueryQueryEngine(
+  options: BigQueryOptions,
+  engine: BigQueryEngineOptions = {},
+): Promise<QueryEngine> {
+  return new BigQueryQueryEngine(bigQueryClient(options), options, await openSandboxThread(), engine);
 }
 
 class BigQueryQueryEngine implements QueryEngine {

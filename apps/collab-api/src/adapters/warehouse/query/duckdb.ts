@@ -64,7 +64,7 @@ export async function openDuckDbQueryEngine(file: string, limits: DuckDbQueryLim
   } finally {
     connection.closeSync();
   }
-  return new DuckDbQueryEngine(warehouse, openSandboxThread(), limits);
+  return new DuckDbQueryEngine(warehouse, await openSandboxThread(), limits);
 }
 
 class DuckDbQueryEngine implements QueryEngine {

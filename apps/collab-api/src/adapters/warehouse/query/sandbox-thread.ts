@@ -26,7 +26,7 @@ export interface SandboxError {
   reason?: QueryFailure['reason'];
 }
 
-type Reply = { id: number; result: unknown } | { id: number; error: SandboxError };
+type Reply = { id: number; result: unknown } | { id: number; error: SandboxError } | 'ready';
 
 /** The error the worker sent, as the class it was thrown as. */
 function rebuilt(error: SandboxError): Error {
@@ -40,7 +40,20 @@ interface Waiting {
   reject: (error: Error) => void;
 }
 
-export function openSandboxThread(): Sandbox {
+/**
+ * V8's limits of the sandbox's thread. Without them, a new isolate reserves some 500 MB of address
+ * space (its code range and heap), which the process's memory budget (src/memory: RLIMIT_DATA)
+ * counts: a thread started after the budget was set (the first check, or a restart) would end the
+ * process with V8's "Failed to reserve virtual memory". With them it reserves about 32 MB. A check
+ * that needs more heap than this (a plan of a very wide query) ends the thread alone, and the check fails.
+ */
+const THREAD_LIMITS = { codeRangeSizeMb: 16, maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 512 };
+
+/**
+ * The sandbox's thread, started now and ready (its DuckDB instance open) when this resolves: its
+ * memory is then part of the process's size at start, which the memory budget is counted from.
+ */
+export async function openSandboxThread(): Promise<Sandbox> {
   let worker: Worker | undefined;
   let lastId = 0;
   let closed = false;
@@ -53,8 +66,9 @@ export function openSandboxThread(): Sandbox {
 
   const start = (): Worker => {
     const { url, execArgv } = workerModule();
-    const started = new Worker(url, { execArgv });
+    const started = new Worker(url, { execArgv, resourceLimits: THREAD_LIMITS });
     started.on('message', (reply: Reply) => {
+      if (reply === 'ready') return;
       const entry = waiting.get(reply.id);
       waiting.delete(reply.id);
       if (waiting.size === 0) started.unref();
@@ -85,6 +99,13 @@ export function openSandboxThread(): Sandbox {
     });
   };
 
+  const first = start();
+  worker = first;
+  await new Promise<void>((resolve, reject) => {
+    first.on('message', (reply: Reply) => reply === 'ready' && resolve());
+    first.once('exit', (code) => reject(new Error(`The query sandbox's thread did not start (exit code ${code})`)));
+  });
+  first.unref();
   return {
     check: (text, catalog, options = {}) => call({ method: 'check', args: [text, catalog, options] }) as Promise<CheckedQuery>,
     locate: (checked, executed, message) =>

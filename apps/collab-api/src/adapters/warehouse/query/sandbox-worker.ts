@@ -11,6 +11,8 @@ import type { SandboxError, SandboxRequest } from './sandbox-thread.js';
 
 const port = parentPort!;
 const opened = QuerySandbox.open();
+// Ready for checks: openSandboxThread waits for this (and a failure to open ends the thread).
+void opened.then(() => port.postMessage('ready'));
 
 port.on('message', (request: SandboxRequest) => {
   void (async () => {
