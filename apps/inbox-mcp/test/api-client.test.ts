@@ -126,7 +126,10 @@ describe("inbox-api's verdict on a caller's key", () => {
   ])('is read from HTTP %i as %s', async (status, verdict) => {
     const api = new InboxApiClient({ baseUrl: `${stubUrl}/verdict/${status}` }).withApiKey('caller-key');
     expect(await askInboxApi(api)).toBe(verdict);
-    expect(seen.at(-1)).toMatchObject({ url: `/verdict/${status}/v1/inboxes?limit=1`, headers: { authorization: 'Bearer caller-key' } });
+    expect(seen.at(-1)).toMatchObject({
+      url: `/verdict/${status}/v1/inboxes?limit=1`,
+      headers: { authorization: 'Bearer caller-key' },
+    });
   });
 
   it('is unknown when inbox-api does not answer', async () => {

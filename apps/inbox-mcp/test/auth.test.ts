@@ -222,7 +222,12 @@ describe('an SSE session', () => {
       expect(JSON.parse((await session.next()).data)).toMatchObject({ id: 1, result: { serverInfo: { name: 'inbox-mcp' } } });
       expect((await post(`Bearer ${KEY_A}`, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
 
-      const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_messages', arguments: { inbox_id: inboxA.id } } };
+      const call = {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'list_messages', arguments: { inbox_id: inboxA.id } },
+      };
       const hijacks = await forwardedDuring(async () => {
         const other = await post(`Bearer ${KEY_B}`, call);
         expect(other.status).toBe(403);
@@ -320,9 +325,7 @@ describe('stdio', () => {
       }),
     );
     clients.push(client);
-    const forwarded = await forwardedDuring(() =>
-      client.callTool({ name: 'list_messages', arguments: { inbox_id: inboxA.id } }),
-    );
+    const forwarded = await forwardedDuring(() => client.callTool({ name: 'list_messages', arguments: { inbox_id: inboxA.id } }));
     expect(forwarded).toEqual([
       { method: 'GET', url: `/v1/messages?inbox_id=${inboxA.id}&limit=50&offset=0`, authorization: `Bearer ${SERVICE_KEY}` },
     ]);

@@ -307,7 +307,9 @@ describe('the SSE transport without a key', () => {
     try {
       const stream = await request(server.server).get('/sse');
       expect(stream.status).toBe(401);
-      expect(stream.headers['www-authenticate']).toBe(`Bearer resource_metadata="${server.url}/.well-known/oauth-protected-resource"`);
+      expect(stream.headers['www-authenticate']).toBe(
+        `Bearer resource_metadata="${server.url}/.well-known/oauth-protected-resource"`,
+      );
       expect((await request(server.server).post('/messages?sessionId=x').send({})).status).toBe(401);
       const client = new Client({ name: 'test-client', version: '1.0.0' });
       await expect(client.connect(new SSEClientTransport(new URL(`${server.url}/sse`)))).rejects.toMatchObject({ code: 401 });

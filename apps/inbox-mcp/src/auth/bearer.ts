@@ -29,7 +29,9 @@ export function credentialsOf(header: string | undefined): Credentials {
   const [scheme = '', ...rest] = value.split(/ +/);
   if (scheme.toLowerCase() !== 'bearer') return { kind: 'unsupported' };
   const [token] = rest;
-  return rest.length === 1 && token !== undefined && /^[\x21-\x7e]+$/.test(token) ? { kind: 'bearer', token } : { kind: 'malformed' };
+  return rest.length === 1 && token !== undefined && /^[\x21-\x7e]+$/.test(token)
+    ? { kind: 'bearer', token }
+    : { kind: 'malformed' };
 }
 
 /**
