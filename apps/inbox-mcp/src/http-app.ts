@@ -57,7 +57,7 @@ export function buildHttpApp(deps: HttpAppDeps): Express {
     maxEntries: KEY_CHECK_MAX_ENTRIES,
   });
   routes.use(
-    ['/mcp', '/sse', '/messages'],
+    deps.transport === 'http' ? ['/mcp'] : ['/sse', '/messages'],
     authenticate({ api: deps.api, keyChecks, allowAnonymous: deps.allowAnonymous, publicBaseUrl: deps.publicBaseUrl, endpoint }),
   );
   routes.use(deps.transport === 'http' ? streamableHttpRoutes(deps) : sseRoutes(deps));

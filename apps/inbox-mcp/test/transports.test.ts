@@ -192,6 +192,8 @@ describe('bearer authentication of the network transports', () => {
       expect(res.status).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(/^Bearer resource_metadata="/);
     }
+    // The SSE transport's paths are not this transport's: not found, not a challenge.
+    expect((await request(server.server).post('/messages').send({})).status).toBe(404);
   });
 
   it('treats another scheme as no key (RFC 6750: no error code), and a malformed bearer as invalid_token', async () => {
