@@ -5,6 +5,7 @@ import request from 'supertest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { loadConfig } from '@repo/config';
+import { parseCommandLine } from '../../apps/inbox-mcp/src/config.js';
 import { readDockerfile } from './dockerfile.js';
 import {
   type ConfigMap,
@@ -463,4 +464,17 @@ describe('inbox-mcp in its dev namespace', () => {
     expect(Number(url.port)).toBe(apiService.spec.ports[0]?.port);
     expect(only<Deployment>(mcp, 'Deployment').metadata.namespace).toBe(apiService.metadata.namespace);
   });
+});
+
+describe('inbox-mcp on 0.0.0.0', () => {
+  it.each([['base'], ['overlays', 'dev']])(
+    'kustomization %s: answers no caller without a key (no --allow-anonymous), nor does the image by itself',
+    (...variant) => {
+      const deployment = only<Deployment>(kustomizeBuild(k8sDir('inbox-mcp', ...variant)), 'Deployment');
+      const container = appContainer(deployment.spec.template, 'inbox-mcp');
+      expect(parseCommandLine(container.args ?? [], {}).allowAnonymous).toBe(false);
+      const [, , ...imageArgs] = readDockerfile(dockerfilePath('inbox-mcp')).runtime.cmd ?? [];
+      expect(parseCommandLine(imageArgs, {}).allowAnonymous).toBe(false);
+    },
+  );
 });

@@ -9,7 +9,7 @@ import { createTestContext as collabApiContext } from '../../apps/collab-api/tes
 import { configSchema as inboxApiConfig } from '../../apps/inbox-api/src/config.js';
 import { createTestContext as inboxApiContext } from '../../apps/inbox-api/test/context.js';
 import { InboxApiClient } from '../../apps/inbox-mcp/src/api-client.js';
-import { configSchema as inboxMcpConfig, environmentWithFlags } from '../../apps/inbox-mcp/src/config.js';
+import { configSchema as inboxMcpConfig, parseCommandLine } from '../../apps/inbox-mcp/src/config.js';
 import { buildHttpApp } from '../../apps/inbox-mcp/src/http-app.js';
 import { createMcpServer } from '../../apps/inbox-mcp/src/mcp-server.js';
 
@@ -67,16 +67,17 @@ export const services: ServiceUnderTest[] = [
   {
     name: 'inbox-mcp',
     configSchema: inboxMcpConfig,
-    settingsFromArgs: (args) => environmentWithFlags(args, {}),
+    settingsFromArgs: (args) => parseCommandLine(args, {}).env,
     deployedSettings: { HOST: '0.0.0.0', MCP_TRANSPORT: 'http' },
     migrates: false,
     start: () => {
       const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
-      // The probes never reach inbox-api.
-      const api = new InboxApiClient({ baseUrl: 'http://127.0.0.1:8000' });
       const app = buildHttpApp({
         transport: 'http',
-        createServer: () => createMcpServer({ api, logger }),
+        createServer: (api) => createMcpServer({ api, logger }),
+        // The probes never reach inbox-api.
+        api: new InboxApiClient({ baseUrl: 'http://127.0.0.1:8000' }),
+        allowAnonymous: false,
         logger,
         metrics: createMetrics({ service: 'inbox-mcp', collectDefault: false }),
         host: '0.0.0.0',

@@ -4,6 +4,8 @@
  * directly, one request at a time, the two interleaved so that both meet the same conditions.
  * inbox-api (on a scratch database, seeded through its API) and inbox-mcp each run as their own
  * process, from source as `pnpm dev` runs them, logging one line per request as in production.
+ * inbox-api requires an API key, which both paths send: inbox-mcp passes the client's on, after
+ * checking it with inbox-api once per 5 s.
  *
  *   pnpm --filter inbox-mcp bench:search [--requests 1000] [--messages 400]
  *
@@ -23,18 +25,24 @@ const requests = Number(values.requests);
 const messages = Number(values.messages);
 const WARM_UP = 100;
 const QUERY = 'invoice';
+const KEY = 'bench-key-0123456789';
+const authorization = `Bearer ${KEY}`;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 async function post(url: string, body: unknown): Promise<{ id: string; email_address: string }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`POST ${url}: ${res.status} ${await res.text()}`);
   return (await res.json()) as { id: string; email_address: string };
 }
 
-const inboxApi = await startInboxApi('mcp_bench');
+const inboxApi = await startInboxApi('mcp_bench', { apiKeys: [KEY] });
 const mcp = await startService('src/main.ts', {
   cwd: appRoot,
   env: { PORT: undefined, SERVICE_API_URL: inboxApi.url, LOG_LEVEL: 'info' },
@@ -57,12 +65,14 @@ try {
 
   const restUrl = `${inboxApi.url}/v1/messages?${new URLSearchParams({ inbox_id: agent.id, q: QUERY, limit: '10', offset: '0' }).toString()}`;
   const direct = async () => {
-    const res = await fetch(restUrl);
+    const res = await fetch(restUrl, { headers: { authorization } });
     if (!res.ok) throw new Error(`direct search: ${res.status}`);
     await res.json();
   };
   const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${mcp.url}/mcp`)));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${mcp.url}/mcp`), { requestInit: { headers: { authorization } } }),
+  );
   await client.listTools(); // lets the client check results against the output schema, as real clients do
   const viaMcp = async () => {
     const result = await client.callTool({ name: 'search_email', arguments: { query: QUERY, inbox_id: agent.id } });

@@ -45,7 +45,7 @@ export class InboxApiUnreachableError extends Error {
 export interface InboxApiOptions {
   /** SERVICE_API_URL; may carry a path prefix. */
   baseUrl: string;
-  /** SERVICE_API_KEY, sent as the bearer token. */
+  /** Sent as the bearer token: SERVICE_API_KEY, or a network caller's own key. */
   apiKey?: string;
   /** Longest wait for one answer; sends through a slow mail provider take seconds. */
   timeoutMs?: number;
@@ -91,6 +91,11 @@ export class InboxApiClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.authorization = options.apiKey ? `Bearer ${options.apiKey}` : undefined;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** The same API, called with another key: a network caller's own. */
+  withApiKey(apiKey: string): InboxApiClient {
+    return new InboxApiClient({ baseUrl: this.baseUrl, apiKey, timeoutMs: this.timeoutMs });
   }
 
   createInbox(input: { name: string; email_username: string }, options?: CallOptions): Promise<Inbox> {

@@ -20,18 +20,29 @@ export const configSchema = z.object({
     .describe(
       'Host headers accepted by the network transports (DNS-rebinding protection). Unset: localhost names when bound to loopback, any otherwise.',
     ),
+  PUBLIC_BASE_URL: setting
+    .url()
+    .optional()
+    .describe(
+      'The URL clients reach this server at (behind a load balancer, its public one): names the resource in `/.well-known/oauth-protected-resource` and in the 401 challenge. Unset: taken from each request (Host, and X-Forwarded-Proto/-Host within TRUST_PROXY_HOPS).',
+    ),
   SERVICE_API_URL: setting.url().default('http://127.0.0.1:8000').describe("inbox-api's base URL."),
-  SERVICE_API_KEY: setting.string().optional().describe('Sent to inbox-api as `Authorization: Bearer <key>`.'),
+  SERVICE_API_KEY: setting
+    .string()
+    .optional()
+    .describe(
+      'Sent to inbox-api as `Authorization: Bearer <key>` over stdio, and for callers without a key of sse/http when started with `--allow-anonymous`. Other network callers send their own key.',
+    ),
 });
 
 export type Config = z.output<typeof configSchema>;
 
-export const USAGE = 'usage: inbox-mcp [--transport stdio|sse|http] [--host HOST] [--port PORT]';
+export const USAGE = 'usage: inbox-mcp [--transport stdio|sse|http] [--host HOST] [--port PORT] [--allow-anonymous]';
 
 /** Command-line arguments that are not the flags below; the message says which, in one line. */
 export class UsageError extends Error {}
 
-// Each flag and the setting it overrides.
+// Each flag that takes a value, and the setting it overrides.
 const FLAGS = new Map<string, keyof Config>([
   ['transport', 'MCP_TRANSPORT'],
   ['host', 'HOST'],
@@ -39,24 +50,45 @@ const FLAGS = new Map<string, keyof Config>([
 ]);
 const flagSettings = configSchema.pick({ MCP_TRANSPORT: true, HOST: true, PORT: true });
 
+// A switch, and deliberately no environment variable: an .env file or a ConfigMap copied into a
+// deployment must not open the network transports to callers without a key.
+const ALLOW_ANONYMOUS = 'allow-anonymous';
+
+export interface CommandLine {
+  /** The environment with the flags' settings laid over it. */
+  env: NodeJS.ProcessEnv;
+  /** `--allow-anonymous`: sse/http callers without a key act with SERVICE_API_KEY. */
+  allowAnonymous: boolean;
+}
+
 /**
  * `--transport`, `--host` and `--port` (also as `--port=9000`) override MCP_TRANSPORT, HOST and
- * PORT. A `--` among them is passed over: npm scripts take flags that way (`pnpm start -- --port
- * 9000` runs the script with `-- --port 9000`). An unknown flag, a positional argument, a flag
- * without its value or a value its setting refuses is a UsageError naming the flag.
+ * PORT; `--allow-anonymous` takes no value. A `--` among them is passed over: npm scripts take
+ * flags that way (`pnpm start -- --port 9000` runs the script with `-- --port 9000`). An unknown
+ * flag, a positional argument, a flag without its value (or with one, for the switch) or a value
+ * its setting refuses is a UsageError naming the flag.
  */
-export function environmentWithFlags(argv: string[], env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): CommandLine {
   const { tokens } = parseArgs({
     args: argv.filter((arg) => arg !== '--'),
-    options: Object.fromEntries([...FLAGS.keys()].map((flag) => [flag, { type: 'string' as const }])),
+    options: {
+      ...Object.fromEntries([...FLAGS.keys()].map((flag) => [flag, { type: 'string' as const }])),
+      [ALLOW_ANONYMOUS]: { type: 'boolean' },
+    },
     strict: false,
     allowPositionals: true,
     tokens: true,
   });
   const overrides: Record<string, string> = {};
+  let allowAnonymous = false;
   for (const token of tokens) {
     if (token.kind === 'positional') throw new UsageError(`unexpected argument ${JSON.stringify(token.value)}`);
     if (token.kind !== 'option') continue;
+    if (token.name === ALLOW_ANONYMOUS) {
+      if (token.inlineValue) throw new UsageError(`${token.rawName} takes no value`);
+      allowAnonymous = true;
+      continue;
+    }
     const setting = FLAGS.get(token.name);
     if (setting === undefined) throw new UsageError(`unknown option ${token.rawName}`);
     if (!token.value) throw new UsageError(`${token.rawName} needs a value`);
@@ -65,5 +97,5 @@ export function environmentWithFlags(argv: string[], env: NodeJS.ProcessEnv): No
     if (problem !== undefined) throw new UsageError(`--${token.name}${problem.slice(setting.length)}`);
     overrides[setting] = token.value;
   }
-  return { ...env, ...overrides };
+  return { env: { ...env, ...overrides }, allowAnonymous };
 }

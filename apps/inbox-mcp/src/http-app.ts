@@ -5,15 +5,25 @@ import {
 } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { NotFoundError } from '@repo/errors';
+import { ForbiddenError, NotFoundError } from '@repo/errors';
 import { createServiceApp, type Logger, type Metrics } from '@repo/http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { InboxApiClient } from './api-client.js';
+import { askInboxApi, KeyChecks } from './auth/key-checks.js';
+import { authenticate, type Caller, callerOf, protectedResourceMetadataRoute, sameCaller } from './auth/middleware.js';
 import { jsonRpcErrorFormat } from './json-rpc-errors.js';
 import { InFlightRequests } from './stateless-cancellation.js';
 
 export interface HttpAppDeps {
   transport: 'sse' | 'http';
-  createServer: () => McpServer;
+  /** One MCP server whose tools and resources reach inbox-api through `api`: the caller's. */
+  createServer: (api: InboxApiClient) => McpServer;
+  /** inbox-api with SERVICE_API_KEY; each caller's client is made from it with their key. */
+  api: InboxApiClient;
+  /** --allow-anonymous: requests without a key act with SERVICE_API_KEY instead of getting 401. */
+  allowAnonymous: boolean;
+  /** PUBLIC_BASE_URL; undefined: taken from each request. */
+  publicBaseUrl?: string;
   logger: Logger;
   metrics: Metrics;
   /** Accepted Host headers; undefined means localhost names only when `host` is a loopback address. */
@@ -25,10 +35,31 @@ export interface HttpAppDeps {
 // Attachments travel base64-encoded inside tool arguments.
 const MAX_MESSAGE_BYTES = 50 * 1024 * 1024;
 
-/** GET /health, GET /metrics and the chosen MCP transport's endpoints. */
+// How long inbox-api's verdict on a key is reused (see KeyChecks), and for how many keys at most.
+const KEY_CHECK_TTL_MS = 5_000;
+const KEY_CHECK_MAX_ENTRIES = 10_000;
+
+/**
+ * GET /health, GET /metrics, the chosen MCP transport's endpoints behind bearer authentication,
+ * and the protected-resource metadata (RFC 9728) that names them.
+ */
 export function buildHttpApp(deps: HttpAppDeps): Express {
   const routes = express.Router();
-  routes.use(['/mcp', '/sse', '/messages'], dnsRebindingProtection(deps));
+  const endpoint = deps.transport === 'http' ? '/mcp' : '/sse';
+  routes.use(['/mcp', '/sse', '/messages', '/.well-known'], dnsRebindingProtection(deps));
+  // At the root (what the 401 challenge names), and with the endpoint's path inserted (RFC 9728, section 3.1).
+  const metadata = protectedResourceMetadataRoute({ publicBaseUrl: deps.publicBaseUrl, endpoint });
+  routes.use(`/.well-known/oauth-protected-resource${endpoint}`, metadata);
+  routes.use('/.well-known/oauth-protected-resource', metadata);
+  const keyChecks = new KeyChecks({
+    ask: (key) => askInboxApi(deps.api.withApiKey(key)),
+    ttlMs: KEY_CHECK_TTL_MS,
+    maxEntries: KEY_CHECK_MAX_ENTRIES,
+  });
+  routes.use(
+    deps.transport === 'http' ? ['/mcp'] : ['/sse', '/messages'],
+    authenticate({ api: deps.api, keyChecks, allowAnonymous: deps.allowAnonymous, publicBaseUrl: deps.publicBaseUrl, endpoint }),
+  );
   routes.use(deps.transport === 'http' ? streamableHttpRoutes(deps) : sseRoutes(deps));
   return createServiceApp({
     service: 'inbox-mcp',
@@ -42,18 +73,24 @@ export function buildHttpApp(deps: HttpAppDeps): Express {
   });
 }
 
+/** Whether an address to listen on is reachable from this machine only. */
+export function isLoopback(host: string): boolean {
+  return ['127.0.0.1', 'localhost', '::1'].includes(host);
+}
+
 function dnsRebindingProtection(deps: HttpAppDeps) {
   if (deps.allowedHosts) return hostHeaderValidation(deps.allowedHosts);
-  if (['127.0.0.1', 'localhost', '::1'].includes(deps.host)) return localhostHostValidation();
+  if (isLoopback(deps.host)) return localhostHostValidation();
   return (_req: express.Request, _res: express.Response, next: express.NextFunction) => next();
 }
 
 /**
- * Streamable HTTP in stateless mode: every POST gets a fresh server and transport, so any
- * replica behind a load balancer can answer any request without sticky sessions. There is
- * no standalone server-to-client stream and no session to delete, which the protocol
- * signals with 405 on GET and DELETE. A request ends, cancelled, when its response stream
- * closes or when a `notifications/cancelled` for it reaches this process.
+ * Streamable HTTP in stateless mode: every POST gets a fresh server and transport, acting with
+ * that request's own key, so any replica behind a load balancer can answer any request without
+ * sticky sessions, and no request can reach state another key left behind. There is no
+ * standalone server-to-client stream and no session to delete, which the protocol signals with
+ * 405 on GET and DELETE. A request ends, cancelled, when its response stream closes or when a
+ * `notifications/cancelled` for it reaches this process (from the same address and key).
  */
 function streamableHttpRoutes(deps: HttpAppDeps): Router {
   const router = express.Router();
@@ -61,7 +98,7 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
   router.post('/mcp', async (req, res) => {
     const client = InFlightRequests.clientOf(req);
     inFlight.cancelNamedIn(client, req.body);
-    const server = deps.createServer();
+    const server = deps.createServer(callerOf(res).api);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // Closing the server aborts its request handlers and ends the response stream.
     const forget = inFlight.track(client, req.body, () => void server.close());
@@ -91,14 +128,17 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
 /**
  * The legacy HTTP+SSE transport: a client holds `GET /sse` open and posts its messages to
  * `POST /messages?sessionId=...`. Sessions live in this process, so replicas need sticky sessions.
+ * A session acts with the key that opened it, and takes messages only from that key: each POST
+ * is authenticated on its own, and another caller, even with a valid key of theirs, gets 403.
  */
 function sseRoutes(deps: HttpAppDeps): Router {
   const router = express.Router();
-  const sessions = new Map<string, SSEServerTransport>();
+  const sessions = new Map<string, { transport: SSEServerTransport; owner: Caller }>();
   router.get('/sse', async (_req, res) => {
+    const owner = callerOf(res);
     const transport = new SSEServerTransport('/messages', res);
-    const server = deps.createServer();
-    sessions.set(transport.sessionId, transport);
+    const server = deps.createServer(owner.api);
+    sessions.set(transport.sessionId, { transport, owner });
     res.on('close', () => {
       sessions.delete(transport.sessionId);
       void server.close();
@@ -107,9 +147,12 @@ function sseRoutes(deps: HttpAppDeps): Router {
   });
   router.post('/messages', async (req, res) => {
     const sessionId = typeof req.query.sessionId === 'string' ? req.query.sessionId : '';
-    const transport = sessions.get(sessionId);
-    if (!transport) throw new NotFoundError('No such SSE session; open GET /sse first');
-    await transport.handlePostMessage(req, res, req.body);
+    const session = sessions.get(sessionId);
+    if (!session) throw new NotFoundError('No such SSE session; open GET /sse first');
+    if (!sameCaller(session.owner, callerOf(res))) {
+      throw new ForbiddenError('This SSE session was opened with another key; open your own with GET /sse');
+    }
+    await session.transport.handlePostMessage(req, res, req.body);
   });
   return router;
 }

@@ -3,40 +3,52 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { loadConfigOrExit } from '@repo/config';
 import { createLogger, createMetrics, serve } from '@repo/http';
 import { InboxApiClient } from './api-client.js';
-import { configSchema, environmentWithFlags, USAGE, UsageError } from './config.js';
-import { buildHttpApp } from './http-app.js';
+import { type CommandLine, configSchema, parseCommandLine, USAGE, UsageError } from './config.js';
+import { buildHttpApp, isLoopback } from './http-app.js';
 import { createMcpServer } from './mcp-server.js';
 
-let env: NodeJS.ProcessEnv;
+let commandLine: CommandLine;
 try {
-  env = environmentWithFlags(process.argv.slice(2), process.env);
+  commandLine = parseCommandLine(process.argv.slice(2), process.env);
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
   // One line, as a shell user expects of a mistyped flag, and the exit code of a usage error.
   process.stderr.write(`inbox-mcp: ${error.message} (${USAGE})\n`);
   process.exit(2);
 }
-const config = loadConfigOrExit(configSchema, env);
+const config = loadConfigOrExit(configSchema, commandLine.env);
 // Over stdio, stdout carries the protocol: logs go to stderr.
 const logger = createLogger({
   service: 'inbox-mcp',
   level: config.LOG_LEVEL,
   stream: config.MCP_TRANSPORT === 'stdio' ? 'stderr' : 'stdout',
 });
+const { allowAnonymous } = commandLine;
 logger.info(
-  { api: config.SERVICE_API_URL, apiKey: config.SERVICE_API_KEY ? 'set' : 'unset', transport: config.MCP_TRANSPORT },
+  {
+    api: config.SERVICE_API_URL,
+    apiKey: config.SERVICE_API_KEY ? 'set' : 'unset',
+    transport: config.MCP_TRANSPORT,
+    ...(config.MCP_TRANSPORT !== 'stdio' && { callers: allowAnonymous ? 'key, or none (--allow-anonymous)' : 'key required' }),
+  },
   'starting',
 );
+if (config.MCP_TRANSPORT !== 'stdio' && allowAnonymous && !isLoopback(config.HOST)) {
+  logger.warn({ host: config.HOST }, '--allow-anonymous beyond loopback: whoever reaches this server acts with SERVICE_API_KEY');
+}
 
 const api = new InboxApiClient({ baseUrl: config.SERVICE_API_URL, apiKey: config.SERVICE_API_KEY });
-const createServer = () => createMcpServer({ api, logger });
+const createServer = (client: InboxApiClient) => createMcpServer({ api: client, logger });
 
 if (config.MCP_TRANSPORT === 'stdio') {
-  await createServer().connect(new StdioServerTransport());
+  await createServer(api).connect(new StdioServerTransport());
 } else {
   const app = buildHttpApp({
     transport: config.MCP_TRANSPORT,
     createServer,
+    api,
+    allowAnonymous,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
     logger,
     metrics: createMetrics({ service: 'inbox-mcp' }),
     allowedHosts: config.MCP_ALLOWED_HOSTS,

@@ -10,6 +10,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createLogger } from '@repo/http';
 import { closedPort } from '@repo/testing';
 import { InboxApiClient, InboxApiError, InboxApiUnreachableError } from '../src/api-client.js';
+import { askInboxApi } from '../src/auth/key-checks.js';
 import { createMcpServer } from '../src/mcp-server.js';
 
 const thread = {
@@ -30,6 +31,14 @@ beforeAll(async () => {
     seen.push({ url: req.url ?? '', headers: req.headers });
     const json = (status: number, body: unknown) =>
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    // `/verdict/<status>/...`: inbox-api answering a key check with that status.
+    const verdict = /^\/verdict\/(\d{3})\/v1\/inboxes\?limit=1$/.exec(req.url ?? '');
+    if (verdict) {
+      const status = Number(verdict[1]);
+      return status === 200
+        ? json(200, { items: [], count: 0, total: 0, limit: 1, offset: 0 })
+        : json(status, { error: { code: 'some_code', message: 'Some message', details: {} } });
+    }
     switch (req.url) {
       case '/prefix/v1/threads/t1':
         return json(200, { ...thread, unexpected_new_field: true });
@@ -102,6 +111,30 @@ describe('the REST client', () => {
     const pending = api().getThread('slow', { signal: controller.signal });
     controller.abort(new Error('client cancelled'));
     await expect(pending).rejects.toThrow('client cancelled');
+  });
+});
+
+describe("inbox-api's verdict on a caller's key", () => {
+  it.each([
+    [200, 'accepted'],
+    // A key without the permission to read inboxes is still a key inbox-api knows.
+    [403, 'accepted'],
+    [401, 'rejected'],
+    [429, 'unknown'],
+    [500, 'unknown'],
+    [502, 'unknown'],
+  ])('is read from HTTP %i as %s', async (status, verdict) => {
+    const api = new InboxApiClient({ baseUrl: `${stubUrl}/verdict/${status}` }).withApiKey('caller-key');
+    expect(await askInboxApi(api)).toBe(verdict);
+    expect(seen.at(-1)).toMatchObject({
+      url: `/verdict/${status}/v1/inboxes?limit=1`,
+      headers: { authorization: 'Bearer caller-key' },
+    });
+  });
+
+  it('is unknown when inbox-api does not answer', async () => {
+    const api = new InboxApiClient({ baseUrl: `http://127.0.0.1:${await closedPort()}` }).withApiKey('caller-key');
+    expect(await askInboxApi(api)).toBe('unknown');
   });
 });
 

@@ -1,6 +1,6 @@
 import { documentSettings, renderSettingsTable } from '@repo/config';
 import { readmeSection } from '@repo/testing';
-import { configSchema, environmentWithFlags, UsageError } from '../src/config.js';
+import { configSchema, parseCommandLine, UsageError } from '../src/config.js';
 
 describe('configuration', () => {
   it('is documented in README.md, variable by variable (regenerate with `pnpm docs:config`)', async () => {
@@ -27,7 +27,20 @@ describe('command-line flags', () => {
       { MCP_TRANSPORT: 'sse' },
     ],
   ])('override their settings: %s', (_case, argv, overrides) => {
-    expect(environmentWithFlags(argv, env)).toEqual({ ...env, ...overrides });
+    expect(parseCommandLine(argv, env)).toEqual({ env: { ...env, ...overrides }, allowAnonymous: false });
+  });
+
+  it.each([
+    [['--allow-anonymous'], {}],
+    [['--transport', 'http', '--', '--allow-anonymous', '--port', '0'], { MCP_TRANSPORT: 'http', PORT: '0' }],
+    [['--allow-anonymous', '--allow-anonymous'], {}],
+  ])('take --allow-anonymous as a switch that sets no variable: %j', (argv, overrides) => {
+    expect(parseCommandLine(argv, env)).toEqual({ env: { ...env, ...overrides }, allowAnonymous: true });
+  });
+
+  it('has no environment variable for --allow-anonymous: callers without a key are allowed on the command line only', () => {
+    expect(parseCommandLine([], { ...env, ALLOW_ANONYMOUS: 'true', MCP_ALLOW_ANONYMOUS: 'true' }).allowAnonymous).toBe(false);
+    expect(Object.keys(configSchema.shape).filter((name) => /ANONYMOUS/.test(name))).toEqual([]);
   });
 
   it.each([
@@ -43,8 +56,13 @@ describe('command-line flags', () => {
     [['--port', '70000'], '--port must be an integer from 0 to 65535 (got "70000")'],
     [['--transport', 'pigeon'], '--transport must be one of stdio, sse, http (got "pigeon")'],
     [['--transport', '--port', '9000'], '--transport must be one of stdio, sse, http (got "--port")'],
+    [['--allow-anonymous=true'], '--allow-anonymous takes no value'],
+    [['--allow-anonymous='], '--allow-anonymous takes no value'],
+    [['--allow-anonymous', 'yes'], 'unexpected argument "yes"'],
+    [['--allow-anon'], 'unknown option --allow-anon'],
+    [['--no-allow-anonymous'], 'unknown option --no-allow-anonymous'],
   ])('refuse %j with a UsageError: %s', (argv, message) => {
-    expect(() => environmentWithFlags(argv, env)).toThrow(UsageError);
-    expect(() => environmentWithFlags(argv, env)).toThrow(new UsageError(message));
+    expect(() => parseCommandLine(argv, env)).toThrow(UsageError);
+    expect(() => parseCommandLine(argv, env)).toThrow(new UsageError(message));
   });
 });

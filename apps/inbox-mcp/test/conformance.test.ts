@@ -79,7 +79,8 @@ beforeAll(async () => {
   mcp = await startService('src/main.ts', {
     cwd: appRoot,
     env: { PORT: undefined, SERVICE_API_URL: inboxApi.url, LOG_LEVEL: 'info' },
-    args: ['--transport', 'http', '--port', '0'],
+    // The suite's CLI sends no Authorization header.
+    args: ['--transport', 'http', '--port', '0', '--allow-anonymous'],
   });
 });
 afterAll(async () => {

@@ -48,6 +48,21 @@ describe('inbox-mcp process', () => {
   });
 });
 
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'process-test', version: '1' } },
+};
+
+/** POST /mcp with an initialize request and no Authorization header. */
+const initializeWithoutKey = (url: string) =>
+  fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(initialize),
+  });
+
 // As users run it: built, through `pnpm start`, which passes flags after a `--`.
 describe('inbox-mcp built', () => {
   const built = 'dist/main.js';
@@ -70,7 +85,47 @@ describe('inbox-mcp built', () => {
     expect(await service.stop('SIGTERM')).toBe(0);
   });
 
+  it('answers a request without a key with 401 and the challenge, and serves the metadata it names', async () => {
+    const service = await startService(built, {
+      built: true,
+      cwd: appRoot,
+      env: { PORT: undefined, MCP_TRANSPORT: undefined, PUBLIC_BASE_URL: undefined },
+      args: ['--transport', 'http', '--', '--port', '0'],
+    });
+    try {
+      expect(service.logs.find((line) => line.msg === 'starting')).toMatchObject({ callers: 'key required' });
+      const res = await initializeWithoutKey(service.url);
+      expect(res.status).toBe(401);
+      const metadataUrl = `${service.url}/.well-known/oauth-protected-resource`;
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+      expect(await (await fetch(metadataUrl)).json()).toMatchObject({
+        resource: `${service.url}/mcp`,
+        bearer_methods_supported: ['header'],
+      });
+    } finally {
+      expect(await service.stop('SIGTERM')).toBe(0);
+    }
+  });
+
+  it('answers callers without a key with --allow-anonymous', async () => {
+    const service = await startService(built, {
+      built: true,
+      cwd: appRoot,
+      env: { PORT: undefined, MCP_TRANSPORT: undefined },
+      args: ['--transport', 'http', '--', '--allow-anonymous', '--port', '0'],
+    });
+    try {
+      expect(service.logs.find((line) => line.msg === 'starting')).toMatchObject({ callers: 'key, or none (--allow-anonymous)' });
+      const res = await initializeWithoutKey(service.url);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('"serverInfo":{"name":"inbox-mcp"');
+    } finally {
+      expect(await service.stop('SIGTERM')).toBe(0);
+    }
+  });
+
   it.each([
+    [['--allow-anonymous=yes'], '--allow-anonymous takes no value'],
     [['--prot', '9000'], 'unknown option --prot'],
     [['--transport', 'http', '--', '--port', '9000', 'now'], 'unexpected argument "now"'],
     [['--port'], '--port needs a value'],
@@ -80,15 +135,16 @@ describe('inbox-mcp built', () => {
     expect(result).toEqual({ code: 2, stdout: '', stderr: `inbox-mcp: ${message} (${USAGE})\n` });
   });
 
-  it('starts with `pnpm --filter ./apps/inbox-mcp start -- --port 0`', async () => {
+  it('starts with `pnpm --filter ./apps/inbox-mcp start -- --port 0 --allow-anonymous`', async () => {
     const service = await startService(pnpm!, {
       built: true,
       cwd: path.resolve(appRoot, '../..'),
       env: { PORT: undefined, HOST: undefined },
-      args: ['--filter', './apps/inbox-mcp', 'start', '--', '--port', '0'],
+      args: ['--filter', './apps/inbox-mcp', 'start', '--', '--port', '0', '--allow-anonymous'],
       timeoutMs: 180_000,
     });
     expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: 'ok' });
+    expect((await initializeWithoutKey(service.url)).status).toBe(200);
     // pnpm hands the signal on to the server, which stops cleanly.
     expect(await service.stop('SIGTERM')).toBe(0);
   }, 240_000);

@@ -1,6 +1,8 @@
 /** The pure parts, without a server: the resources' formatters and the rules the tools and transports follow. */
 import { ValidationError, NotFoundError, AppError } from '@repo/errors';
 import type { Attachment, Message, Thread, ThreadSummary } from '../src/api-schemas.js';
+import { bearerChallenge, credentialsOf, keyDigest, protectedResourceMetadata, publicBaseUrl } from '../src/auth/bearer.js';
+import { KeyChecks, type KeyVerdict } from '../src/auth/key-checks.js';
 import { jsonRpcErrorFormat } from '../src/json-rpc-errors.js';
 import { RECENT_THREAD_COUNT, recentThreadsJson } from '../src/resources/recent-threads.js';
 import { formatDate, threadMarkdown } from '../src/resources/thread-markdown.js';
@@ -166,5 +168,116 @@ describe('cancellation in stateless streamable HTTP', () => {
     );
     inFlight.cancelNamedIn('c', cancelled(3));
     expect(cancel).not.toHaveBeenCalled();
+  });
+});
+
+describe('bearer credentials', () => {
+  it.each<[string | undefined, ReturnType<typeof credentialsOf>]>([
+    [undefined, { kind: 'none' }],
+    ['', { kind: 'none' }],
+    ['   ', { kind: 'none' }],
+    ['Bearer abc', { kind: 'bearer', token: 'abc' }],
+    ['bearer abc', { kind: 'bearer', token: 'abc' }],
+    ['BEARER  ibx_Zm9v-bar.baz~+/==', { kind: 'bearer', token: 'ibx_Zm9v-bar.baz~+/==' }],
+    // Operator keys of INBOX_API_KEYS may hold other punctuation: inbox-api judges them.
+    ['Bearer k!e@y#$%', { kind: 'bearer', token: 'k!e@y#$%' }],
+    ['Basic dXNlcjpwYXNz', { kind: 'unsupported' }],
+    ['Bearerabc', { kind: 'unsupported' }],
+    ['Bearer', { kind: 'malformed' }],
+    ['Bearer a b', { kind: 'malformed' }],
+    ['Bearer a\u0000b', { kind: 'malformed' }],
+    ['Bearer ключ', { kind: 'malformed' }],
+    ["Bearer ' OR 1=1 --", { kind: 'malformed' }],
+  ])('%j is %j', (header, expected) => {
+    expect(credentialsOf(header)).toEqual(expected);
+  });
+
+  it('challenges without an error when no token came, with invalid_token when one was refused (RFC 6750, 3.1)', () => {
+    const url = 'https://mcp.example.com/.well-known/oauth-protected-resource';
+    expect(bearerChallenge(url)).toBe(`Bearer resource_metadata="${url}"`);
+    expect(bearerChallenge(url, { description: 'inbox-api refused this API key' })).toBe(
+      `Bearer resource_metadata="${url}", error="invalid_token", error_description="inbox-api refused this API key"`,
+    );
+  });
+
+  it('describes the resource with bearer tokens in the header only, and names no authorization server', () => {
+    expect(protectedResourceMetadata('https://mcp.example.com/mcp')).toEqual({
+      resource: 'https://mcp.example.com/mcp',
+      bearer_methods_supported: ['header'],
+      resource_name: 'inbox-mcp',
+    });
+  });
+
+  it.each<[string | undefined, { protocol: string; host: string | undefined }, string | undefined]>([
+    ['https://mcp.example.com/prefix', { protocol: 'http', host: 'other' }, 'https://mcp.example.com/prefix'],
+    [undefined, { protocol: 'http', host: '127.0.0.1:8200' }, 'http://127.0.0.1:8200'],
+    [undefined, { protocol: 'https', host: 'MCP.Example.com' }, 'https://mcp.example.com'],
+    [undefined, { protocol: 'https', host: 'mcp.example.com:443' }, 'https://mcp.example.com'],
+    [undefined, { protocol: 'http', host: '[::1]:8200' }, 'http://[::1]:8200'],
+    // X-Forwarded-Proto is whatever a proxy wrote: anything but https is http.
+    [undefined, { protocol: 'gopher', host: 'localhost' }, 'http://localhost'],
+    [undefined, { protocol: 'http', host: undefined }, undefined],
+    [undefined, { protocol: 'http', host: 'a"b' }, undefined],
+    [undefined, { protocol: 'http', host: 'a b' }, undefined],
+    [undefined, { protocol: 'http', host: 'a/b' }, undefined],
+    [undefined, { protocol: 'http', host: 'host:port' }, undefined],
+  ])('the public base URL of %j and %j is %j', (configured, request, expected) => {
+    expect(publicBaseUrl(configured, request)).toBe(expected);
+  });
+
+  it('knows a key by its SHA-256, never by the key itself', () => {
+    expect(keyDigest('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});
+
+describe('verdicts on keys (KeyChecks)', () => {
+  function checks(answers: Record<string, KeyVerdict | Error>, options: { ttlMs?: number; maxEntries?: number } = {}) {
+    let now = 1_000;
+    const asked: string[] = [];
+    const keyChecks = new KeyChecks({
+      ask: (key) => {
+        asked.push(key);
+        const answer = answers[key] ?? 'rejected';
+        return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
+      },
+      ttlMs: options.ttlMs ?? 5_000,
+      maxEntries: options.maxEntries ?? 100,
+      now: () => now,
+    });
+    return { keyChecks, asked, advance: (ms: number) => (now += ms) };
+  }
+
+  it('reuses a verdict within the period, and asks again after it', async () => {
+    const { keyChecks, asked, advance } = checks({ good: 'accepted' });
+    expect(await keyChecks.verdictOn('good')).toBe('accepted');
+    expect(await keyChecks.verdictOn('bad')).toBe('rejected');
+    advance(4_999);
+    expect(await keyChecks.verdictOn('good')).toBe('accepted');
+    expect(await keyChecks.verdictOn('bad')).toBe('rejected');
+    expect(asked).toEqual(['good', 'bad']);
+    advance(1);
+    await keyChecks.verdictOn('good');
+    expect(asked).toEqual(['good', 'bad', 'good']);
+  });
+
+  it('asks once for concurrent requests with a new key', async () => {
+    const { keyChecks, asked } = checks({ good: 'accepted' });
+    expect(await Promise.all([1, 2, 3].map(() => keyChecks.verdictOn('good')))).toEqual(['accepted', 'accepted', 'accepted']);
+    expect(asked).toEqual(['good']);
+  });
+
+  it('keeps neither an unknown verdict nor a failure to ask: the next request asks again', async () => {
+    const { keyChecks, asked } = checks({ maybe: 'unknown', broken: new Error('bug') });
+    expect(await keyChecks.verdictOn('maybe')).toBe('unknown');
+    await expect(keyChecks.verdictOn('broken')).rejects.toThrow('bug');
+    await keyChecks.verdictOn('maybe');
+    await expect(keyChecks.verdictOn('broken')).rejects.toThrow('bug');
+    expect(asked).toEqual(['maybe', 'broken', 'maybe', 'broken']);
+  });
+
+  it('keeps at most maxEntries verdicts, forgetting the oldest first', async () => {
+    const { keyChecks, asked } = checks({ a: 'accepted', b: 'accepted', c: 'accepted' }, { maxEntries: 2 });
+    for (const key of ['a', 'b', 'c', 'c', 'b', 'a']) await keyChecks.verdictOn(key);
+    expect(asked).toEqual(['a', 'b', 'c', 'a']);
   });
 });

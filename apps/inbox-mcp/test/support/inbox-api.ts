@@ -21,7 +21,8 @@ export interface InboxApi {
   stop(): Promise<void>;
 }
 
-export async function startInboxApi(label: string): Promise<InboxApi> {
+/** `apiKeys`: INBOX_API_KEYS; none, the API is open to any caller. */
+export async function startInboxApi(label: string, options: { apiKeys?: string[] } = {}): Promise<InboxApi> {
   const database = await createScratchDatabase({ label, migrationsDir: path.join(inboxApiRoot, 'prisma', 'migrations') });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `${label}-`));
   // A port known in advance: download_url is built from PUBLIC_BASE_URL, which must name it.
@@ -36,7 +37,7 @@ export async function startInboxApi(label: string): Promise<InboxApi> {
       LOG_LEVEL: 'info',
       EMAIL_PROVIDER: 'local',
       INBOX_EMAIL_DOMAIN: EMAIL_DOMAIN,
-      INBOX_API_KEYS: undefined,
+      INBOX_API_KEYS: options.apiKeys?.join(','),
       INBOX_RATE_LIMIT_PER_MINUTE: '0',
       INBOX_SEND_LIMIT_PER_HOUR: '0',
       LLM_PROVIDER: undefined,
