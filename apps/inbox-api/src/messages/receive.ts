@@ -1,7 +1,7 @@
 import type { CrashPoint } from '@repo/config';
 import { isUniqueViolation } from '@repo/db';
 import { type Database, pgStatements, pgTransaction, type Statements } from '../database.js';
-import type { Inbox, Message, Prisma } from '../generated/prisma/client.js';
+import { type Inbox, type Message, Prisma } from '../generated/prisma/client.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import {
   chooseThread,
@@ -170,7 +170,8 @@ async function threadingFacts(
   sameSubject: ThreadCandidate[];
 }> {
   const window = SUBJECT_THREAD_WINDOW_DAYS * 24 * 3600 * 1000;
-  const rows = await db.$queryRaw<ThreadingRow[]>`
+  // On pg directly, as every statement on the path each inbound mail takes (database.ts).
+  const rows = await pgStatements(db.pool).query<ThreadingRow>(Prisma.sql`
     SELECT id, thread_id, direction::text, provider_message_id, NULL::timestamptz AS last_message_at, NULL::text[] AS participants
       FROM messages
      -- Both directions named, so that the unique index (inbox_id, direction, provider_message_id)
@@ -184,7 +185,7 @@ async function threadingFacts(
         AND last_message_at BETWEEN ${new Date(date.getTime() - window)}::timestamptz
                                 AND ${new Date(date.getTime() + window)}::timestamptz
       ORDER BY last_message_at DESC
-      LIMIT 20)`;
+      LIMIT 20)`);
   return {
     named: rows.flatMap((row) =>
       row.direction === null || row.provider_message_id === null
