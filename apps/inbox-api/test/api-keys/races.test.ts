@@ -58,10 +58,10 @@ it('deleting an organization while inboxes and keys are created in it: each eith
       operator().post('/v1/api-keys', { name: 'x', organization_id: organization.id, permissions: ['read'] }),
     ]);
     const inboxStatuses = created.slice(0, 3).map((res) => res.status);
-    expect([204, 409]).toContain(deleted!.status);
+    expect([204, 409]).toContain(deleted.status);
     for (const res of created) expect([201, 404]).toContain(res.status);
     const left = await ctx.db.inbox.count({ where: { organizationId: organization.id } });
-    if (deleted!.status === 204) {
+    if (deleted.status === 204) {
       expect(inboxStatuses).toEqual([404, 404, 404]);
       expect(left).toBe(0);
       expect(await ctx.db.apiKey.count({ where: { organizationId: organization.id } })).toBe(0);
@@ -90,7 +90,7 @@ it('deleting an inbox while a key sends from it: sends answer 201 or 404, and th
     new Promise((resolve) => setTimeout(resolve, 20)).then(() => as(ctx.app, key.key).delete(`/v1/inboxes/${inbox.id}`)),
     ...sends,
   ]);
-  expect(deleted!.status).toBe(204);
+  expect(deleted.status).toBe(204);
   const statuses = answers.map((res) => res.status);
   for (const status of statuses) expect([201, 404]).toContain(status);
   const sent = statuses.filter((status) => status === 201).length;
