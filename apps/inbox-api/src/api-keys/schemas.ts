@@ -12,14 +12,9 @@ export const createApiKeyBody = z
     organization_id: id.optional().meta({
       description: "The key's organization. Omitted: the creating key's own, or `default` for operator keys.",
     }),
-    inbox_ids: z
-      .array(id)
-      .min(1)
-      .max(100)
-      .optional()
-      .meta({
-        description: 'Limits the key to these inboxes of its organization. Omitted: every inbox of it, new ones included.',
-      }),
+    inbox_ids: z.array(id).min(1).max(100).optional().meta({
+      description: 'Limits the key to these inboxes of its organization. Omitted: every inbox of it, new ones included.',
+    }),
     permissions: z
       .array(z.enum(PERMISSIONS))
       .min(1)
