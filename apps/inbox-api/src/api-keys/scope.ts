@@ -136,20 +136,18 @@ export function limitsOfNewKey(
   requested: RequestedKey,
   defaults: { perMinute: number; sendsPerHour: number },
 ): KeyLimits {
-  const asked = {
-    rateLimitPerMinute: requested.rateLimitPerMinute,
-    sendLimitPerHour: requested.sendLimitPerHour,
-  };
-  if (creator.kind !== 'key')
-    return { rateLimitPerMinute: asked.rateLimitPerMinute ?? null, sendLimitPerHour: asked.sendLimitPerHour ?? null };
+  if (creator.kind !== 'key') {
+    return { rateLimitPerMinute: requested.rateLimitPerMinute ?? null, sendLimitPerHour: requested.sendLimitPerHour ?? null };
+  }
   const missing = requested.permissions.filter((permission) => !creator.permissions.has(permission));
   if (missing.length > 0) throw new ForbiddenError(`A key cannot grant permissions it lacks: ${missing.join(', ')}`);
   if (creator.scope.inboxIds !== undefined && requested.inboxIds === undefined) {
     throw new ForbiddenError('A key limited to some inboxes can only create keys limited to some of them: give inbox_ids');
   }
   const limits: KeyLimits = {
-    rateLimitPerMinute: asked.rateLimitPerMinute === undefined ? creator.limits.rateLimitPerMinute : asked.rateLimitPerMinute,
-    sendLimitPerHour: asked.sendLimitPerHour === undefined ? creator.limits.sendLimitPerHour : asked.sendLimitPerHour,
+    rateLimitPerMinute:
+      requested.rateLimitPerMinute === undefined ? creator.limits.rateLimitPerMinute : requested.rateLimitPerMinute,
+    sendLimitPerHour: requested.sendLimitPerHour === undefined ? creator.limits.sendLimitPerHour : requested.sendLimitPerHour,
   };
   const over = (key: keyof KeyLimits, fallback: number) =>
     atMost(effectiveLimit(limits[key], fallback), effectiveLimit(creator.limits[key], fallback)) ? [] : [key];
