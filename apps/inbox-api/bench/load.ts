@@ -14,7 +14,7 @@ export interface LoadResult {
 
 interface LoadOptions {
   /** Builds the i-th request. */
-  request: (i: number) => { method: 'GET' | 'POST'; path: string; body?: unknown };
+  request: (i: number) => { method: 'GET' | 'POST'; path: string; body?: unknown; headers?: Record<string, string> };
   connections: number;
   seconds: number;
   warmupSeconds?: number;
@@ -36,12 +36,15 @@ export async function runLoad(baseUrl: string, options: LoadOptions): Promise<Lo
 
   const send = (i: number) =>
     new Promise<number>((resolve, reject) => {
-      const { method, path, body } = options.request(i);
+      const { method, path, body, headers = {} } = options.request(i);
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = http.request(`${baseUrl}${path}`, {
         method,
         agent,
-        headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {},
+        headers: {
+          ...headers,
+          ...(payload && { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+        },
       });
       req.on('response', (res) => {
         res.resume();

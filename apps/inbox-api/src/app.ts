@@ -1,13 +1,14 @@
 import express, { type Express } from 'express';
 import { inboxErrorBody, inboxErrorFormat } from '@repo/errors';
 import { createApi, createServiceApp, OpenAPIRegistry } from '@repo/http';
-import { limitRequests } from '@repo/rate-limit';
+import { apiKeyRoutes } from './api-keys/routes.js';
 import { carriesDownloadToken } from './attachments/download.js';
 import { attachmentRoutes } from './attachments/routes.js';
-import { callerOf, configuredKeys, requireApiKey } from './auth.js';
+import { actorOf, authenticate, limitRequests, operatorKeys } from './auth.js';
 import type { Deps } from './deps.js';
 import { inboxRoutes } from './inboxes/routes.js';
 import { messageRoutes } from './messages/routes.js';
+import { organizationRoutes } from './organizations/routes.js';
 import { threadRoutes } from './threads/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 
@@ -16,17 +17,32 @@ export function buildApp(deps: Deps): Express {
   openapi.registerComponent('securitySchemes', 'apiKey', {
     type: 'http',
     scheme: 'bearer',
-    description: 'One of INBOX_API_KEYS; not required when the service runs without keys.',
+    description:
+      'An operator key (one of INBOX_API_KEYS: every organization) or an API key of an organization ' +
+      '(`inbx_` followed by 36 letters and digits, from POST /v1/api-keys). Not required when the service runs without INBOX_API_KEYS.',
   });
   const router = express.Router();
   router.use(
     '/v1',
-    requireApiKey(deps.config.INBOX_API_KEYS && configuredKeys(deps.config.INBOX_API_KEYS), deps.limits.authFailures, {
+    authenticate({
+      operators: deps.config.INBOX_API_KEYS && operatorKeys(deps.config.INBOX_API_KEYS),
+      keys: deps.apiKeys,
+      failures: deps.limits.authFailures,
       exempt: carriesDownloadToken,
     }),
-    limitRequests(deps.limits.requests, callerOf),
+    limitRequests(deps.limits.requests, deps.config.INBOX_RATE_LIMIT_PER_MINUTE),
   );
-  const api = createApi({ router, openapi, errorBody: inboxErrorBody, security: [{ apiKey: [] }] });
+  // Every /v1 handler gets the caller as `actor`, and documents 401 and 403.
+  const api = createApi({
+    router,
+    openapi,
+    errorBody: inboxErrorBody,
+    security: [{ apiKey: [] }],
+    context: (_req, res) => ({ actor: actorOf(res) }),
+    contextErrors: [401, 403],
+  });
+  organizationRoutes(api, deps);
+  apiKeyRoutes(api, deps);
   inboxRoutes(api, deps);
   threadRoutes(api, deps);
   messageRoutes(api, deps);

@@ -1,13 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { UnauthorizedError } from '@repo/errors';
-import type { RateLimit } from '@repo/rate-limit';
+import type { Api } from '@repo/http';
+import type { RateLimit, WindowedRateLimit } from '@repo/rate-limit';
+import type { KeyDirectory } from './api-keys/directory.js';
+import { type Actor, effectiveLimit } from './api-keys/scope.js';
+import { looksLikeSecret } from './api-keys/secrets.js';
 
-/**
- * Who a presented API key belongs to (the name its per-key limits count against), or undefined
- * when it is no key of this service.
- */
-export type ApiKeyLookup = (presented: string) => Promise<string | undefined> | string | undefined;
+/** Who an operator key (one of INBOX_API_KEYS) is, as its limits count it; undefined when it is none. */
+export type OperatorKeys = (presented: string) => string | undefined;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -16,7 +17,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
  * whether or not an earlier one matched, so neither their content nor their length leaks. A key
  * is named by a digest prefix, never by itself.
  */
-export function configuredKeys(keys: string[]): ApiKeyLookup {
+export function operatorKeys(keys: string[]): OperatorKeys {
   const known = keys.map(digest);
   return (presented) => {
     const candidate = digest(presented);
@@ -25,34 +26,54 @@ export function configuredKeys(keys: string[]): ApiKeyLookup {
   };
 }
 
+export interface AuthenticationOptions {
+  /** Operator keys (INBOX_API_KEYS); unset, the API is open: a request without a key acts as an operator. */
+  operators: OperatorKeys | undefined;
+  /** The organizations' API keys. */
+  keys: KeyDirectory;
+  /** Wrong or missing keys per client address. */
+  failures: RateLimit;
+  /** Requests that carry a credential of their own, which their route checks (a signed download link). */
+  exempt: (req: Request) => boolean;
+}
+
 /**
- * With a key lookup (API keys configured), every request needs `Authorization: Bearer <key>` with
- * a key it knows, except those `exempt` names: requests that carry a credential of their own,
- * which their route checks (a signed download link).
+ * Finds who is calling (res.locals.actor, read by actorOf) from `Authorization: Bearer <key>`
+ * (the scheme in any case): an operator key, an organization's API key (`inbx_…`), or, in open
+ * mode, no key at all. In open mode a key of another form is ignored, as before keys existed; an
+ * `inbx_` key is always checked, so that a client meaning to be limited to its scope never runs
+ * without it.
  *
- * A right key is always let through. A wrong or missing key counts against the client's address
- * in `failures`: 401 until the address has made too many, then 429 (with Retry-After) until the
- * window ends. The failures of an address never refuse a right key from it, so one client behind
- * a shared address (a proxy without TRUST_PROXY_HOPS) that keeps sending a wrong key locks nobody
- * else out. The limiter only sees outcomes, so it stays as it is whatever `lookup` consults.
+ * A right key is always let through. A wrong, revoked, malformed or missing key counts against
+ * the client's address in `failures`: 401 until the address has made too many, then 429 (with
+ * Retry-After) until the window ends. The failures of an address never refuse a right key from
+ * it, so one client behind a shared address (a proxy without TRUST_PROXY_HOPS) that keeps
+ * sending a wrong key locks nobody else out.
  */
-export function requireApiKey(
-  lookup: ApiKeyLookup | undefined,
-  failures: RateLimit,
-  options: { exempt?: (req: Request) => boolean } = {},
-): RequestHandler {
-  if (!lookup) return (_req, _res, next) => next();
+export function authenticate(options: AuthenticationOptions): RequestHandler {
   return async (req, res, next) => {
-    if (options.exempt?.(req)) return next();
-    const presented = bearerToken(req);
-    const caller = presented === undefined ? undefined : await lookup(presented);
-    if (caller !== undefined) {
-      res.locals.caller = caller;
-      return next();
-    }
-    await failures.consume(clientAddress(req));
-    throw new UnauthorizedError('Missing or invalid API key: send Authorization: Bearer <key>');
+    res.locals.actor = await actorFor(req, options);
+    next();
   };
+}
+
+async function actorFor(req: Request, options: AuthenticationOptions): Promise<Actor> {
+  if (options.exempt(req)) return { kind: 'link' };
+  const presented = bearerToken(req);
+  if (presented !== undefined) {
+    const operator = options.operators?.(presented);
+    if (operator !== undefined) return { kind: 'operator', limitKey: operator };
+    if (looksLikeSecret(presented)) {
+      const key = await options.keys.find(presented);
+      if (key) return key;
+    } else if (!options.operators) {
+      return { kind: 'operator', limitKey: clientAddress(req) };
+    }
+  } else if (!options.operators) {
+    return { kind: 'operator', limitKey: clientAddress(req) };
+  }
+  await options.failures.consume(clientAddress(req));
+  throw new UnauthorizedError('Missing or invalid API key: send Authorization: Bearer <key>');
 }
 
 /** The token of `Authorization: Bearer <token>` (scheme in any case); undefined for any other shape. */
@@ -61,11 +82,33 @@ function bearerToken(req: Request): string | undefined {
   return scheme?.toLowerCase() === 'bearer' && token && rest.length === 0 ? token : undefined;
 }
 
-/** Who a request counts against: its API key, or its client address when the API is open. */
-export function callerOf(req: Request, res: Response): string {
-  return typeof res.locals.caller === 'string' ? res.locals.caller : clientAddress(req);
+/** The caller authenticate() found. Only under /v1, where it runs first. */
+export function actorOf(res: Response): Actor {
+  const actor = res.locals.actor as Actor | undefined;
+  if (!actor) throw new Error('No actor: authenticate() must run before the /v1 routes');
+  return actor;
+}
+
+/**
+ * Takes one request from the caller's budget per minute: its key's (rate_limit_per_minute, or
+ * `perMinute` when the key sets none), an operator key's, or its client address's (open mode,
+ * download links).
+ */
+export function limitRequests(limit: WindowedRateLimit<'minute'>, perMinute: number): RequestHandler {
+  return async (req, res, next) => {
+    const actor = actorOf(res);
+    if (actor.kind === 'key') {
+      await limit.consume(actor.limitKey, { minute: effectiveLimit(actor.limits.rateLimitPerMinute, perMinute) });
+    } else {
+      await limit.consume(actor.kind === 'operator' ? actor.limitKey : clientAddress(req), { minute: perMinute });
+    }
+    next();
+  };
 }
 
 function clientAddress(req: Request): string {
   return `ip:${req.ip ?? 'unknown'}`;
 }
+
+/** How /v1 routes are declared: every handler gets the caller as `actor`. */
+export type InboxApi = Api<{ actor: Actor }>;

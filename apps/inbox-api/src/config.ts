@@ -18,16 +18,20 @@ export const configSchema = z
       .list()
       .optional()
       .describe(
-        'API keys, comma-separated. When set, every /v1 request needs `Authorization: Bearer <key>`; unset, the API is open.',
+        'Operator keys, comma-separated: every permission on every organization, and the only keys that create organizations. When set, every /v1 request needs `Authorization: Bearer <key>` with one of them or an API key of an organization (`inbx_…`, from POST /v1/api-keys); unset, the API is open: a request without a key acts as an operator.',
       ),
     INBOX_RATE_LIMIT_PER_MINUTE: setting
       .integer({ min: 0 })
       .default(600)
-      .describe('Requests per minute per API key (per client address when the API is open); 0 disables the limit.'),
+      .describe(
+        'Requests per minute per API key (per client address when the API is open); 0 disables the limit. An organization API key may set its own (`rate_limit_per_minute`).',
+      ),
     INBOX_SEND_LIMIT_PER_HOUR: setting
       .integer({ min: 0 })
       .default(100)
-      .describe('Messages each inbox may send per hour; 0 disables the limit.'),
+      .describe(
+        'Messages each inbox may send per hour, and each organization API key unless it sets its own (`send_limit_per_hour`); 0 disables the limit.',
+      ),
     INBOX_AUTH_FAILURES_PER_MINUTE: setting
       .integer({ min: 0 })
       .default(10)

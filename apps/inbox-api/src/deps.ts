@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { type CrashPoint, crashPoints, generatedSecret } from '@repo/config';
 import type { Logger, Metrics } from '@repo/http';
-import { connectRedis, createRateLimit, type RateLimit } from '@repo/rate-limit';
+import { connectRedis, createRateLimit, createWindowedRateLimit, type RateLimit, type WindowedRateLimit } from '@repo/rate-limit';
 import { createObjectStorage, type ObjectStorage } from '@repo/storage';
 import { createLanguageModel, type LanguageModel } from './adapters/llm/index.js';
 import { createMailTransport, type MailTransport } from './adapters/mail/index.js';
+import { type KeyDirectory, keyDirectory } from './api-keys/directory.js';
 import type { Config } from './config.js';
 import { type Database, sqlClientOf } from './database.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
@@ -40,11 +41,15 @@ export interface Deps {
   languageModel: LanguageModel | undefined;
   /** Queues a thread's summary with the message that changes it. */
   summaries: SummaryRequests;
+  /** The organizations' API keys, looked up by secret (cached briefly in this process). */
+  apiKeys: KeyDirectory;
   limits: {
-    /** Requests per minute per API key (per client address when the API is open). */
-    requests: RateLimit;
+    /** Requests per minute per API key (per client address when the API is open); each key may have its own limit. */
+    requests: WindowedRateLimit<'minute'>;
     /** Sends per inbox per hour. */
     sends: RateLimit;
+    /** Sends per organization API key per hour; each key may have its own limit. */
+    keySends: WindowedRateLimit<'hour'>;
     /** Requests with a wrong API key per client address per minute. */
     authFailures: RateLimit;
   };
@@ -102,18 +107,18 @@ export async function createDeps(
     localDelivery: { deliver: (mail) => deliverLocally(delivery, mail), resume: (mail) => resumeLocalDelivery(delivery, mail) },
   });
   const limits = {
-    requests: createRateLimit({
-      keyPrefix: 'inbox:requests',
-      points: config.INBOX_RATE_LIMIT_PER_MINUTE,
-      windowSeconds: 60,
-      describe: `requests: at most ${config.INBOX_RATE_LIMIT_PER_MINUTE} per minute`,
-      redis,
-    }),
+    requests: createWindowedRateLimit({ keyPrefix: 'inbox:requests', windows: { minute: 60 }, describe: 'requests', redis }),
     sends: createRateLimit({
       keyPrefix: 'inbox:sends',
       points: config.INBOX_SEND_LIMIT_PER_HOUR,
       windowSeconds: 3600,
       describe: `sends from this inbox: at most ${config.INBOX_SEND_LIMIT_PER_HOUR} per hour`,
+      redis,
+    }),
+    keySends: createWindowedRateLimit({
+      keyPrefix: 'inbox:key-sends',
+      windows: { hour: 3600 },
+      describe: 'sends with this API key',
       redis,
     }),
     authFailures: createRateLimit({
@@ -138,6 +143,7 @@ export async function createDeps(
       jobs,
       languageModel,
       summaries,
+      apiKeys: keyDirectory(db),
       limits,
     },
     close: async () => {

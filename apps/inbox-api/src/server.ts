@@ -10,7 +10,11 @@ import { startReconciler } from './reconciler.js';
 
 const config = loadConfigOrExit(configSchema);
 const logger = createLogger({ service: 'inbox-api', level: config.LOG_LEVEL });
-if (!config.INBOX_API_KEYS) logger.warn('INBOX_API_KEYS is not set: the API is open to anyone who can reach it');
+if (!config.INBOX_API_KEYS) {
+  logger.warn(
+    'INBOX_API_KEYS is not set: the API is open, anyone who can reach it acts as an operator (organization API keys presented are still checked)',
+  );
+}
 
 const connection = await connectDatabase({
   url: config.DATABASE_URL,

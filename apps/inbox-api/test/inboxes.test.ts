@@ -12,13 +12,14 @@ afterAll(() => ctx.close());
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('POST /v1/inboxes', () => {
-  it('creates an inbox whose address is the lower-cased local part at the configured domain', async () => {
+  it('creates an inbox whose address is the lower-cased local part at the configured domain, in `default` in open mode', async () => {
     const res = await request(ctx.app).post('/v1/inboxes').send({ name: 'Support agent', email_username: 'Support.Team' });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(UUID),
       name: 'Support agent',
       email_address: 'support.team@inbox.test',
+      organization_id: 'default',
       created_at: expect.any(String),
     });
     expect(new Date(res.body.created_at).toISOString()).toBe(res.body.created_at);

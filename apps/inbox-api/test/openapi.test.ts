@@ -3,7 +3,14 @@ import { checkOpenApiDocument } from '@repo/testing';
 import { createTestContext, type TestContext } from './context.js';
 
 let ctx: TestContext;
-let document: { paths: Record<string, Record<string, { tags?: string[] }>> };
+interface SchemaObject {
+  required?: string[];
+  properties?: Record<string, unknown>;
+}
+let document: {
+  paths: Record<string, Record<string, { tags?: string[]; security?: unknown[]; responses: Record<string, unknown> }>>;
+  components: { schemas: Record<string, SchemaObject>; securitySchemes: Record<string, { scheme?: string }> };
+};
 beforeAll(async () => {
   ctx = await createTestContext();
   document = (await request(ctx.app).get('/openapi.json').expect(200)).body;
@@ -16,10 +23,10 @@ describe('/openapi.json', () => {
       Object.entries(operations).map(([method, operation]) => ({ path, method, tags: operation.tags })),
     );
     const resource = (path: string) =>
-      /^\/v1\/(\w+)/.exec(path)?.[1] ?? (path.startsWith('/webhooks/') ? 'webhooks' : 'operations');
+      /^\/v1\/([\w-]+)/.exec(path)?.[1] ?? (path.startsWith('/webhooks/') ? 'webhooks' : 'operations');
     expect(tags).toEqual(tags.map(({ path, method }) => ({ path, method, tags: [resource(path)] })));
     expect(new Set(tags.map((operation) => operation.tags?.[0]))).toEqual(
-      new Set(['inboxes', 'threads', 'messages', 'attachments', 'webhooks', 'operations']),
+      new Set(['organizations', 'api-keys', 'inboxes', 'threads', 'messages', 'attachments', 'webhooks', 'operations']),
     );
   });
 
@@ -35,5 +42,25 @@ describe('/openapi.json', () => {
     });
     expect(patterns.filter((pattern) => /\/[a-z]+$/.test(pattern))).toEqual([]);
     expect(patterns).toContain('^[^\\p{Cc}]*$');
+  });
+
+  it('documents organizations, API keys, and the organization of an inbox', () => {
+    const { schemas } = document.components;
+    expect(schemas.Inbox?.required).toContain('organization_id');
+    expect(Object.keys(schemas.Organization?.properties ?? {})).toEqual(['id', 'name', 'created_at']);
+    expect(schemas.ApiKey?.properties).not.toHaveProperty('key');
+    expect(schemas.ApiKey?.required).toEqual(expect.arrayContaining(['prefix', 'last_used_at', 'permissions', 'inbox_ids']));
+    expect(schemas.CreatedApiKey?.required).toContain('key');
+    expect(document.components.securitySchemes.apiKey?.scheme).toBe('bearer');
+    // Every /v1 operation names the key and answers 401 and 403.
+    for (const [path, operations] of Object.entries(document.paths).filter(([path]) => path.startsWith('/v1/'))) {
+      for (const [method, operation] of Object.entries(operations)) {
+        expect({ operation: `${method} ${path}`, security: operation.security }).toEqual({
+          operation: `${method} ${path}`,
+          security: [{ apiKey: [] }],
+        });
+        expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['401', '403']));
+      }
+    }
   });
 });

@@ -73,6 +73,10 @@ describe('database constraints', () => {
       'pending_objects.storage_key': 'made by the service (inboxes/<id>/attachments/<uuid>)',
       'stored_objects.key': 'made by the service',
       'webhook_tokens.token': 'at most 256 printable ASCII characters (webhooks/verify.ts)',
+      'organizations.id': 'a UUID or `default`, made by the service',
+      'inboxes.organization_id': 'an organizations.id',
+      'api_keys.organization_id': 'an organizations.id',
+      'api_keys.secret_hash': 'a SHA-256 in hex, 64 characters (api-keys/secrets.ts)',
     };
     const rows = await ctx.db.$queryRaw<{ column: string }[]>`
       SELECT DISTINCT t.relname || '.' || a.attname AS column
@@ -136,6 +140,36 @@ describe('migration 20261125143000_subject_key_digest', () => {
         expect(new Map(rows.map((row) => [row.subject, row.subject_key]))).toEqual(
           new Map(subjects.map((subject) => [subject, subjectKey(subject)])),
         );
+      });
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe('migration 20261125175613_organizations_api_keys', () => {
+  it('puts the inboxes there are into the organization `default`, which it creates', async () => {
+    const database = await createScratchDatabase({ label: 'inbox_organizations' });
+    try {
+      const migrations = await readMigrations(migrationsDir);
+      const before = migrations.filter((migration) => migration.name < '20261125175613');
+      await withClient(database.url, async (client) => {
+        await applyMigrations(client, before);
+        await client.query(
+          `INSERT INTO inboxes (id, name, email_address) VALUES (gen_random_uuid(), 'a', 'a@schema.test'), (gen_random_uuid(), 'b', 'b@schema.test')`,
+        );
+        await applyMigrations(client, migrations);
+        const { rows: organizations } = await client.query('SELECT id, name FROM organizations');
+        expect(organizations).toEqual([{ id: 'default', name: 'default' }]);
+        const { rows: inboxes } = await client.query('SELECT organization_id FROM inboxes');
+        expect(inboxes).toEqual([{ organization_id: 'default' }, { organization_id: 'default' }]);
+        // An inbox that names no organization still lands in `default`; one naming none that exists is refused.
+        await client.query(`INSERT INTO inboxes (id, name, email_address) VALUES (gen_random_uuid(), 'c', 'c@schema.test')`);
+        await expect(
+          client.query(
+            `INSERT INTO inboxes (id, name, email_address, organization_id) VALUES (gen_random_uuid(), 'd', 'd@schema.test', 'nope')`,
+          ),
+        ).rejects.toMatchObject({ code: '23503' });
       });
     } finally {
       await database.drop();

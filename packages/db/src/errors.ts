@@ -31,3 +31,16 @@ export function isUniqueViolation(error: unknown, columns?: string[]): boolean {
   const index = cause?.constraint?.index ?? meta.target;
   return typeof cause?.table === 'string' && index === `${cause.table}_${columns.join('_')}_key`;
 }
+
+/**
+ * Prisma's error for a foreign key violation, or node-postgres's: a row refers to one that is
+ * gone (an insert that lost a race with a delete), or a delete would leave rows referring to
+ * nothing (ON DELETE RESTRICT).
+ */
+export function isForeignKeyViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (code === '23503' || code === 'P2003') return true;
+  const meta = ((error as { meta?: unknown }).meta ?? {}) as UniqueViolationMeta;
+  return code === 'P2010' && meta.driverAdapterError?.cause?.kind === 'ForeignKeyConstraintViolation';
+}

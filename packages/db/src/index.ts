@@ -19,4 +19,4 @@ export {
   type MigrationLogger,
 } from './migrations.js';
 export { migrateFromEnvironment } from './migrate-command.js';
-export { isUniqueViolation } from './errors.js';
+export { isForeignKeyViolation, isUniqueViolation } from './errors.js';

@@ -1,4 +1,5 @@
-import type { Api } from '@repo/http';
+import { requirePermission, scopeOf } from '../api-keys/scope.js';
+import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
 import { sendDownload } from './download.js';
 import {
@@ -11,7 +12,7 @@ import {
 } from './schemas.js';
 import { type AttachmentDeps, getAttachment, listAttachments, openAttachmentContent } from './service.js';
 
-export function attachmentRoutes(api: Api, deps: Deps): void {
+export function attachmentRoutes(api: InboxApi, deps: Deps): void {
   const attachmentDeps: AttachmentDeps = {
     db: deps.db,
     storage: deps.storage,
@@ -32,7 +33,8 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
     query: listAttachmentsQuery,
     response: attachmentPage,
     errors: [404],
-    handler: ({ query }) => listAttachments(deps.db, query),
+    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    handler: ({ actor, query }) => listAttachments(deps.db, scopeOf(actor), query),
   });
   api.route({
     method: 'get',
@@ -42,9 +44,12 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
     params: attachmentParams,
     response: attachmentSchema,
     errors: [404],
+    authorize: ({ actor }) => requirePermission(actor, 'read'),
     // Without PUBLIC_BASE_URL, links lead where this request was sent (PORT may be 0: any free one).
-    handler: ({ params, req }) =>
-      getAttachment(attachmentDeps, params.attachment_id, { requestBaseUrl: `${req.protocol}://${req.get('host')}` }),
+    handler: ({ actor, params, req }) =>
+      getAttachment(attachmentDeps, scopeOf(actor), params.attachment_id, {
+        requestBaseUrl: `${req.protocol}://${req.get('host')}`,
+      }),
   });
   api.route({
     method: 'get',
@@ -61,8 +66,13 @@ export function attachmentRoutes(api: Api, deps: Deps): void {
     query: attachmentContentQuery,
     response: attachmentContentSchema,
     errors: [403, 404],
-    handler: async ({ params, query, req, res }) => {
-      await sendDownload(req, res, await openAttachmentContent(attachmentDeps, params.attachment_id, query), deps.logger);
+    // The link (token and expires) is checked by the handler: it needs no permission of a key.
+    authorize: ({ actor }) => {
+      if (actor.kind !== 'link') requirePermission(actor, 'read');
+    },
+    handler: async ({ actor, params, query, req, res }) => {
+      const download = await openAttachmentContent(attachmentDeps, scopeOf(actor), params.attachment_id, query);
+      await sendDownload(req, res, download, deps.logger);
       return undefined;
     },
   });

@@ -1,5 +1,6 @@
 import { NotFoundError } from '@repo/errors';
 import type { ObjectStorage, OpenedObject } from '@repo/storage';
+import { EVERY_INBOX, inboxFilter, type Scope } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import type { Attachment, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
@@ -15,11 +16,18 @@ export interface AttachmentDeps {
   links: DownloadLinks;
 }
 
-/** Newest first. Every filter must name a record that exists (404 otherwise); together they narrow. */
-export async function listAttachments(db: Database, query: ListAttachmentsQuery): Promise<Page<AttachmentListItem>> {
-  if (query.inbox_id !== undefined) await findInbox(db, query.inbox_id);
-  if (query.thread_id !== undefined) await findThread(db, { threadId: query.thread_id });
-  if (query.message_id !== undefined) await requireMessage(db, query.message_id);
+/**
+ * Newest first. Every filter must name a record that exists within the scope (404 otherwise),
+ * which keeps the list in it; together they narrow.
+ */
+export async function listAttachments(
+  db: Database,
+  scope: Scope,
+  query: ListAttachmentsQuery,
+): Promise<Page<AttachmentListItem>> {
+  if (query.inbox_id !== undefined) await findInbox(db, scope, query.inbox_id);
+  if (query.thread_id !== undefined) await findThread(db, scope, { threadId: query.thread_id });
+  if (query.message_id !== undefined) await requireMessage(db, scope, query.message_id);
   const where: Prisma.AttachmentWhereInput = {
     ...(query.inbox_id !== undefined && { inboxId: query.inbox_id }),
     ...(query.thread_id !== undefined && { threadId: query.thread_id }),
@@ -38,10 +46,11 @@ export async function listAttachments(db: Database, query: ListAttachmentsQuery)
  */
 export async function getAttachment(
   deps: AttachmentDeps,
+  scope: Scope,
   attachmentId: string,
   options: { requestBaseUrl: string },
 ): Promise<AttachmentResponse> {
-  const attachment = await findAttachment(deps.db, attachmentId);
+  const attachment = await findAttachment(deps.db, scope, attachmentId);
   const presigned = await deps.storage.presignedDownloadUrl(attachment.storageKey, {
     expiresInSeconds: deps.links.ttlSeconds,
     filename: attachment.filename,
@@ -66,35 +75,41 @@ export interface Download {
 
 /**
  * The content of an attachment, opened for streaming. Content the app serves itself (local and
- * database storage) opens only with its download link's token; content in Cloud Storage opens
- * with the API key as well (its download_url leads to the bucket).
+ * database storage) opens only with its download link's token, whoever presents it; content in
+ * Cloud Storage opens with an API key that reaches it as well (its download_url leads to the bucket).
  */
 export async function openAttachmentContent(
   deps: AttachmentDeps,
+  scope: Scope,
   attachmentId: string,
   query: AttachmentContentQuery,
 ): Promise<Download> {
   const signed = query.token !== undefined || query.expires !== undefined;
   // Before the look-up: a caller without an API key learns nothing of which ids exist.
   if (signed) checkDownloadToken(attachmentId, query, deps.links.secret);
-  const attachment = await findAttachment(deps.db, attachmentId);
+  // A valid link is the credential for its attachment, whoever holds it.
+  const attachment = await findAttachment(deps.db, signed ? EVERY_INBOX : scope, attachmentId);
   // Without a link (the API key was checked), only Cloud Storage content opens: others answer 403.
   if (!signed && attachment.storageBackend !== 'gcs') checkDownloadToken(attachmentId, query, deps.links.secret);
 
   return { format: query.format, file: attachment, opened: await stored(attachment, (key) => deps.storage.open(key)) };
 }
 
-/** The attachment, or 404; so is one of an inbox being deleted. */
-async function findAttachment(db: Database, attachmentId: string): Promise<Attachment> {
+/** The attachment, or 404; so is one of an inbox being deleted, or outside the scope. */
+async function findAttachment(db: Database, scope: Scope, attachmentId: string): Promise<Attachment> {
   const attachment = isUuid(attachmentId)
-    ? await db.attachment.findFirst({ where: { id: attachmentId, message: { inbox: { deletedAt: null } } } })
+    ? await db.attachment.findFirst({
+        where: { id: attachmentId, message: { inbox: { deletedAt: null, ...inboxFilter(scope) } } },
+      })
     : null;
   if (!attachment) throw new NotFoundError('Attachment not found', { attachment_id: attachmentId });
   return attachment;
 }
 
-async function requireMessage(db: Database, messageId: string): Promise<void> {
-  const found = isUuid(messageId) && (await db.message.count({ where: { id: messageId, inbox: { deletedAt: null } } })) > 0;
+async function requireMessage(db: Database, scope: Scope, messageId: string): Promise<void> {
+  const found =
+    isUuid(messageId) &&
+    (await db.message.count({ where: { id: messageId, inbox: { deletedAt: null, ...inboxFilter(scope) } } })) > 0;
   if (!found) throw new NotFoundError('Message not found', { message_id: messageId });
 }
 

@@ -1,30 +1,36 @@
-import type { Api } from '@repo/http';
-import { SEND_TIMEOUT_MS } from '../adapters/mail/index.js';
+import { requirePermission, scopeOf } from '../api-keys/scope.js';
+import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
+import { sendsWaitSeconds } from '../messages/outbox.js';
 import { createInboxBody, inboxPage, inboxParams, inboxSchema, listInboxesQuery } from './schemas.js';
 import { createInbox, deleteInbox, findInbox, listInboxes, toInboxResponse } from './service.js';
 
-export function inboxRoutes(api: Api, deps: Deps): void {
+export function inboxRoutes(api: InboxApi, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/v1/inboxes',
     tags: ['inboxes'],
     summary: 'Create an inbox',
-    description: 'The address is `<email_username>@<INBOX_EMAIL_DOMAIN>`; the local part is stored lower-case.',
+    description:
+      'The address is `<email_username>@<INBOX_EMAIL_DOMAIN>`; the local part is stored lower-case. Needs the `manage` ' +
+      'permission and a key for the whole organization (a key limited to some inboxes gets 403).',
     body: createInboxBody,
     status: 201,
     response: inboxSchema,
-    errors: [409],
-    handler: ({ body }) => createInbox(deps.db, deps.config.INBOX_EMAIL_DOMAIN, body),
+    errors: [404, 409],
+    authorize: ({ actor }) => requirePermission(actor, 'manage'),
+    handler: ({ actor, body }) => createInbox(deps.db, deps.config.INBOX_EMAIL_DOMAIN, scopeOf(actor), body),
   });
   api.route({
     method: 'get',
     path: '/v1/inboxes',
     tags: ['inboxes'],
     summary: 'List inboxes, newest first',
+    description: 'The inboxes the API key reaches (`read`): those of its organization, or those it is limited to.',
     query: listInboxesQuery,
     response: inboxPage,
-    handler: ({ query }) => listInboxes(deps.db, query),
+    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    handler: ({ actor, query }) => listInboxes(deps.db, scopeOf(actor), query),
   });
   api.route({
     method: 'get',
@@ -34,7 +40,8 @@ export function inboxRoutes(api: Api, deps: Deps): void {
     params: inboxParams,
     response: inboxSchema,
     errors: [404],
-    handler: async ({ params }) => toInboxResponse(await findInbox(deps.db, params.inbox_id)),
+    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    handler: async ({ actor, params }) => toInboxResponse(await findInbox(deps.db, scopeOf(actor), params.inbox_id)),
   });
   api.route({
     method: 'delete',
@@ -42,14 +49,12 @@ export function inboxRoutes(api: Api, deps: Deps): void {
     tags: ['inboxes'],
     summary: 'Delete an inbox with its threads, messages and stored attachments',
     description:
-      'Sends from the inbox that already began are finished first; sends that had not begun when the delete began answer 404 and send nothing.',
+      'Needs `manage`. Sends from the inbox that already began are finished first; sends that had not begun when the delete began answer 404 and send nothing.',
     params: inboxParams,
     status: 204,
     errors: [404],
-    handler: ({ params }) =>
-      deleteInbox(deps, params.inbox_id, {
-        // Sends under way end within the provider timeout; a crashed one is left to the reconciler.
-        waitSeconds: Math.min(deps.config.INBOX_SEND_LEASE_SECONDS, SEND_TIMEOUT_MS / 1000 + 5),
-      }),
+    authorize: ({ actor }) => requirePermission(actor, 'manage'),
+    handler: ({ actor, params }) =>
+      deleteInbox(deps, scopeOf(actor), params.inbox_id, { waitSeconds: sendsWaitSeconds(deps.config.INBOX_SEND_LEASE_SECONDS) }),
   });
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
+import { displayName, id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
 
 /**
  * An e-mail local part as RFC 5322 allows it unquoted (dot-atom): letters, digits and
@@ -9,14 +9,7 @@ const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{
 
 export const createInboxBody = z
   .object({
-    name: z
-      .string()
-      .trim()
-      .min(1)
-      .max(200, { abort: true })
-      // The name may become a From display name: no line breaks or other control characters.
-      .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain line breaks or other control characters' })
-      .meta({ description: 'Display name', example: 'Support agent' }),
+    name: displayName({ description: 'Display name', example: 'Support agent' }),
     email_username: z
       .string()
       .trim()
@@ -27,6 +20,10 @@ export const createInboxBody = z
       })
       .transform((value) => value.toLowerCase())
       .meta({ description: 'Local part of the address; stored lower-case', example: 'support' }),
+    organization_id: id.optional().meta({
+      description:
+        "The organization the inbox belongs to. Omitted: the API key's own organization, or `default` for operator keys and when the service runs without keys.",
+    }),
   })
   .strict();
 
@@ -41,6 +38,7 @@ export const inboxSchema = z
     id: z.string(),
     name: z.string(),
     email_address: z.string(),
+    organization_id: z.string(),
     created_at: timestamp,
   })
   .meta({ id: 'Inbox' });

@@ -1,32 +1,66 @@
 import type { CrashPoint } from '@repo/config';
 import { ConflictError, NotFoundError } from '@repo/errors';
-import { isUniqueViolation } from '@repo/db';
+import { isForeignKeyViolation, isUniqueViolation } from '@repo/db';
 import type { ObjectStorage } from '@repo/storage';
+import {
+  canReachInbox,
+  inboxFilter,
+  organizationFor,
+  organizationNotFound,
+  requireWholeOrganization,
+  type Scope,
+} from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import type { Inbox, Prisma } from '../generated/prisma/client.js';
+import { waitForSends } from '../messages/outbox.js';
+import { findOrganization } from '../organizations/service.js';
 import { isUuid } from '../shared/ids.js';
 import { page, type Page } from '../shared/schemas.js';
 import type { CreateInboxInput, InboxResponse } from './schemas.js';
 
 export function toInboxResponse(inbox: Inbox): InboxResponse {
-  return { id: inbox.id, name: inbox.name, email_address: inbox.emailAddress, created_at: inbox.createdAt.toISOString() };
+  return {
+    id: inbox.id,
+    name: inbox.name,
+    email_address: inbox.emailAddress,
+    organization_id: inbox.organizationId,
+    created_at: inbox.createdAt.toISOString(),
+  };
 }
 
-export async function createInbox(db: Database, emailDomain: string, input: CreateInboxInput): Promise<InboxResponse> {
+/**
+ * Creates an inbox in the organization named (within the scope: 404 otherwise), or the caller's
+ * own (`default` for operators). A key limited to some inboxes cannot (403): it could not reach
+ * the new one.
+ */
+export async function createInbox(
+  db: Database,
+  emailDomain: string,
+  scope: Scope,
+  input: CreateInboxInput,
+): Promise<InboxResponse> {
+  requireWholeOrganization(scope);
+  const organizationId = organizationFor(scope, input.organization_id);
+  await findOrganization(db, scope, organizationId);
   const emailAddress = `${input.email_username}@${emailDomain}`;
   try {
-    return toInboxResponse(await db.inbox.create({ data: { name: input.name, emailAddress } }));
+    return toInboxResponse(await db.inbox.create({ data: { name: input.name, emailAddress, organizationId } }));
   } catch (error) {
     if (isUniqueViolation(error, ['email_address']))
       throw new ConflictError(`The address ${emailAddress} is taken`, { email_address: emailAddress });
+    // The organization was deleted since it was found.
+    if (isForeignKeyViolation(error)) throw organizationNotFound(organizationId);
     throw error;
   }
 }
 
-/** The inbox, or 404. Ids that are not UUIDs cannot exist and are not found either, nor can an inbox being deleted. */
-export async function findInbox(db: Database, inboxId: string): Promise<Inbox> {
+/**
+ * The inbox, or 404. Ids that are not UUIDs cannot exist and are not found either, nor can an
+ * inbox being deleted, or one outside the scope.
+ */
+export async function findInbox(db: Database, scope: Scope, inboxId: string): Promise<Inbox> {
   const inbox = isUuid(inboxId) ? await db.inbox.findFirst({ where: { id: inboxId, deletedAt: null } }) : null;
-  if (!inbox) throw new NotFoundError('Inbox not found', { inbox_id: inboxId });
+  if (!inbox || !canReachInbox(scope, inbox)) throw new NotFoundError('Inbox not found', { inbox_id: inboxId });
   return inbox;
 }
 
@@ -41,8 +75,13 @@ export async function holdLiveInbox(tx: Prisma.TransactionClient, inboxId: strin
   if (!live) throw new NotFoundError('Inbox not found', { inbox_id: inboxId });
 }
 
-export async function listInboxes(db: Database, options: { limit: number; offset: number }): Promise<Page<InboxResponse>> {
-  const where = { deletedAt: null };
+/** The inboxes within the scope, newest first. */
+export async function listInboxes(
+  db: Database,
+  scope: Scope,
+  options: { limit: number; offset: number },
+): Promise<Page<InboxResponse>> {
+  const where = { deletedAt: null, ...inboxFilter(scope) };
   const [inboxes, total] = await Promise.all([
     db.inbox.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: options.limit, skip: options.offset }),
     db.inbox.count({ where }),
@@ -63,25 +102,18 @@ export interface InboxRemoval {
  * 500 after its mail left. Then files, then rows: a crash in between leaves the mark, and the
  * reconciler finishes the removal.
  */
-export async function deleteInbox(deps: InboxRemoval, inboxId: string, options: { waitSeconds: number }): Promise<void> {
-  if (!isUuid(inboxId)) throw new NotFoundError('Inbox not found', { inbox_id: inboxId });
+export async function deleteInbox(
+  deps: InboxRemoval,
+  scope: Scope,
+  inboxId: string,
+  options: { waitSeconds: number },
+): Promise<void> {
+  await findInbox(deps.db, scope, inboxId);
   const { count } = await deps.db.inbox.updateMany({ where: { id: inboxId, deletedAt: null }, data: { deletedAt: new Date() } });
   if (count === 0) throw new NotFoundError('Inbox not found', { inbox_id: inboxId });
   deps.crashPoint('inbox-delete:marked');
-  await waitForSends(deps.db, inboxId, options.waitSeconds);
+  await waitForSends(deps.db, { inboxId }, options.waitSeconds);
   await removeInbox(deps, inboxId);
-}
-
-/** Waits until no send of the inbox is `sending` under a valid lease, or `waitSeconds` pass. */
-async function waitForSends(db: Database, inboxId: string, waitSeconds: number): Promise<void> {
-  const deadline = Date.now() + waitSeconds * 1000;
-  while (Date.now() < deadline) {
-    const [{ count }] = await db.$queryRaw<[{ count: bigint }]>`
-      SELECT count(*) AS count FROM messages
-       WHERE inbox_id = ${inboxId}::uuid AND status = 'sending' AND lease_until > now()`;
-    if (count === 0n) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** The removal proper of an inbox marked deleted: its files, then its rows (which cascade). */

@@ -5,8 +5,9 @@
  * may try again). A send still `sending` past its lease was interrupted (its process stopped) and
  * is resolved by the reconciler. `metadata.delivery` tells clients where a message stands.
  */
+import { SEND_TIMEOUT_MS } from '../adapters/mail/index.js';
 import type { Database } from '../database.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { SendResult } from './schemas.js';
 
 export type DeliveryStatus = 'sending' | 'sent' | 'failed';
@@ -105,4 +106,28 @@ export async function markFailed(db: Database, send: { messageId: string; provid
     }),
     db.idempotencyKey.deleteMany({ where: { messageId: send.messageId, completedAt: null } }),
   ]);
+}
+
+/**
+ * Waits until no send of the inbox, or made with the API key, is `sending` under a valid lease,
+ * or until `waitSeconds` pass: what a delete of either waits for before it answers.
+ */
+export async function waitForSends(
+  db: Database,
+  of: { inboxId: string } | { apiKeyId: string },
+  waitSeconds: number,
+): Promise<void> {
+  const whose = 'inboxId' in of ? Prisma.sql`inbox_id = ${of.inboxId}::uuid` : Prisma.sql`api_key_id = ${of.apiKeyId}::uuid`;
+  const deadline = Date.now() + waitSeconds * 1000;
+  while (Date.now() < deadline) {
+    const [{ count }] = await db.$queryRaw<[{ count: bigint }]>`
+      SELECT count(*) AS count FROM messages WHERE ${whose} AND status = 'sending' AND lease_until > now()`;
+    if (count === 0n) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** How long a delete waits for sends under way: they end within the provider timeout; a crashed one is left to the reconciler. */
+export function sendsWaitSeconds(leaseSeconds: number): number {
+  return Math.min(leaseSeconds, SEND_TIMEOUT_MS / 1000 + 5);
 }

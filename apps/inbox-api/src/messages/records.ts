@@ -31,6 +31,8 @@ export interface ReplayToken {
 
 interface NewMessage {
   inboxId: string;
+  /** The API key that sends it (outbound messages sent with one). */
+  apiKeyId?: string;
   /** The thread to append to; a new thread is started when omitted. */
   threadId?: string;
   direction: 'inbound' | 'outbound';
@@ -111,6 +113,7 @@ export async function recordMessage(
     metadata: (input.metadata ?? {}) as Prisma.JsonObject,
     timestamp: input.timestamp,
     createdAt: now,
+    apiKeyId: input.apiKeyId ?? null,
   };
   const attachments = input.attachments.map((attachment): Attachment => ({
     ...attachment,
@@ -182,14 +185,15 @@ function insertMessage(message: Message): Prisma.Sql {
   return Prisma.sql`
       INSERT INTO messages (id, thread_id, inbox_id, direction, status, lease_until, provider_message_id, subject,
                             from_address, to_addresses, cc_addresses, bcc_addresses, reply_to_addresses, text, html,
-                            content_clean, preview, size, in_reply_to, "references", labels, metadata, timestamp, created_at)
+                            content_clean, preview, size, in_reply_to, "references", labels, metadata, timestamp, created_at,
+                            api_key_id)
       SELECT ${message.id}::uuid, id, ${message.inboxId}::uuid, ${message.direction}::"MessageDirection",
              ${message.status}::"MessageStatus", ${message.leaseUntil}::timestamptz, ${message.providerMessageId},
              ${message.subject}, ${message.fromAddress}, ${message.toAddresses}::text[], ${message.ccAddresses}::text[],
              ${message.bccAddresses}::text[], ${message.replyToAddresses}::text[], ${message.text}, ${message.html},
              ${message.contentClean}, ${message.preview}, ${message.size}::int, ${message.inReplyTo}, ${message.references},
              ${message.labels}::text[], ${JSON.stringify(message.metadata)}::jsonb, ${message.timestamp}::timestamptz,
-             ${message.createdAt}::timestamptz
+             ${message.createdAt}::timestamptz, ${message.apiKeyId}::uuid
         FROM thread
       RETURNING id, inbox_id, thread_id, created_at`;
 }

@@ -1,4 +1,5 @@
-import type { Api } from '@repo/http';
+import { requirePermission, scopeOf } from '../api-keys/scope.js';
+import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
 import {
   listMessagesQuery,
@@ -12,10 +13,12 @@ import {
 import { type SendDeps, sendMessage } from './send.js';
 import { getMessage, listMessages } from './service.js';
 
-export function messageRoutes(api: Api, deps: Deps): void {
+export function messageRoutes(api: InboxApi, deps: Deps): void {
   const sendDeps: SendDeps = {
     ...deps,
     sendLimit: deps.limits.sends,
+    keySendLimit: deps.limits.keySends,
+    keySendsPerHour: deps.config.INBOX_SEND_LIMIT_PER_HOUR,
     emailDomain: deps.config.INBOX_EMAIL_DOMAIN,
     maxAttachmentBytes: deps.config.INBOX_MAX_ATTACHMENT_BYTES,
     leaseSeconds: deps.config.INBOX_SEND_LEASE_SECONDS,
@@ -29,13 +32,16 @@ export function messageRoutes(api: Api, deps: Deps): void {
       'The Markdown body is sent as HTML with a plain-text part. With `reply_to_thread_id` the message joins that thread ' +
       'with In-Reply-To and References set. An `Idempotency-Key` header makes a retry return the first result and send nothing twice. ' +
       'The message is recorded before the provider is called: when the provider refuses it, the answer is 502 with its reason ' +
-      'and the `message_id` of the record, which stays with `metadata.delivery.status` `failed` (the key is then free again).',
+      'and the `message_id` of the record, which stays with `metadata.delivery.status` `failed` (the key is then free again). ' +
+      'Needs the `send` permission. An API key that is revoked sends nothing once its revocation has answered (401).',
     headers: sendMessageHeaders,
     body: sendMessageBody,
     status: 201,
     response: sendResultSchema,
     errors: [404, 409, 413, 429, 502, 503],
-    handler: ({ body, headers }) => sendMessage(sendDeps, { input: body, idempotencyKey: headers['idempotency-key'] }),
+    authorize: ({ actor }) => requirePermission(actor, 'send'),
+    handler: ({ actor, body, headers }) =>
+      sendMessage(sendDeps, { actor, input: body, idempotencyKey: headers['idempotency-key'] }),
   });
   api.route({
     method: 'get',
@@ -47,7 +53,8 @@ export function messageRoutes(api: Api, deps: Deps): void {
     query: listMessagesQuery,
     response: messagePage,
     errors: [404],
-    handler: ({ query }) => listMessages(deps.db, query),
+    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    handler: ({ actor, query }) => listMessages(deps.db, scopeOf(actor), query),
   });
   api.route({
     method: 'get',
@@ -57,6 +64,7 @@ export function messageRoutes(api: Api, deps: Deps): void {
     params: messageParams,
     response: messageSchema,
     errors: [404],
-    handler: ({ params }) => getMessage(deps.db, params.message_id),
+    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    handler: ({ actor, params }) => getMessage(deps.db, scopeOf(actor), params.message_id),
   });
 }

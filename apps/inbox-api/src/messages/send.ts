@@ -1,9 +1,11 @@
 import type { CrashPoint } from '@repo/config';
 import { AppError, PayloadTooLargeError } from '@repo/errors';
 import type { Logger } from '@repo/http';
-import type { RateLimit } from '@repo/rate-limit';
+import type { RateLimit, WindowedRateLimit } from '@repo/rate-limit';
 import type { ObjectStorage } from '@repo/storage';
 import type { MailTransport, OutboundMail, SentMail } from '../adapters/mail/index.js';
+import { holdLiveKey } from '../api-keys/service.js';
+import { type Actor, effectiveLimit, scopeOf } from '../api-keys/scope.js';
 import { type Database, prismaStatements } from '../database.js';
 import type { Attachment, Message } from '../generated/prisma/client.js';
 import { findInbox, holdLiveInbox } from '../inboxes/service.js';
@@ -25,6 +27,9 @@ export interface SendDeps {
   content: ContentPool;
   /** Sends per inbox per hour. */
   sendLimit: RateLimit;
+  /** Sends per organization API key per hour: the key's send_limit_per_hour, else `keySendsPerHour`. */
+  keySendLimit: WindowedRateLimit<'hour'>;
+  keySendsPerHour: number;
   logger: Logger;
   crashPoint: CrashPoint;
   emailDomain: string;
@@ -36,28 +41,37 @@ export interface SendDeps {
 /**
  * Sends a message through the outbox (see outbox.ts), in four steps:
  * 1. everything that can refuse the request, before anything is written or sent: the inbox and
- *    thread exist, the attachments fit, the Idempotency-Key is free or answers a replay, the
- *    send limit allows it, the content renders;
+ *    thread exist within the caller's scope, the attachments fit, the Idempotency-Key is free or
+ *    answers a replay, the send limits (the inbox's, the API key's) allow it, the content renders;
  * 2. the attachments' bytes, journaled until their record commits;
  * 3. the records (message `sending`, thread, search row, attachments, key) in one transaction
- *    that holds the inbox, so that a delete under way answers 404 and nothing is sent;
+ *    that holds the inbox, so that a delete under way answers 404 and nothing is sent, and the
+ *    caller's API key, so that a revocation under way answers 401 and nothing is sent (a
+ *    revocation waits for the sends recorded before it, as an inbox's delete does);
  * 4. the transport, then `sent` (or `failed` with the provider's reason, which frees the key).
  * Once the provider has the message, nothing answers 5xx: what could not be recorded after it
  * is logged and resolved by the reconciler.
  */
 export async function sendMessage(
   deps: SendDeps,
-  { input, idempotencyKey }: { input: SendMessageInput; idempotencyKey?: string },
+  { actor, input, idempotencyKey }: { actor: Actor; input: SendMessageInput; idempotencyKey?: string },
 ): Promise<SendResult> {
-  const inbox = await findInbox(deps.db, input.inbox_id);
+  const scope = scopeOf(actor);
+  const apiKeyId = actor.kind === 'key' ? actor.keyId : undefined;
+  const inbox = await findInbox(deps.db, scope, input.inbox_id);
   const thread = input.reply_to_thread_id
-    ? await findThread(deps.db, { threadId: input.reply_to_thread_id, inboxId: inbox.id })
+    ? await findThread(deps.db, scope, { threadId: input.reply_to_thread_id, inboxId: inbox.id })
     : undefined;
   const files = decodeAttachments(input.attachments ?? [], deps.maxAttachmentBytes);
   const keyed = idempotencyKey === undefined ? undefined : idempotentRequest(inbox.id, idempotencyKey, input);
   const replay = keyed && (await previousAnswer(deps.db, keyed));
   if (replay) return replay;
   await deps.sendLimit.consume(inbox.id);
+  if (actor.kind === 'key') {
+    await deps.keySendLimit.consume(actor.limitKey, {
+      hour: effectiveLimit(actor.limits.sendLimitPerHour, deps.keySendsPerHour),
+    });
+  }
   const content = await deps.content.renderMessage(input.body);
   const latest = thread ? await latestMessage(deps.db, thread.id) : null;
   const reply = latest ? replyHeaders(latest) : undefined;
@@ -79,11 +93,13 @@ export async function sendMessage(
   try {
     recorded = await deps.db.$transaction(async (tx) => {
       await holdLiveInbox(tx, inbox.id);
+      if (apiKeyId) await holdLiveKey(tx, apiKeyId);
       const earlier = keyed && (await claimIdempotencyKey(tx, keyed));
       if (earlier) return { replay: earlier };
       const record = await recordMessage(prismaStatements(tx), {
         inboxId: inbox.id,
         threadId: thread?.id,
+        apiKeyId,
         direction: 'outbound',
         status: 'sending',
         leaseUntil: await leaseEnd(tx, deps.leaseSeconds),

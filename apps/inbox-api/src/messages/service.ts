@@ -1,4 +1,5 @@
 import { NotFoundError } from '@repo/errors';
+import { inboxFilter, type Scope } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
@@ -17,11 +18,18 @@ interface ListQuery {
   offset: number;
 }
 
-/** Messages of an inbox and/or a thread, newest first; with `q`, the search subset of those that match. */
-export async function listMessages(db: Database, query: ListQuery): Promise<Page<MessageResponse> | Page<SearchItem>> {
-  const scope = await resolveScope(db, query);
-  if (query.q !== undefined) return searchMessages(db, scope, query.q, query);
-  const where = { ...(scope.inboxId && { inboxId: scope.inboxId }), ...(scope.threadId && { threadId: scope.threadId }) };
+/**
+ * Messages of an inbox and/or a thread, newest first; with `q`, the search subset of those that
+ * match. The inbox and thread must be within the scope (404 otherwise), which keeps the list in it.
+ */
+export async function listMessages(
+  db: Database,
+  scope: Scope,
+  query: ListQuery,
+): Promise<Page<MessageResponse> | Page<SearchItem>> {
+  const filters = await resolveFilters(db, scope, query);
+  if (query.q !== undefined) return searchMessages(db, filters, query.q, query);
+  const where = { ...(filters.inboxId && { inboxId: filters.inboxId }), ...(filters.threadId && { threadId: filters.threadId }) };
   const [messages, total] = await Promise.all([
     db.message.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
     db.message.count({ where }),
@@ -29,11 +37,11 @@ export async function listMessages(db: Database, query: ListQuery): Promise<Page
   return page(messages.map(toMessageResponse), total);
 }
 
-/** Checks the filters name existing records (404 otherwise) that belong together. */
-async function resolveScope(db: Database, query: ListQuery): Promise<{ inboxId?: string; threadId?: string }> {
-  const inbox = query.inbox_id !== undefined ? await findInbox(db, query.inbox_id) : undefined;
+/** Checks the filters name existing records within the scope (404 otherwise) that belong together. */
+async function resolveFilters(db: Database, scope: Scope, query: ListQuery): Promise<{ inboxId?: string; threadId?: string }> {
+  const inbox = query.inbox_id !== undefined ? await findInbox(db, scope, query.inbox_id) : undefined;
   const thread =
-    query.thread_id !== undefined ? await findThread(db, { threadId: query.thread_id, inboxId: inbox?.id }) : undefined;
+    query.thread_id !== undefined ? await findThread(db, scope, { threadId: query.thread_id, inboxId: inbox?.id }) : undefined;
   return { inboxId: inbox?.id, threadId: thread?.id };
 }
 
@@ -57,13 +65,13 @@ interface SearchRow {
  */
 async function searchMessages(
   db: Database,
-  scope: { inboxId?: string; threadId?: string },
+  filters: { inboxId?: string; threadId?: string },
   q: string,
   paging: { limit: number; offset: number },
 ): Promise<Page<SearchItem>> {
   const conditions = [Prisma.sql`search_text LIKE ${containsPattern(q)}`];
-  if (scope.inboxId) conditions.push(Prisma.sql`inbox_id = ${scope.inboxId}::uuid`);
-  if (scope.threadId) conditions.push(Prisma.sql`thread_id = ${scope.threadId}::uuid`);
+  if (filters.inboxId) conditions.push(Prisma.sql`inbox_id = ${filters.inboxId}::uuid`);
+  if (filters.threadId) conditions.push(Prisma.sql`thread_id = ${filters.threadId}::uuid`);
   const where = Prisma.join(conditions, ' AND ');
   const [rows, [count]] = await Promise.all([
     db.$queryRaw<SearchRow[]>`
@@ -83,8 +91,10 @@ async function searchMessages(
   );
 }
 
-export async function getMessage(db: Database, messageId: string): Promise<MessageResponse> {
-  const message = isUuid(messageId) ? await db.message.findFirst({ where: { id: messageId, inbox: { deletedAt: null } } }) : null;
+export async function getMessage(db: Database, scope: Scope, messageId: string): Promise<MessageResponse> {
+  const message = isUuid(messageId)
+    ? await db.message.findFirst({ where: { id: messageId, inbox: { deletedAt: null, ...inboxFilter(scope) } } })
+    : null;
   if (!message) throw new NotFoundError('Message not found', { message_id: messageId });
   return toMessageResponse(message);
 }

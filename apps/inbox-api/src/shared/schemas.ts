@@ -23,3 +23,17 @@ export function page<T>(items: T[], total: number): Page<T> {
 export const id = z.string().min(1).max(100);
 
 export const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC timestamp' });
+
+/** A display name: trimmed, 1 to 200 characters, without line breaks or other control characters. */
+export function displayName(meta: { description: string; example: string }) {
+  return (
+    z
+      .string()
+      .trim()
+      .min(1)
+      .max(200, { abort: true })
+      // A name may become a From display name: no line breaks or other control characters.
+      .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain line breaks or other control characters' })
+      .meta(meta)
+  );
+}

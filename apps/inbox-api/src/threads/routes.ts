@@ -1,9 +1,10 @@
-import type { Api } from '@repo/http';
+import { requirePermission, scopeOf } from '../api-keys/scope.js';
+import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
 import { listThreadsQuery, threadPage, threadParams, threadSchema } from './schemas.js';
 import { getThread, listThreads } from './service.js';
 
-export function threadRoutes(api: Api, deps: Deps): void {
+export function threadRoutes(api: InboxApi, deps: Deps): void {
   api.route({
     method: 'get',
     path: '/v1/threads',
@@ -12,7 +13,8 @@ export function threadRoutes(api: Api, deps: Deps): void {
     query: listThreadsQuery,
     response: threadPage,
     errors: [404],
-    handler: ({ query }) => listThreads(deps.db, query),
+    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    handler: ({ actor, query }) => listThreads(deps.db, scopeOf(actor), query),
   });
   api.route({
     method: 'get',
@@ -23,6 +25,7 @@ export function threadRoutes(api: Api, deps: Deps): void {
     params: threadParams,
     response: threadSchema,
     errors: [404],
-    handler: ({ params }) => getThread(deps.db, params.thread_id),
+    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    handler: ({ actor, params }) => getThread(deps.db, scopeOf(actor), params.thread_id),
   });
 }

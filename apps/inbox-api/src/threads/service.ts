@@ -1,4 +1,5 @@
 import { NotFoundError } from '@repo/errors';
+import { inboxFilter, type Scope } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import type { Thread } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
@@ -6,9 +7,18 @@ import { isUuid } from '../shared/ids.js';
 import { page, type Page } from '../shared/schemas.js';
 import type { ThreadResponse, ThreadSummary } from './schemas.js';
 
-/** The thread, or 404 (also in an inbox being deleted); with `inboxId`, only a thread of that inbox is found. */
-export async function findThread(db: Database, { threadId, inboxId }: { threadId: string; inboxId?: string }): Promise<Thread> {
-  const thread = isUuid(threadId) ? await db.thread.findFirst({ where: { id: threadId, inbox: { deletedAt: null } } }) : null;
+/**
+ * The thread, or 404 (also in an inbox being deleted, or outside the scope); with `inboxId`, only
+ * a thread of that inbox is found.
+ */
+export async function findThread(
+  db: Database,
+  scope: Scope,
+  { threadId, inboxId }: { threadId: string; inboxId?: string },
+): Promise<Thread> {
+  const thread = isUuid(threadId)
+    ? await db.thread.findFirst({ where: { id: threadId, inbox: { deletedAt: null, ...inboxFilter(scope) } } })
+    : null;
   if (!thread || (inboxId !== undefined && thread.inboxId !== inboxId)) {
     throw new NotFoundError('Thread not found', { thread_id: threadId, ...(inboxId !== undefined && { inbox_id: inboxId }) });
   }
@@ -20,8 +30,8 @@ export async function findThread(db: Database, { threadId, inboxId }: { threadId
  * Sends that failed are left out: the recipients never read them, and a model reading the
  * conversation must not take them for replies it gave (the message list still shows them).
  */
-export async function getThread(db: Database, threadId: string): Promise<ThreadResponse> {
-  const thread = await findThread(db, { threadId });
+export async function getThread(db: Database, scope: Scope, threadId: string): Promise<ThreadResponse> {
+  const thread = await findThread(db, scope, { threadId });
   const messages = await db.message.findMany({
     where: { threadId: thread.id, status: { not: 'failed' } },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
@@ -57,9 +67,10 @@ function toThreadSummary(thread: Thread): ThreadSummary {
 /** Threads of an inbox, newest activity first. */
 export async function listThreads(
   db: Database,
+  scope: Scope,
   query: { inbox_id: string; limit: number; offset: number },
 ): Promise<Page<ThreadSummary>> {
-  const inbox = await findInbox(db, query.inbox_id);
+  const inbox = await findInbox(db, scope, query.inbox_id);
   const where = { inboxId: inbox.id };
   const [threads, total] = await Promise.all([
     db.thread.findMany({ where, orderBy: [{ lastMessageAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),

@@ -1,0 +1,94 @@
+import type { Database } from '../database.js';
+import type { ApiKey } from '../generated/prisma/client.js';
+import type { Actor } from './scope.js';
+import { isWellFormedSecret, secretHash } from './secrets.js';
+
+/**
+ * How long a replica trusts what it read of a key. A key revoked on one replica is refused there
+ * at once, and by every other replica within this time (its cached entry expires). Sends check
+ * the key in their own transaction whatever the cache says (messages/send.ts).
+ */
+export const KEY_CACHE_MS = 2000;
+/** Entries kept at most; past it, expired ones go, then the oldest. */
+const MAX_ENTRIES = 10_000;
+
+type KeyActor = Extract<Actor, { kind: 'key' }>;
+
+/** The API keys of the database, as callers present them: looked up by the hash of their secret, cached briefly. */
+export interface KeyDirectory {
+  /** The key a secret belongs to, while it is not revoked; undefined for anything else (malformed, unknown, revoked). */
+  find(secret: string): Promise<KeyActor | undefined>;
+  /** Drops what is cached of the keys `which` names, once they are revoked or deleted on this replica. */
+  forget(which: { keyId?: string; organizationId?: string }): void;
+}
+
+export function keyDirectory(db: Database, options: { cacheMs?: number; now?: () => number } = {}): KeyDirectory {
+  const cacheMs = options.cacheMs ?? KEY_CACHE_MS;
+  const now = options.now ?? Date.now;
+  const cache = new Map<string, { actor: KeyActor; expiresAt: number }>();
+  // One look-up at a time per secret: requests arriving together share it.
+  const pending = new Map<string, Promise<KeyActor | undefined>>();
+  // Counts revocations seen here: a look-up that began before one is not cached, since it may
+  // have read the key before it was revoked.
+  let revocations = 0;
+
+  const remember = (hash: string, actor: KeyActor) => {
+    if (cache.size >= MAX_ENTRIES) {
+      const at = now();
+      for (const [key, entry] of cache) if (entry.expiresAt <= at) cache.delete(key);
+      if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+    }
+    cache.set(hash, { actor, expiresAt: now() + cacheMs });
+  };
+
+  const lookUp = async (hash: string): Promise<KeyActor | undefined> => {
+    const seen = revocations;
+    // The look-up itself records the use: at most once per cache period per replica.
+    const [key] = await db.apiKey.updateManyAndReturn({
+      where: { secretHash: hash, revokedAt: null },
+      data: { lastUsedAt: new Date() },
+    });
+    if (!key) return undefined;
+    const actor = keyActor(key);
+    if (seen === revocations) remember(hash, actor);
+    return actor;
+  };
+
+  return {
+    async find(secret) {
+      // A look-alike costs no query.
+      if (!isWellFormedSecret(secret)) return undefined;
+      const hash = secretHash(secret);
+      const cached = cache.get(hash);
+      if (cached && cached.expiresAt > now()) return cached.actor;
+      let lookup = pending.get(hash);
+      if (!lookup) {
+        const started = lookUp(hash).finally(() => {
+          if (pending.get(hash) === started) pending.delete(hash);
+        });
+        lookup = started;
+        pending.set(hash, lookup);
+      }
+      return lookup;
+    },
+    forget({ keyId, organizationId }) {
+      revocations++;
+      pending.clear();
+      for (const [hash, { actor }] of cache) {
+        if (actor.keyId === keyId || actor.scope.organizationId === organizationId) cache.delete(hash);
+      }
+    },
+  };
+}
+
+/** A key's record as the caller it authenticates. */
+export function keyActor(key: ApiKey): KeyActor {
+  return {
+    kind: 'key',
+    keyId: key.id,
+    limitKey: `api-key:${key.id}`,
+    scope: { organizationId: key.organizationId, ...(key.inboxIds.length > 0 && { inboxIds: key.inboxIds }) },
+    permissions: new Set(key.permissions),
+    limits: { rateLimitPerMinute: key.rateLimitPerMinute, sendLimitPerHour: key.sendLimitPerHour },
+  };
+}

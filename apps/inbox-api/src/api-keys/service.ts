@@ -1,0 +1,174 @@
+import { isForeignKeyViolation } from '@repo/db';
+import { NotFoundError, UnauthorizedError } from '@repo/errors';
+import type { Database, Transaction } from '../database.js';
+import { type ApiKey, Prisma } from '../generated/prisma/client.js';
+import { waitForSends } from '../messages/outbox.js';
+import { findOrganization } from '../organizations/service.js';
+import { isUuid } from '../shared/ids.js';
+import { page, type Page } from '../shared/schemas.js';
+import type { KeyDirectory } from './directory.js';
+import type { ApiKeyResponse, CreateApiKeyInput, CreatedApiKeyResponse } from './schemas.js';
+import {
+  type Actor,
+  canReachInbox,
+  canReachKey,
+  type KeyScope,
+  limitsOfNewKey,
+  organizationFor,
+  organizationNotFound,
+  scopeOf,
+  type Scope,
+} from './scope.js';
+import { newSecret, secretHash, shownPrefix } from './secrets.js';
+
+export function toApiKeyResponse(key: ApiKey): ApiKeyResponse {
+  return {
+    id: key.id,
+    name: key.name,
+    organization_id: key.organizationId,
+    inbox_ids: key.inboxIds.length > 0 ? key.inboxIds : null,
+    permissions: key.permissions,
+    prefix: key.prefix,
+    rate_limit_per_minute: key.rateLimitPerMinute,
+    send_limit_per_hour: key.sendLimitPerHour,
+    created_at: key.createdAt.toISOString(),
+    last_used_at: key.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
+function keyScopeOf(key: ApiKey): KeyScope {
+  return { organizationId: key.organizationId, ...(key.inboxIds.length > 0 && { inboxIds: key.inboxIds }) };
+}
+
+/**
+ * Creates a key in the organization named (within the caller's scope, 404 otherwise) or the
+ * caller's own, limited to `inbox_ids` when given (each a live inbox of that organization within
+ * the caller's scope, 404 otherwise), and no broader than the caller (403, scope.ts). The secret
+ * is in the answer only.
+ */
+export async function createApiKey(
+  db: Database,
+  actor: Actor,
+  input: CreateApiKeyInput,
+  defaults: { perMinute: number; sendsPerHour: number },
+): Promise<CreatedApiKeyResponse> {
+  const scope = scopeOf(actor);
+  const organizationId = organizationFor(scope, input.organization_id);
+  await findOrganization(db, scope, organizationId);
+  const inboxIds = input.inbox_ids && (await reachableInboxes(db, scope, organizationId, [...new Set(input.inbox_ids)]));
+  const permissions = [...new Set(input.permissions)];
+  const limits = limitsOfNewKey(
+    actor,
+    {
+      inboxIds,
+      permissions,
+      rateLimitPerMinute: input.rate_limit_per_minute,
+      sendLimitPerHour: input.send_limit_per_hour,
+    },
+    defaults,
+  );
+  const secret = newSecret();
+  try {
+    const key = await db.apiKey.create({
+      data: {
+        organizationId,
+        name: input.name,
+        prefix: shownPrefix(secret),
+        secretHash: secretHash(secret),
+        inboxIds: inboxIds ?? [],
+        permissions,
+        ...limits,
+      },
+    });
+    return { ...toApiKeyResponse(key), key: secret };
+  } catch (error) {
+    // The organization was deleted since it was found.
+    if (isForeignKeyViolation(error)) throw organizationNotFound(organizationId);
+    throw error;
+  }
+}
+
+/** The ids, each a live inbox of the organization within the scope; 404 for the first that is not. */
+async function reachableInboxes(db: Database, scope: Scope, organizationId: string, ids: string[]): Promise<string[]> {
+  const found = await db.inbox.findMany({
+    where: { id: { in: ids.filter(isUuid) }, organizationId, deletedAt: null },
+    select: { id: true, organizationId: true },
+  });
+  const reachable = new Set(found.filter((inbox) => canReachInbox(scope, inbox)).map((inbox) => inbox.id));
+  const missing = ids.find((id) => !reachable.has(id));
+  if (missing !== undefined) throw new NotFoundError('Inbox not found', { inbox_id: missing });
+  return ids;
+}
+
+/**
+ * The live keys the caller can reach, newest first: an operator's, every key (or one
+ * organization's); an API key's, those of its organization that reach nothing it cannot.
+ */
+export async function listApiKeys(
+  db: Database,
+  scope: Scope,
+  query: { organization_id?: string; limit: number; offset: number },
+): Promise<Page<ApiKeyResponse>> {
+  if (query.organization_id !== undefined) await findOrganization(db, scope, query.organization_id);
+  const organizationId = query.organization_id ?? scope.organizationId;
+  const conditions = [Prisma.sql`revoked_at IS NULL`];
+  if (organizationId !== undefined) conditions.push(Prisma.sql`organization_id = ${organizationId}`);
+  if (scope.inboxIds !== undefined) {
+    conditions.push(Prisma.sql`cardinality(inbox_ids) > 0 AND inbox_ids <@ ${[...scope.inboxIds]}::uuid[]`);
+  }
+  const where = Prisma.join(conditions, ' AND ');
+  const [ids, [count]] = await Promise.all([
+    db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM api_keys WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
+    db.$queryRaw<{ total: bigint }[]>`SELECT count(*) AS total FROM api_keys WHERE ${where}`,
+  ]);
+  const keys = await db.apiKey.findMany({
+    where: { id: { in: ids.map((row) => row.id) } },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
+  return page(keys.map(toApiKeyResponse), Number(count?.total ?? 0));
+}
+
+export interface KeyRevocation {
+  db: Database;
+  apiKeys: KeyDirectory;
+}
+
+/**
+ * Revokes a key the caller can reach (404 otherwise). Its row is locked first, so the revocation
+ * waits for the sends whose transaction holds it (holdLiveKey) and sends that begin later answer
+ * 401; then this replica forgets the key, and the answer waits for the sends recorded before it
+ * (up to `waitSeconds`): nothing is sent with the key once its revocation has answered. Other
+ * replicas refuse it within their key cache period (directory.ts).
+ */
+export async function revokeApiKey(
+  deps: KeyRevocation,
+  scope: Scope,
+  keyId: string,
+  options: { waitSeconds: number },
+): Promise<void> {
+  const notFound = new NotFoundError('API key not found', { api_key_id: keyId });
+  const key = isUuid(keyId) ? await deps.db.apiKey.findFirst({ where: { id: keyId, revokedAt: null } }) : null;
+  if (!key || !canReachKey(scope, keyScopeOf(key))) throw notFound;
+  const revoked = await deps.db.$transaction(async (tx) => {
+    const [live] = await tx.$queryRaw<unknown[]>`
+      SELECT 1 FROM api_keys WHERE id = ${keyId}::uuid AND revoked_at IS NULL FOR UPDATE`;
+    if (!live) return false;
+    await tx.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
+    return true;
+  });
+  if (!revoked) throw notFound;
+  deps.apiKeys.forget({ keyId });
+  await waitForSends(deps.db, { apiKeyId: keyId }, options.waitSeconds);
+}
+
+/**
+ * In a transaction that starts a send with an API key: holds the key (FOR KEY SHARE, which a
+ * revocation's FOR UPDATE waits for, and the look-ups' updates of last_used_at do not), and
+ * answers 401 when it was revoked, whatever a replica's cache says.
+ */
+export async function holdLiveKey(tx: Transaction, keyId: string): Promise<void> {
+  const [live] = await tx.$queryRaw<unknown[]>`
+    SELECT 1 FROM api_keys WHERE id = ${keyId}::uuid AND revoked_at IS NULL FOR KEY SHARE`;
+  if (!live) throw new UnauthorizedError('This API key has been revoked');
+}

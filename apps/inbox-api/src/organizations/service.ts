@@ -1,0 +1,80 @@
+import { ConflictError } from '@repo/errors';
+import { isForeignKeyViolation } from '@repo/db';
+import { canReachOrganization, DEFAULT_ORGANIZATION_ID, organizationNotFound, type Scope } from '../api-keys/scope.js';
+import type { KeyDirectory } from '../api-keys/directory.js';
+import type { Database } from '../database.js';
+import type { Organization } from '../generated/prisma/client.js';
+import { isUuid } from '../shared/ids.js';
+import { page, type Page } from '../shared/schemas.js';
+import type { CreateOrganizationInput, OrganizationResponse } from './schemas.js';
+
+export function toOrganizationResponse(organization: Organization): OrganizationResponse {
+  return { id: organization.id, name: organization.name, created_at: organization.createdAt.toISOString() };
+}
+
+/** Organization ids are UUIDs, or `default`: any other string cannot name one. */
+function isOrganizationId(value: string): boolean {
+  return value === DEFAULT_ORGANIZATION_ID || isUuid(value);
+}
+
+export async function createOrganization(db: Database, input: CreateOrganizationInput): Promise<OrganizationResponse> {
+  return toOrganizationResponse(await db.organization.create({ data: { name: input.name } }));
+}
+
+/** The organization, or 404 when it does not exist or is outside the scope. */
+export async function findOrganization(db: Database, scope: Scope, organizationId: string): Promise<Organization> {
+  const organization =
+    isOrganizationId(organizationId) && canReachOrganization(scope, organizationId)
+      ? await db.organization.findUnique({ where: { id: organizationId } })
+      : null;
+  if (!organization) throw organizationNotFound(organizationId);
+  return organization;
+}
+
+/** Newest first; an API key sees its own organization only. */
+export async function listOrganizations(
+  db: Database,
+  scope: Scope,
+  options: { limit: number; offset: number },
+): Promise<Page<OrganizationResponse>> {
+  const where = scope.organizationId === undefined ? {} : { id: scope.organizationId };
+  const [organizations, total] = await Promise.all([
+    db.organization.findMany({
+      where,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: options.limit,
+      skip: options.offset,
+    }),
+    db.organization.count({ where }),
+  ]);
+  return page(organizations.map(toOrganizationResponse), total);
+}
+
+/**
+ * Deletes an organization that has no inboxes (409 while it has any, also one being deleted,
+ * and always for `default`), with its API keys, which this replica stops accepting at once and
+ * others within the key cache period. The organization's row is locked first: an inbox or key
+ * being created in it either commits before (and the delete answers 409) or fails after (404).
+ */
+export async function deleteOrganization(deps: { db: Database; apiKeys: KeyDirectory }, organizationId: string): Promise<void> {
+  if (organizationId === DEFAULT_ORGANIZATION_ID) {
+    throw new ConflictError('The default organization cannot be deleted', { organization_id: organizationId });
+  }
+  if (!isOrganizationId(organizationId)) throw organizationNotFound(organizationId);
+  try {
+    await deps.db.$transaction(async (tx) => {
+      const [locked] = await tx.$queryRaw<unknown[]>`SELECT 1 FROM organizations WHERE id = ${organizationId} FOR UPDATE`;
+      if (!locked) throw organizationNotFound(organizationId);
+      if ((await tx.inbox.count({ where: { organizationId } })) > 0) throw hasInboxes(organizationId);
+      await tx.organization.delete({ where: { id: organizationId } });
+    });
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw hasInboxes(organizationId);
+    throw error;
+  }
+  deps.apiKeys.forget({ organizationId });
+}
+
+function hasInboxes(organizationId: string): ConflictError {
+  return new ConflictError('The organization still has inboxes: delete them first', { organization_id: organizationId });
+}
