@@ -12,6 +12,7 @@ export const inboxSchema = z.object({
   id: z.string().describe('Inbox id (a UUID): the `inbox_id` of the other tools'),
   name: z.string(),
   email_address: z.string().describe('The address mail to this inbox is sent to'),
+  organization_id: z.string().describe('The organization the inbox belongs to (`default` unless one was named)'),
   created_at: timestamp,
 });
 export type Inbox = z.output<typeof inboxSchema>;

@@ -161,6 +161,37 @@ describe.each(['http', 'sse'] as const)('callers with their own keys over %s', (
   });
 });
 
+describe.each(['http', 'sse'] as const)('a key scoped to one inbox, over %s', (transport) => {
+  it('sees that inbox and nothing of the other: tools and resources', async () => {
+    const organization = await rest('POST', '/v1/organizations', { name: `Scoped over ${transport}` });
+    const own = await rest('POST', '/v1/inboxes', {
+      name: 'Own',
+      email_username: `scoped-own-${transport}`,
+      organization_id: organization.id,
+    });
+    const other = await rest('POST', '/v1/inboxes', {
+      name: 'Other',
+      email_username: `scoped-other-${transport}`,
+      organization_id: organization.id,
+    });
+    const { key } = await rest('POST', '/v1/api-keys', {
+      name: 'one inbox',
+      organization_id: organization.id,
+      inbox_ids: [own.id],
+      permissions: ['read', 'send'],
+    });
+    const client = await connect(transport, await startMcp(transport, { serviceKey: SERVICE_KEY }), key);
+    expect((await client.callTool({ name: 'list_messages', arguments: { inbox_id: own.id } })).isError).toBeFalsy();
+    const refused = await client.callTool({ name: 'list_messages', arguments: { inbox_id: other.id } });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.structuredContent ?? refused.content)).toContain('not_found');
+    await expect(client.readResource({ uri: `email://inbox/${other.id}/recent` })).rejects.toThrow(/not.found/i);
+    await client.readResource({ uri: `email://inbox/${own.id}/recent` });
+    // Nor a thread of an inbox out of scope (inbox A's, in the default organization).
+    await expect(client.readResource({ uri: `email://thread/${thread}` })).rejects.toThrow(/not.found/i);
+  });
+});
+
 describe('the verdict on a key', () => {
   it('is asked of inbox-api once per period, not once per request', async () => {
     const base = await startMcp('http');

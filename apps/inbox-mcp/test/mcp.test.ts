@@ -262,6 +262,7 @@ describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (trans
       id: expect.any(String),
       name: 'Carol',
       email_address: `${transport}-carol@${EMAIL_DOMAIN}`,
+      organization_id: 'default',
       created_at: expect.any(String),
     });
     expect(inputError(await call('create_inbox', { name: 'Carol' }))).toContain('username');
