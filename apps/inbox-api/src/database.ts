@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlClient } from '@repo/storage';
 import pg from 'pg';
-import { type Prisma, PrismaClient } from './generated/prisma/client.js';
+import { Prisma, PrismaClient } from './generated/prisma/client.js';
 
 /**
  * The app's Prisma client, and the pg pool under it. The statements that carry whole message
@@ -32,6 +32,15 @@ export function prismaStatements(db: Database | Transaction): Statements {
 
 export function pgStatements(client: pg.Pool | pg.PoolClient): Statements {
   return { query: async <T>(statement: Prisma.Sql) => (await client.query(statement.text, statement.values)).rows as T[] };
+}
+
+/**
+ * `values` as a set of text rows (`FROM textRows(...) AS value`, `IN (SELECT textRows(...))`),
+ * sent as one JSON parameter: pg escapes an array parameter element by element in JavaScript,
+ * some 10 ms of the event loop for the 10,000 storage keys of one mail; JSON.stringify is native.
+ */
+export function textRows(values: readonly string[]): Prisma.Sql {
+  return Prisma.sql`json_array_elements_text(${JSON.stringify(values)}::json)`;
 }
 
 /** Runs `work` in a transaction on one of the pool's connections: committed when it resolves, rolled back when it throws. */

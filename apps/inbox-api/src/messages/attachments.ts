@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ServiceUnavailableError } from '@repo/errors';
 import type { ObjectStorage } from '@repo/storage';
-import { type Database, pgStatements, type Statements } from '../database.js';
+import { type Database, pgStatements, type Statements, textRows } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { attachmentPrefix } from '../inboxes/service.js';
 import type { StoredAttachment } from './records.js';
@@ -41,7 +41,7 @@ export async function storeAttachments(
   // ~100 ms of the event loop for 10,000 attachments.
   await pgStatements(deps.db.pool).query(Prisma.sql`
     INSERT INTO pending_objects (storage_key, expires_at)
-    SELECT key, now() + make_interval(secs => ${deps.leaseSeconds}) FROM unnest(${keys}::text[]) AS key`);
+    SELECT key, now() + make_interval(secs => ${deps.leaseSeconds}) FROM ${textRows(keys)} AS keys(key)`);
   const store = async (index: number): Promise<StoredAttachment> => {
     const file = files[index]!;
     const storageKey = keys[index]!;
@@ -93,7 +93,7 @@ export async function settlePendingObjects(statements: Statements, stored: Store
   const [row] = await statements.query<{ settled: number }>(Prisma.sql`
     WITH settled AS (
       DELETE FROM pending_objects
-       WHERE storage_key = ANY(${stored.map((attachment) => attachment.storageKey)}::text[])
+       WHERE storage_key IN (SELECT ${textRows(stored.map((attachment) => attachment.storageKey))})
          AND expires_at > ${TAKEN_FOR_REMOVAL}::timestamptz
       RETURNING 1)
     SELECT count(*)::int AS settled FROM settled`);
