@@ -34,6 +34,7 @@ function dataset(extra: Partial<Dataset> = {}): Dataset {
     description: 'Orders',
     createdAt: new Date(0),
     archivedAt: null,
+    allowExports: true,
     ...extra,
   };
 }
@@ -48,6 +49,7 @@ function table(extra: Partial<Table> = {}): Table {
     schema: [field('a')] as unknown as Table['schema'],
     createdAt: new Date(0),
     archivedAt: null,
+    analysisRule: null,
     ...extra,
   };
 }

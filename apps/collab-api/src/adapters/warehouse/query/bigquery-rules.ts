@@ -25,6 +25,7 @@ export interface BigQueryTableReference {
 /** What a dry run reports that the check reads (JobStatistics2). */
 export interface DryRunStatistics {
   statementType?: string;
+  totalBytesProcessed?: string;
   referencedTables?: BigQueryTableReference[];
   schema?: { fields?: BigQueryField[] };
 }
