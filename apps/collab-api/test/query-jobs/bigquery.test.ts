@@ -451,6 +451,21 @@ describe('analysis rules on BigQuery', () => {
     }
   });
 
+  it('refuses a table with rules that the dry run finds but the text does not name as dataset_name.table_name', async () => {
+    const people = (await ctx.db.table.findFirstOrThrow({ where: { datasetId: sharer.datasetId, name: 'people' } })).id;
+    const { dataset, table } = physicalNames({ datasetId: sharer.datasetId, tableId: people });
+    // The CTE's name keeps the rewrite off the path; BigQuery reads it as the physical table all the same.
+    const text = `WITH ${dataset} AS (SELECT 1 AS x) SELECT count(*) AS n FROM ${dataset}.${table} WHERE salary > 150`;
+    const job = await runToEnd(ctx, owner, owner.tenant, text);
+    expect(job).toMatchObject({
+      status: 'FAILED',
+      error_result: {
+        reason: 'accessDenied',
+        message: expect.stringMatching(/its text does not name as dataset_name\.table_name/),
+      },
+    });
+  });
+
   it('applies an aggregation threshold in the HAVING BigQuery runs, and counts the groups it dropped', async () => {
     const visits = await sharer.table('visits', [
       { name: 'customer', type: 'INT64' },

@@ -124,7 +124,7 @@ class BigQueryQueryEngine implements QueryEngine {
     const scrub = (message: string) => scrubbed(message, request.catalog);
     const prepared = await this.prepare(request, request.onTables);
     const dryRun = await this.dryRunStatistics(prepared.sql, scrub);
-    const { readsMasked } = checkDryRun(dryRun, request.catalog, this.physical);
+    const { readsMasked } = checkRuled(checkDryRun(dryRun, request.catalog, this.physical), prepared);
     const fields = dryRun.schema?.fields ?? [];
     const masked = privateColumns(fields, prepared.lineage, readsMasked);
     const columns: ResultColumn[] = fields.map((field, i) => ({
@@ -254,7 +254,7 @@ class BigQueryQueryEngine implements QueryEngine {
   async dryRun(request: Pick<QueryRequest, 'sql' | 'catalog' | 'signal'>): Promise<QueryEstimate> {
     const prepared = await this.prepare(request);
     const statistics = await this.dryRunStatistics(prepared.sql, (message) => scrubbed(message, request.catalog));
-    checkDryRun(statistics, request.catalog, this.physical);
+    checkRuled(checkDryRun(statistics, request.catalog, this.physical), prepared);
     const processed = Number(statistics.totalBytesProcessed ?? 0);
     // A dry run tells the bytes, not how they split between tables: each referenced table counts its minimum.
     const perTable = prepared.referenced.map((_, i) => (i === 0 ? processed : 0));
@@ -469,6 +469,20 @@ class BigQueryQueryEngine implements QueryEngine {
   private resultTable(jobId: string): BigQueryTableReference {
     return { projectId: this.options.projectId, datasetId: RESULTS_DATASET, tableId: `r_${jobId.replaceAll('-', '_')}` };
   }
+}
+
+/**
+ * The dry run's tables are the authority: one with analysis rules that the text's rewrite did not
+ * name (a physical name written under a CTE's, say) was never checked, and refuses the query.
+ */
+function checkRuled<T extends { readsRuled: boolean }>(dryRun: T, prepared: { lineage?: unknown }): T {
+  if (dryRun.readsRuled && !prepared.lineage) {
+    throw new QueryFailure(
+      'accessDenied',
+      'This query reads a table of another tenant with analysis rules that its text does not name as dataset_name.table_name, so the rules could not be checked: it is refused',
+    );
+  }
+  return dryRun;
 }
 
 /** What BigQuery counted for a query job: processed and billed (its totalBytesBilled); none before it counted anything. */
