@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { collabErrorFormat } from '@repo/errors';
 import { createServiceApp, OpenAPIRegistry } from '@repo/http';
+import { accessLogRoutes } from './access-log/routes.js';
 import { agentRoutes } from './agents/routes.js';
 import { approvalRoutes } from './approvals/routes.js';
 import { associationRoutes } from './associations/routes.js';
@@ -36,6 +37,7 @@ export function buildApp(deps: Deps): Express {
   userRoutes(apis.users, deps);
   projectRoutes(apis.users, deps);
   datasetRoutes(apis.users, deps);
+  accessLogRoutes(apis.users, deps);
   tableRoutes(apis.users, deps);
   tableJobRoutes(apis.users, deps);
   agentRoutes(apis.users, deps);

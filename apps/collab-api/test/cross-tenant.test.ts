@@ -178,9 +178,19 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/datasets/{dataset_id}': foreignCall((c) => c.get(`/api/v1/datasets/${foreign.datasetId}`)),
   'PATCH /api/v1/datasets/{dataset_id}': foreignCall(
     (c) => c.patch(`/api/v1/datasets/${foreign.datasetId}`, { name: 'x' }),
+    (c) => c.patch(`/api/v1/datasets/${foreign.datasetId}`, { share_policy: { allow_exports: false } }),
     (c) => c.patch(`/api/v1/datasets/${own.datasetId}`, { project_id: foreign.projectId }),
   ),
   'DELETE /api/v1/datasets/{dataset_id}': foreignCall((c) => c.delete(`/api/v1/datasets/${foreign.datasetId}`)),
+  // The owner's Org admins alone; the tenant the dataset is shared with no more than any other.
+  'GET /api/v1/datasets/{dataset_id}/access-log': {
+    kind: 'foreign',
+    calls: [
+      (c) => c.get(`/api/v1/datasets/${foreign.datasetId}/access-log`),
+      (c) => c.get(`/api/v1/datasets/${sharing.datasetId}/access-log`),
+    ],
+    status: adminOnly,
+  },
 
   'POST /api/v1/tables': foreignCall((c) =>
     c.post('/api/v1/tables', { name: 'Planted', schema: table, dataset_id: foreign.datasetId }),
@@ -191,6 +201,10 @@ const CASES: Record<string, Case> = {
   'PATCH /api/v1/tables/{table_id}': foreignCall(
     (c) => c.patch(`/api/v1/tables/${foreign.tableId}`, { schema: [{ name: 'other', type: 'STRING' }] }),
     (c) => c.patch(`/api/v1/tables/${foreign.tableId}`, { name: 'x' }),
+    (c) =>
+      c.patch(`/api/v1/tables/${foreign.tableId}`, {
+        analysis_rule: { type: 'aggregation', privacy_unit: 'id', min_distinct: 2 },
+      }),
     (c) => c.patch(`/api/v1/tables/${own.tableId}`, { dataset_id: foreign.datasetId }),
   ),
   'DELETE /api/v1/tables/{table_id}': foreignCall((c) => c.delete(`/api/v1/tables/${foreign.tableId}`)),
@@ -405,6 +419,8 @@ it("leaves B's records exactly as they were", async () => {
   expect((await get(`/api/v1/tables/${foreign.tableId}`)).schema).toEqual([
     { name: 'id', type: 'INT64', mode: 'NULLABLE', private: false },
   ]);
+  expect((await get(`/api/v1/tables/${foreign.tableId}`)).analysis_rule).toBeNull();
+  expect((await get(`/api/v1/datasets/${foreign.datasetId}`)).share_policy).toEqual({ allow_exports: true });
   expect((await get(`/api/v1/projects/${foreign.projectId}/datasets`)).datasets).toHaveLength(1);
   expect((await get(`/api/v1/datasets/${foreign.datasetId}/tables`)).tables).toHaveLength(1);
   expect((await get(`/api/v1/tables/${foreign.tableId}/import-jobs`)).import_jobs).toHaveLength(1);

@@ -44,6 +44,7 @@ describe('POST /api/v1/datasets', () => {
       project_id: projectId,
       name: 'Sales',
       description: 'Orders and refunds',
+      share_policy: { allow_exports: true },
       created_at: expect.any(String),
       archived_at: null,
     });

@@ -55,6 +55,7 @@ describe('POST /api/v1/tables', () => {
         column('tags', 'STRING', { mode: 'REPEATED' }),
         column('paid', 'BOOL'),
       ],
+      analysis_rule: null,
       created_at: expect.any(String),
       archived_at: null,
     });

@@ -58,6 +58,11 @@ export interface RouteDefinition<
   response?: R;
   /** A successful answer in another format, which the handler writes itself (a file): documented by media type. */
   rawResponse?: RawContent;
+  /**
+   * Other successful answers, by status, that the handler writes itself (`res.status(...).json(...)`,
+   * then returns undefined): a request that asks for another kind of answer (a dry run, say).
+   */
+  otherResponses?: Record<number, { description: string; schema: z.ZodType }>;
   /** Error statuses this route can answer with, documented with the service's error body. */
   errors?: number[];
   /**
@@ -243,6 +248,12 @@ function documentRoute<Context extends object>(
         : status === 204 || !definition.response
           ? { description: 'Success' }
           : { description: 'Success', content: { 'application/json': { schema: definition.response } } },
+      ...Object.fromEntries(
+        Object.entries(definition.otherResponses ?? {}).map(([code, other]) => [
+          code,
+          { description: other.description, content: { 'application/json': { schema: other.schema } } },
+        ]),
+      ),
       ...Object.fromEntries(
         errorStatuses.map((code) => [
           code,

@@ -59,6 +59,14 @@ export function datasetsOfProject(projectId: string): Prisma.DatasetWhereInput {
   return { archivedAt: null, OR: [{ projectId }, { sharedTo: { some: { projectId } } }] };
 }
 
+/**
+ * The filter of the live datasets of other tenants shared into a live project `tenantId` reaches
+ * (its own, or one it was invited to): their schemas and rules are its to see, never their data.
+ */
+export function sharedWith(tenantId: string): Prisma.DatasetWhereInput {
+  return { archivedAt: null, sharedTo: { some: { projectTenant: { project: reachableProjects(tenantId) } } } };
+}
+
 /** A dataset a project's queries may read. */
 export interface ReadableDataset {
   dataset: Dataset;

@@ -8,6 +8,8 @@ export interface DatasetFields {
   name: string;
   description: string | null;
   projectId: string;
+  /** Absent in changes recorded before datasets had a share policy. */
+  allowExports?: boolean;
 }
 
 /** The columns a dataset's fields are stored in: `live_name` follows the name of a live dataset. */
@@ -18,14 +20,20 @@ export function datasetData(fields: DatasetFields) {
 /**
  * A PATCH of a dataset, planned from its locked row. The warehouse keeps the name and the
  * description (its own name for the dataset comes from the id and never changes); a move to
- * another project concerns the records only.
+ * another project and the share policy concern the records only.
  */
 export function planDatasetUpdate(dataset: Dataset, input: UpdateDatasetInput): PlannedUpdate<DatasetFields> {
-  const before: DatasetFields = { name: dataset.name, description: dataset.description, projectId: dataset.projectId };
+  const before: DatasetFields = {
+    name: dataset.name,
+    description: dataset.description,
+    projectId: dataset.projectId,
+    allowExports: dataset.allowExports,
+  };
   const after: DatasetFields = {
     name: input.name ?? before.name,
     description: input.description === undefined ? before.description : input.description,
     projectId: input.project_id ?? before.projectId,
+    allowExports: input.share_policy?.allow_exports ?? before.allowExports,
   };
   const metadata: WarehouseMetadata = {};
   if (after.name !== before.name) metadata.friendlyName = after.name;

@@ -58,8 +58,10 @@ export function datasetRoutes(api: UserApi, deps: Deps): void {
   api.route({
     method: 'patch',
     path: '/api/v1/datasets/{dataset_id}',
-    summary: 'Update a dataset',
-    description: `${MIRRORED} Its tables move with it.`,
+    summary: 'Update a dataset: rename, describe or move it, or set its share policy',
+    description:
+      `${MIRRORED} Its tables move with it. \`share_policy.allow_exports\` false stops other tenants exporting the results of ` +
+      'their jobs that read it (exports and download URLs answer 403, whenever the job ran).',
     tags: ['datasets'],
     params: datasetParams,
     body: updateDatasetBody,

@@ -8,6 +8,13 @@ export const datasetSchema = z
     project_id: z.uuid(),
     name: z.string(),
     description: z.string().nullable(),
+    share_policy: z
+      .object({
+        allow_exports: z.boolean().meta({
+          description: 'Whether other tenants may export (and download) the results of their jobs that read this dataset',
+        }),
+      })
+      .meta({ id: 'SharePolicy', description: "The owner's policy for the tenants it shares the dataset with" }),
     created_at: timestamp,
     archived_at: archivedAt,
   })
@@ -36,6 +43,10 @@ export const updateDatasetBody = z.strictObject({
     .uuid()
     .nullish()
     .meta({ description: "Moves the dataset to another project of the caller's tenant; absent or null keeps it" }),
+  share_policy: z.strictObject({ allow_exports: z.boolean() }).nullish().meta({
+    description:
+      "allow_exports false: exports and download URLs of other tenants' jobs that read the dataset answer 403 (default true); absent or null keeps the policy",
+  }),
 });
 
 export type UpdateDatasetInput = z.output<typeof updateDatasetBody>;

@@ -26,6 +26,7 @@ function toDatasetResponse(dataset: Dataset): DatasetResponse {
     project_id: dataset.projectId,
     name: dataset.name,
     description: dataset.description,
+    share_policy: { allow_exports: dataset.allowExports },
     created_at: iso(dataset.createdAt),
     archived_at: isoOrNull(dataset.archivedAt),
   };

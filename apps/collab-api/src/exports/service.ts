@@ -3,7 +3,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from '@repo/errors';
 import { signUrlPath, verifyUrlToken } from '@repo/storage';
 import type { Actor } from '../access/index.js';
 import type { ExportCompression, ExportFormat } from '../adapters/warehouse/query/index.js';
-import type { Database } from '../database.js';
+import type { Database, Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { QueryExport } from '../generated/prisma/client.js';
 import { findQueryJob } from '../query-jobs/service.js';
@@ -48,6 +48,24 @@ export function exportFile(format: ExportFormat, compression: ExportCompression)
   return { extension: base[0]!, contentType: base[1]! };
 }
 
+/** Why a job's result may not leave the service: the datasets it read whose owners allow no exports (none: allowed). Pure. */
+export function exportRefusal(blocked: { name: string }[]): string | undefined {
+  if (blocked.length === 0) return undefined;
+  const names = blocked.map((dataset) => `"${dataset.name}"`).join(', ');
+  return `Exports of this job's result are not allowed: it read ${blocked.length > 1 ? 'datasets' : 'dataset'} ${names} of another tenant, whose owner does not allow exports (share_policy.allow_exports is false). Its pages can still be read`;
+}
+
+/** 403 when an owner of a dataset the job read allows no exports (its policy now, whenever the job ran). */
+async function requireExportAllowed(db: Database | Transaction, jobId: string): Promise<void> {
+  const blocked = await db.dataset.findMany({
+    where: { allowExports: false, reads: { some: { queryJobId: jobId } } },
+    select: { name: true },
+    orderBy: { name: 'asc' },
+  });
+  const refusal = exportRefusal(blocked);
+  if (refusal) throw new ForbiddenError(refusal);
+}
+
 async function findExport(db: Database, actor: Pick<Actor, 'tenantId'>, exportId: string): Promise<QueryExport> {
   const row = await db.queryExport.findFirst({ where: { id: exportId, tenantId: actor.tenantId } });
   if (!row) throw new NotFoundError('Export not found');
@@ -65,6 +83,7 @@ export async function createExport(
     const job = await findQueryJob(tx, actor, jobId);
     const unavailable = resultsUnavailable(job.status);
     if (unavailable) throw new ConflictError(unavailable);
+    await requireExportAllowed(tx, job.id);
     const row = await tx.queryExport.create({
       data: {
         tenantId: actor.tenantId,
@@ -112,6 +131,7 @@ export async function downloadUrl(
   now = Date.now(),
 ): Promise<{ url: string; expires_at: string }> {
   const row = await findExport(deps.db, actor, exportId);
+  await requireExportAllowed(deps.db, row.queryJobId);
   if (row.status !== 'DONE' || !row.storageKey)
     throw new ConflictError(`The export is ${row.status}: it can be downloaded once it is DONE`);
   if (row.signedUrl && row.signedExpiresAt && row.signedExpiresAt.getTime() - now > REUSE_MARGIN_MS) {
@@ -147,6 +167,7 @@ export async function openDownload(
   if (check === 'invalid') throw new ForbiddenError('This download link is not valid');
   const row = await deps.db.queryExport.findUnique({ where: { id: exportId } });
   if (!row?.storageKey) throw new NotFoundError('Export not found');
+  await requireExportAllowed(deps.db, row.queryJobId);
   const file = exportFile(row.format, row.compression);
   const opened = await deps.storage.open(row.storageKey);
   return { ...opened, filename: `query-${row.queryJobId}.${file.extension}`, contentType: file.contentType };

@@ -8,6 +8,7 @@
 import { startPeriodic } from '@repo/jobs';
 import { NotFoundError } from '@repo/errors';
 import type { Prisma } from '../generated/prisma/client.js';
+import { recordReads } from '../access-log/record.js';
 import { QueryFailure, type QueryUsage } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
 import type { Database, Transaction } from '../database.js';
@@ -86,11 +87,14 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   );
   let outcome;
   try {
+    // The rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
+    const catalog = await readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId });
     outcome = await deps.queryEngine.run({
       jobId: job.id,
       sql: job.queryText,
-      catalog: await readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId }),
+      catalog,
       signal: AbortSignal.any([context.signal, timeout, cancel.signal]),
+      onTables: (keys) => recordReads(deps.db, job, catalog, keys),
     });
   } catch (error) {
     // A stopped worker leaves the job RUNNING for a retry; a query the warehouse refused, or one that ran too long, fails it.
@@ -133,6 +137,7 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
         statistics: (outcome.statistics ?? undefined) as Prisma.InputJsonValue | undefined,
         resultColumns: outcome.columns as unknown as Prisma.InputJsonValue,
         privateRowCount: BigInt(outcome.privateRowCount),
+        suppressedRowCount: BigInt(outcome.suppressedRowCount),
       },
     });
   });

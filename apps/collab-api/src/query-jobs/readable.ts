@@ -2,11 +2,13 @@ import { catalogKey, type ReadableCatalog } from '../adapters/warehouse/query/in
 import type { Field } from '../adapters/warehouse/index.js';
 import { readableDatasets } from '../associations/access.js';
 import type { Database } from '../database.js';
+import { aggregationRule, ruleOf } from '../tables/analysis-rule.js';
 
 /**
  * The tables a job of `projectId` run by `tenantId` may read, by `dataset_name.table_name`: the
- * project's datasets and those shared into it (src/associations). Private columns of a dataset
- * another tenant owns are masked. A name two readable datasets share is ambiguous (null).
+ * project's datasets and those shared into it (src/associations). Another tenant's tables carry
+ * their owner's rules (src/adapters/warehouse/query/rules.ts): their private columns are masked
+ * and join-only, their aggregation rule applies. A name two readable datasets share is ambiguous (null).
  */
 export async function readableCatalog(db: Database, options: { projectId: string; tenantId: string }): Promise<ReadableCatalog> {
   const datasets = await readableDatasets(db, options.projectId);
@@ -15,6 +17,7 @@ export async function readableCatalog(db: Database, options: { projectId: string
   });
   const catalog: ReadableCatalog = new Map();
   for (const { dataset, tenantId } of datasets) {
+    const shared = tenantId !== options.tenantId;
     for (const table of tables.filter((candidate) => candidate.datasetId === dataset.id)) {
       const key = catalogKey(dataset.name, table.name);
       const fields = table.schema as unknown as Field[];
@@ -24,12 +27,16 @@ export async function readableCatalog(db: Database, options: { projectId: string
           ? null
           : {
               ref: { datasetId: dataset.id, tableId: table.id },
+              name: `${dataset.name}.${table.name}`,
               columns: fields.map((field) => ({
                 name: field.name,
                 type: field.type,
                 repeated: field.mode === 'REPEATED',
-                masked: field.private && tenantId !== options.tenantId,
+                masked: field.private && shared,
               })),
+              ...(shared && {
+                shared: { tenantId, aggregation: aggregationRule(ruleOf(table)), allowExports: dataset.allowExports },
+              }),
             },
       );
     }

@@ -1,7 +1,9 @@
 import type { Deps } from '../deps.js';
 import { queryParams } from '../queries/schemas.js';
 import type { UserApi } from '../shared/api.js';
+import { dryRunQuery } from './dry-run.js';
 import {
+  dryRunResponse,
   queryJobList,
   queryJobListQuery,
   queryJobParams,
@@ -23,13 +25,22 @@ export function queryJobRoutes(api: UserApi, deps: Deps): void {
       "project is no longer reachable; 409: query_text differs from the saved text; 429: the tenant's daily or monthly quota is used up. " +
       'Failures while it runs (a table the project may not read, a file, a system catalog, anything but one SELECT, a warehouse error, ' +
       'more memory or result rows than the service allows a query: `resourcesExceeded`) end the job FAILED with error_result and ' +
-      'error_details. Jobs start in round-robin order between tenants.',
+      'error_details. Jobs start in round-robin order between tenants. ' +
+      "The analysis rules of other tenants' tables (join-only private columns, aggregation thresholds) refuse a query that breaks them " +
+      'before it runs (FAILED, accessDenied, naming the column and the rule). With `dry_run: true` the answer is 200 with what the ' +
+      'query would read and cost, the tables it references and the rules it would obey; no job is made and nothing is charged (the ' +
+      "quota is not checked); a query a run would refuse answers 403 (accessDenied: a rule, a table it may not read) or 400 with the job's message.",
     tags: ['query jobs'],
     body: runQueryBody,
     status: 202,
     response: runQueryResponse,
-    errors: [404, 409, 429],
-    handler: ({ body, actor }) => runQuery(deps, actor, body),
+    otherResponses: { 200: { description: 'A dry run (`dry_run: true`)', schema: dryRunResponse } },
+    errors: [400, 403, 404, 409, 429],
+    handler: async ({ body, actor, res }) => {
+      if (!body.dry_run) return runQuery(deps, actor, body);
+      res.status(200).json(await dryRunQuery(deps, actor, body));
+      return undefined;
+    },
   });
   api.route({
     method: 'get',

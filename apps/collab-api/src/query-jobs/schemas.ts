@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { paginationQuery, queryInteger } from '@repo/http';
+import { appliedRuleSchema, referencedTableSchema } from '../access-log/schemas.js';
 import { queryExportSchema } from '../exports/schemas.js';
 import { queryText } from '../queries/schemas.js';
 import { idParams, timestamp } from '../shared/schemas.js';
@@ -12,9 +13,24 @@ const jsonList = z.array(jsonObject);
 export const runQueryBody = z.strictObject({
   query_id: z.uuid(),
   query_text: queryText.meta({ description: "Must equal the saved query's text (409 otherwise)" }),
+  dry_run: z.boolean().optional().meta({
+    description: 'Check the query and tell what it would read and cost (200), without making a job or charging anything',
+  }),
 });
 
 export const runQueryResponse = z.object({ job_id: z.uuid() }).meta({ id: 'QueryRun' });
+
+export const dryRunResponse = z
+  .object({
+    total_bytes_processed: z.number().int().meta({ description: "What the query would read (BigQuery's measure)" }),
+    total_bytes_billed: z.number().int().meta({ description: "What it would be billed for, with BigQuery's on-demand minimums" }),
+    cost_usd: z.string().meta({ description: 'What a run would cost, USD with 6 places', example: '0.000060' }),
+    referenced_tables: z.array(referencedTableSchema),
+    rules: z.array(appliedRuleSchema).meta({ description: "The analysis rules of other tenants' tables a run would obey" }),
+  })
+  .meta({ id: 'QueryDryRun' });
+
+export type DryRunResponse = z.input<typeof dryRunResponse>;
 
 export const queryJobSchema = z
   .object({
@@ -59,6 +75,13 @@ export const queryJobSchema = z
     created_at: timestamp,
     updated_at: timestamp,
     private_row_count: z.number().int().nullable(),
+    suppressed_row_count: z.number().int().nullable().meta({
+      description:
+        "Result rows (groups) that an aggregation rule of another tenant's table dropped: fewer distinct privacy units than it asks",
+    }),
+    applied_rules: z
+      .array(appliedRuleSchema)
+      .meta({ description: "The analysis rules of other tenants' tables the job applied, as they were when it started" }),
     exports: z.array(queryExportSchema),
   })
   .meta({ id: 'QueryJob' });

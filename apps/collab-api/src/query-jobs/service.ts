@@ -1,11 +1,12 @@
 import { ConflictError, NotFoundError } from '@repo/errors';
 import { type Actor, requireMayCancelQueryJob } from '../access/index.js';
+import type { AppliedRule } from '../access-log/schemas.js';
 import type { ResultColumn } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
 import type { Database, Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import { toQueryExportResponse } from '../exports/service.js';
-import type { QueryExport, QueryJob } from '../generated/prisma/client.js';
+import type { Query, QueryExport, QueryJob } from '../generated/prisma/client.js';
 import { findQuery } from '../queries/service.js';
 import { requireQuotaLeft } from '../quota/service.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
@@ -54,6 +55,8 @@ export function toQueryJobResponse(job: QueryJob & { exports: QueryExport[] }): 
     created_at: iso(job.createdAt),
     updated_at: iso(job.updatedAt),
     private_row_count: toNumber(job.privateRowCount),
+    suppressed_row_count: toNumber(job.suppressedRowCount),
+    applied_rules: (job.appliedRules ?? []) as unknown as AppliedRule[],
     exports: job.exports.map(toQueryExportResponse),
   };
 }
@@ -67,6 +70,22 @@ export async function findQueryJob(db: Database | Transaction, actor: Pick<Actor
   return job;
 }
 
+/** The saved query a run names (404 otherwise), with that text (409 otherwise), in a project still reachable (404 otherwise). */
+export async function savedQueryToRun(
+  db: Database | Transaction,
+  actor: Actor,
+  input: { query_id: string; query_text: string },
+): Promise<Query> {
+  const query = await findQuery(db, actor, input.query_id);
+  if (query.queryText !== input.query_text) {
+    throw new ConflictError(
+      "query_text differs from the saved query's text: save it first (PATCH /api/v1/queries/{query_id}), then run it",
+    );
+  }
+  await findReachableProject(db, actor, query.projectId);
+  return query;
+}
+
 /**
  * Queues a run of a saved query: the text must be the saved one, the project still reachable and
  * the tenant's quota not used up (checked under the tenant's usage lock). The job and its queue
@@ -78,13 +97,7 @@ export async function runQuery(
   input: { query_id: string; query_text: string },
 ): Promise<{ job_id: string }> {
   const job = await deps.db.$transaction(async (tx) => {
-    const query = await findQuery(tx, actor, input.query_id);
-    if (query.queryText !== input.query_text) {
-      throw new ConflictError(
-        "query_text differs from the saved query's text: save it first (PATCH /api/v1/queries/{query_id}), then run it",
-      );
-    }
-    await findReachableProject(tx, actor, query.projectId);
+    const query = await savedQueryToRun(tx, actor, input);
     await requireQuotaLeft(tx, deps.config, actor.tenantId);
     const round = nextRound(await waitingRounds(tx, actor.tenantId));
     const job = await tx.queryJob.create({

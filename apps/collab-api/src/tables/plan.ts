@@ -1,6 +1,8 @@
+import { ConflictError, ValidationError } from '@repo/errors';
 import type { Field, TableRef, TableUpdate } from '../adapters/warehouse/index.js';
 import type { Table } from '../generated/prisma/client.js';
 import { changedNames, type PlannedUpdate } from '../warehouse-changes/plan.js';
+import { type AnalysisRule, canonicalRule, ruleOf, ruleProblem, storedRule } from './analysis-rule.js';
 import { fieldsOf, sameFields, storedFields } from './fields.js';
 import type { UpdateTableInput } from './schemas.js';
 
@@ -9,11 +11,37 @@ export interface TableFields {
   name: string;
   datasetId: string;
   schema: Field[];
+  /** Absent in changes recorded before tables had rules. */
+  analysisRule?: AnalysisRule | null;
 }
 
 /** The columns a table's fields are stored in: `live_name` follows the name of a live table. */
 export function tableData(fields: TableFields) {
-  return { ...fields, liveName: fields.name.toLowerCase(), schema: storedFields(fields.schema) };
+  return {
+    ...fields,
+    liveName: fields.name.toLowerCase(),
+    schema: storedFields(fields.schema),
+    analysisRule: storedRule(fields.analysisRule),
+  };
+}
+
+/**
+ * The rule the table has after an update: the one given (null removes it), else its own, which
+ * must still fit the new columns (409 otherwise: change or remove the rule first).
+ */
+function ruleAfter(table: Table, input: UpdateTableInput, fields: Field[]): AnalysisRule | null {
+  const given = input.analysis_rule;
+  const rule = given === undefined ? ruleOf(table) : given;
+  if (!rule) return null;
+  const problem = ruleProblem(rule, fields);
+  if (problem && given) {
+    throw new ValidationError([{ loc: ['body', 'analysis_rule', 'privacy_unit'], msg: problem, type: 'value_error' }]);
+  }
+  if (problem)
+    throw new ConflictError(
+      `The table's analysis rule no longer fits these columns: ${problem}; change or remove the rule first`,
+    );
+  return canonicalRule(rule, fields);
 }
 
 export function tableRef(table: Pick<Table, 'id' | 'datasetId'>): TableRef {
@@ -23,14 +51,22 @@ export function tableRef(table: Pick<Table, 'id' | 'datasetId'>): TableRef {
 /**
  * A PATCH of a table, planned from its locked row: its name (the warehouse's friendly name), its
  * columns (the warehouse plans the change against the table's rows, and refuses an incompatible
- * one with 409), or its dataset (a new table there, since physical names come from ids).
+ * one with 409), its dataset (a new table there, since physical names come from ids), or its
+ * analysis rule (the records only).
  */
 export function planTableUpdate(table: Table, input: UpdateTableInput): PlannedUpdate<TableFields> {
-  const before: TableFields = { name: table.name, datasetId: table.datasetId, schema: fieldsOf(table) };
+  const before: TableFields = {
+    name: table.name,
+    datasetId: table.datasetId,
+    schema: fieldsOf(table),
+    analysisRule: ruleOf(table),
+  };
+  const schema = input.schema ?? before.schema;
   const after: TableFields = {
     name: input.name ?? before.name,
     datasetId: input.dataset_id ?? before.datasetId,
-    schema: input.schema ?? before.schema,
+    schema,
+    analysisRule: ruleAfter(table, input, schema),
   };
   const names = changedNames({ parentId: before.datasetId, name: before.name }, { parentId: after.datasetId, name: after.name });
   if (after.datasetId !== before.datasetId) {

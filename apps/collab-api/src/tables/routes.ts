@@ -36,6 +36,9 @@ export function tableRoutes(api: UserApi, deps: Deps): void {
     method: 'get',
     path: '/api/v1/datasets/{dataset_id}/tables',
     summary: 'List the tables of a dataset, oldest first',
+    description:
+      "A dataset of the caller's tenant, or one another tenant shared into a project the caller's tenant owns or was invited to: " +
+      'its columns (names, types, modes, private flags) and analysis rules, never its data. 404 otherwise.',
     tags: ['tables'],
     params: datasetParams,
     query: listQuery,
@@ -47,6 +50,9 @@ export function tableRoutes(api: UserApi, deps: Deps): void {
     method: 'get',
     path: '/api/v1/tables/{table_id}',
     summary: 'Get a table',
+    description:
+      "A table of the caller's tenant, or of another tenant's dataset shared into a project the caller's tenant reaches (its schema and " +
+      'analysis rule only). 404 otherwise.',
     tags: ['tables'],
     params: tableParams,
     response: tableSchema,
@@ -56,8 +62,12 @@ export function tableRoutes(api: UserApi, deps: Deps): void {
   api.route({
     method: 'patch',
     path: '/api/v1/tables/{table_id}',
-    summary: 'Update a table: rename it, change its columns or move it to another dataset',
-    description: `${MIRRORED} A change the table's rows cannot take answers 409 and says why.`,
+    summary: 'Update a table: rename it, change its columns, move it to another dataset, or set its analysis rule',
+    description:
+      `${MIRRORED} A change the table's rows cannot take answers 409 and says why. ` +
+      "`analysis_rule` (the records only) binds other tenants' queries over the table: they must aggregate, and groups with fewer " +
+      'than `min_distinct` distinct values of `privacy_unit` are dropped; a job applies the rule it started with. A table of another ' +
+      'tenant is a 404, whether it was shared with the caller or not; a schema change that the rule would no longer fit is a 409.',
     tags: ['tables'],
     params: tableParams,
     body: updateTableBody,

@@ -12,6 +12,20 @@ const fieldSchema = z
   })
   .meta({ id: 'TableField' });
 
+const analysisRuleFields = {
+  type: z.literal('aggregation').meta({ description: 'The only kind: an aggregation threshold' }),
+  privacy_unit: z.string().meta({
+    description: 'A public column whose distinct values are counted in every group (a customer id, say)',
+  }),
+  min_distinct: z.number().int().meta({ description: 'Groups with fewer distinct privacy units are dropped' }),
+};
+
+export const analysisRuleSchema = z.object(analysisRuleFields).meta({
+  id: 'AnalysisRule',
+  description:
+    "The owner's rule for other tenants' queries: they must aggregate (every result row a group), and groups with fewer than min_distinct distinct privacy units are dropped",
+});
+
 export const tableSchema = z
   .object({
     id: z.uuid(),
@@ -21,6 +35,7 @@ export const tableSchema = z
     schema: z
       .array(fieldSchema)
       .meta({ description: 'The columns, normalised: canonical types, explicit mode and private flag' }),
+    analysis_rule: analysisRuleSchema.nullable(),
     created_at: timestamp,
     archived_at: archivedAt,
   })
@@ -58,6 +73,18 @@ export const updateTableBody = z.strictObject({
   dataset_id: z.uuid().nullish().meta({
     description: "Moves the table to another dataset of the caller's tenant; only an empty table can move (409 otherwise)",
   }),
+  analysis_rule: z
+    .strictObject({
+      ...analysisRuleFields,
+      privacy_unit: z.string().min(1).max(300).meta(analysisRuleFields.privacy_unit.meta()!),
+      min_distinct: z.number().int().min(2).max(1_000_000).meta(analysisRuleFields.min_distinct.meta()!),
+    })
+    .nullable()
+    .optional()
+    .meta({
+      description:
+        "The analysis rule other tenants' queries over the table obey; absent keeps it, null removes it. privacy_unit must be a public, not REPEATED, column (422 otherwise)",
+    }),
 });
 
 export type UpdateTableInput = z.output<typeof updateTableBody>;

@@ -2,6 +2,7 @@ import { NotFoundError } from '@repo/errors';
 import { type Actor, liveIn } from '../access/index.js';
 import type { Field } from '../adapters/warehouse/index.js';
 import type { Database, Transaction } from '../database.js';
+import { sharedWith } from '../associations/access.js';
 import { findDataset } from '../datasets/service.js';
 import type { Table } from '../generated/prisma/client.js';
 import { conflictOnDuplicate } from '../shared/conflicts.js';
@@ -16,6 +17,7 @@ import {
   requireNameNotHeld,
   requireNoChangeUnderWay,
 } from '../warehouse-changes/index.js';
+import { ruleOf } from './analysis-rule.js';
 import { fieldsOf } from './fields.js';
 import { planTableUpdate, tableData, tableRef } from './plan.js';
 import type { CreateTableInput, TableResponse, UpdateTableInput } from './schemas.js';
@@ -28,6 +30,7 @@ function toTableResponse(table: Omit<Table, 'schema'>, columns: Field[]): TableR
     dataset_id: table.datasetId,
     name: table.name,
     schema: columns,
+    analysis_rule: ruleOf(table),
     created_at: iso(table.createdAt),
     archived_at: isoOrNull(table.archivedAt),
   };
@@ -75,22 +78,34 @@ export async function listTables(db: Database, actor: Actor, page: ListOptions):
   };
 }
 
+/**
+ * The live tables of a dataset of the actor's tenant, or of another tenant's dataset shared into
+ * a project the actor's tenant reaches (their schemas and rules; 404 otherwise).
+ */
 export async function listDatasetTables(
   db: Database,
   actor: Actor,
   datasetId: string,
   page: ListOptions,
 ): Promise<{ tables: TableResponse[] }> {
-  const dataset = await findDataset(db, actor, datasetId);
+  const dataset = await db.dataset.findFirst({
+    where: { id: datasetId, OR: [liveIn(actor), sharedWith(actor.tenantId)] },
+    select: { id: true },
+  });
+  if (!dataset) throw new NotFoundError('Dataset not found');
   return {
-    tables: (await db.table.findMany({ where: { datasetId: dataset.id, ...liveIn(actor) }, ...oldestFirst(page) })).map((table) =>
+    tables: (await db.table.findMany({ where: { datasetId: dataset.id, archivedAt: null }, ...oldestFirst(page) })).map((table) =>
       toTableResponse(table, fieldsOf(table)),
     ),
   };
 }
 
+/** A live table of the actor's tenant, or of another tenant's dataset shared with it (see listDatasetTables); 404 otherwise. */
 export async function getTable(db: Database, actor: Actor, tableId: string): Promise<TableResponse> {
-  const table = await findTable(db, actor, tableId);
+  const table = await db.table.findFirst({
+    where: { id: tableId, archivedAt: null, OR: [{ tenantId: actor.tenantId }, { dataset: sharedWith(actor.tenantId) }] },
+  });
+  if (!table) throw new NotFoundError('Table not found');
   return toTableResponse(table, fieldsOf(table));
 }
 

@@ -344,31 +344,31 @@ describe('privacy on BigQuery', () => {
       ctx,
       owner,
       owner.tenant,
-      'SELECT name, salary, salary * 2 AS doubled, team FROM hr.people ORDER BY name',
+      'SELECT name, salary, upper(name) AS loud, team FROM hr.people ORDER BY name',
     );
-    expect(job).toMatchObject({ status: 'DONE', total_rows: 3, private_row_count: 2 });
+    expect(job).toMatchObject({ status: 'DONE', total_rows: 3, private_row_count: 2, suppressed_row_count: 0 });
     const page = await results(job.id);
-    expect(page.column_privacy).toEqual({ name: 'public', salary: 'private', doubled: 'private', team: 'public' });
+    expect(page.column_privacy).toEqual({ name: 'public', salary: 'private', loud: 'public', team: 'public' });
     expect(page.rows.map((row: { data: object }) => row.data)).toEqual([
-      { name: 'ada', salary: null, doubled: null, team: 'x' },
-      { name: 'bob', salary: null, doubled: null, team: 'y' },
-      { name: 'cy', salary: null, doubled: null, team: 'x' },
+      { name: 'ada', salary: null, loud: 'ADA', team: 'x' },
+      { name: 'bob', salary: null, loud: 'BOB', team: 'y' },
+      { name: 'cy', salary: null, loud: 'CY', team: 'x' },
     ]);
     // The stored table never held a salary, and its row flag is gone once counted.
     const stored = bigquery.tables.get(`collab_results.r_${String(job.id).replaceAll('-', '_')}`)!;
-    expect(stored.schema.fields.map((field) => field.name)).toEqual(['name', 'salary', 'doubled', 'team']);
+    expect(stored.schema.fields.map((field) => field.name)).toEqual(['name', 'salary', 'loud', 'team']);
     const [main] = bigquery.executed.filter((sql) => sql.includes('_collab_masked_row') && sql.includes('UNION ALL')).slice(-1);
-    expect(main).toMatch(
-      /^SELECT c0 AS `name`, CAST\(NULL AS INT64\) AS `salary`, CAST\(NULL AS INT64\) AS `doubled`, c3 AS `team`/,
-    );
+    expect(main).toMatch(/^SELECT c0 AS `name`, CAST\(NULL AS INT64\) AS `salary`, c2 AS `loud`, c3 AS `team`/);
   });
 
-  it('masks every column once a masked column may be read, when DuckDB cannot follow the GoogleSQL text', async () => {
+  it('refuses, before the dry run, a query over private columns that DuckDB cannot check (GoogleSQL-only syntax)', async () => {
+    const before = bigquery.requests.length;
     const job = await runToEnd(ctx, owner, owner.tenant, 'SELECT * EXCEPT (salary) FROM `hr.people` ORDER BY name');
-    expect(job).toMatchObject({ status: 'DONE', total_rows: 3, private_row_count: 3 });
-    const page = await results(job.id);
-    expect(page.column_privacy).toEqual({ name: 'private', team: 'private' });
-    expect(page.rows[0].data).toEqual({ name: null, team: null });
+    expect(job).toMatchObject({
+      status: 'FAILED',
+      error_result: { reason: 'accessDenied', message: expect.stringMatching(/DuckDB cannot check it/) },
+    });
+    expect(bigquery.requests.slice(before).filter((r) => r.path === `${API}/jobs`)).toEqual([]);
   });
 
   it('follows columns through the plan DuckDB binds of the same text', async () => {
@@ -376,10 +376,10 @@ describe('privacy on BigQuery', () => {
       ctx,
       owner,
       owner.tenant,
-      'SELECT team, max(salary) AS top, count(*) AS n FROM hr.people GROUP BY team',
+      'SELECT p.name, p.salary, o.amount FROM hr.people p JOIN sales.orders o ON o.id = length(p.name) ORDER BY p.name',
     );
-    expect(job).toMatchObject({ status: 'DONE', total_rows: 2, private_row_count: 1 });
-    expect((await results(job.id)).column_privacy).toEqual({ team: 'public', top: 'private', n: 'public' });
+    expect(job).toMatchObject({ status: 'DONE', total_rows: 3, private_row_count: 2 });
+    expect((await results(job.id)).column_privacy).toEqual({ name: 'public', salary: 'private', amount: 'public' });
   });
 
   it("fails a query that reads another tenant's private columns with BigQuery's reason only", async () => {
@@ -430,6 +430,71 @@ describe('privacy on BigQuery', () => {
     expect(job).toMatchObject({ status: 'DONE', private_row_count: 0 });
     const res = await sharer.api.get(`/api/v1/query-jobs/${job.id}/results`);
     expect(res.body.rows[0].data).toEqual({ name: 'ada', salary: 100 });
+  });
+});
+
+describe('analysis rules on BigQuery', () => {
+  it('refuses a query that breaks a join-only column before the dry run, and a text the two dialects read differently', async () => {
+    for (const [text, message] of [
+      ['SELECT name FROM hr.people WHERE salary > 150', /^Column hr\.people\.salary is join-only/],
+      // DuckDB nests block comments, GoogleSQL does not: checked on the text GoogleSQL reads, the filter shows.
+      ['SELECT count(*) AS n FROM hr.people /* /* */ WHERE salary > 150 --*/', /^Column hr\.people\.salary is join-only/],
+      ['SELECT name FROM hr.people WHERE name = "ada"', /reads differently in GoogleSQL and DuckDB/],
+    ] as [string, RegExp][]) {
+      const before = bigquery.requests.length;
+      const job = await runToEnd(ctx, owner, owner.tenant, text);
+      expect({ text, job }).toMatchObject({
+        text,
+        job: { status: 'FAILED', error_result: { reason: 'accessDenied', message: expect.stringMatching(message) } },
+      });
+      expect(bigquery.requests.slice(before).filter((r) => r.path === `${API}/jobs`)).toEqual([]);
+    }
+  });
+
+  it('refuses a table with rules that the dry run finds but the text does not name as dataset_name.table_name', async () => {
+    const people = (await ctx.db.table.findFirstOrThrow({ where: { datasetId: sharer.datasetId, name: 'people' } })).id;
+    const { dataset, table } = physicalNames({ datasetId: sharer.datasetId, tableId: people });
+    // The CTE's name keeps the rewrite off the path; BigQuery reads it as the physical table all the same.
+    const text = `WITH ${dataset} AS (SELECT 1 AS x) SELECT count(*) AS n FROM ${dataset}.${table} WHERE salary > 150`;
+    const job = await runToEnd(ctx, owner, owner.tenant, text);
+    expect(job).toMatchObject({
+      status: 'FAILED',
+      error_result: {
+        reason: 'accessDenied',
+        message: expect.stringMatching(/its text does not name as dataset_name\.table_name/),
+      },
+    });
+  });
+
+  it('applies an aggregation threshold in the HAVING BigQuery runs, and counts the groups it dropped', async () => {
+    const visits = await sharer.table('visits', [
+      { name: 'customer', type: 'INT64' },
+      { name: 'city', type: 'STRING' },
+    ]);
+    await fill(sharer, visits, "INSERT INTO {table} VALUES (1, 'a'), (2, 'a'), (3, 'a'), (4, 'b'), (4, 'b')");
+    const rule = { type: 'aggregation', privacy_unit: 'customer', min_distinct: 3 };
+    expect((await sharer.api.patch(`/api/v1/tables/${visits}`, { analysis_rule: rule })).status).toBe(200);
+    const text = 'SELECT city, count(*) AS n FROM hr.visits GROUP BY city ORDER BY city';
+    const job = await runToEnd(ctx, owner, owner.tenant, text);
+    expect(job).toMatchObject({ status: 'DONE', total_rows: 1, suppressed_row_count: 1 });
+    expect((await results(job.id)).rows).toEqual([{ data: { city: 'a', n: 3 } }]);
+    expect(bigquery.executed).toContainEqual(
+      expect.stringMatching(/GROUP BY city\s+HAVING \(COUNT\(DISTINCT `t_[0-9a-f_]+`\.`customer`\) >= 3\)/),
+    );
+    const refused = await runToEnd(ctx, owner, owner.tenant, 'SELECT city FROM hr.visits');
+    expect(refused.error_result).toEqual({
+      reason: 'accessDenied',
+      message: expect.stringMatching(/allows only aggregating queries/),
+    });
+    // A dry run answers from BigQuery's dry run, with the rules it would obey.
+    const queryId = await owner.query(text);
+    const dry = await owner.api.post('/api/v1/queries/run', { query_id: queryId, query_text: text, dry_run: true });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toMatchObject({
+      total_bytes_processed: 80,
+      referenced_tables: [{ dataset_id: sharer.datasetId, table_id: visits, name: 'hr.visits' }],
+      rules: [{ table_id: visits, tenant_id: sharer.tenant.id, analysis_rule: rule, join_only_columns: [] }],
+    });
   });
 });
 

@@ -284,6 +284,7 @@ describe('column lineage, from the plan DuckDB binds', () => {
       comparison: 'COMPARE_EQUAL',
       left: { sources: [ssn], opaque: false },
       right: { sources: [person], opaque: false },
+      computed: false,
     });
     expect(uses).toContainEqual({
       clause: 'where',
@@ -304,6 +305,21 @@ describe('column lineage, from the plan DuckDB binds', () => {
       ]),
     );
     expect(checked.readsMaskedTable).toBe(true);
+    // A bare reference passes a column on; an expression computes on it; set operations and correlations are uses too.
+    const usesOf = async (sql: string) => (await sandbox.check(sql, catalog)).lineage!.uses;
+    const salary = { sources: [{ table: 'hr.people', column: 'salary', masked: true }], opaque: false };
+    expect(await usesOf('SELECT s FROM (SELECT salary AS s FROM hr.people)')).toEqual([]);
+    expect(await usesOf('SELECT salary + 1 AS s FROM hr.people')).toEqual([{ clause: 'select', columns: salary }]);
+    expect(await usesOf('SELECT salary FROM hr.people UNION ALL SELECT 1')).toContainEqual({ clause: 'set', columns: salary });
+    expect(
+      await usesOf('SELECT name FROM hr.people p WHERE EXISTS (SELECT 1 FROM sales.orders WHERE amount = p.salary)'),
+    ).toContainEqual({
+      clause: 'correlate',
+      columns: salary,
+    });
+    expect(await usesOf('SELECT p.name FROM hr.people p JOIN sales.orders o ON lower(p.ssn) = o.person')).toContainEqual(
+      expect.objectContaining({ clause: 'join', comparison: 'COMPARE_EQUAL', computed: true }),
+    );
     expect((await sandbox.check('SELECT count(*) AS n FROM hr.people', catalog)).read.size).toBe(0);
     expect((await sandbox.check('SELECT person FROM sales.orders', catalog)).readsMaskedTable).toBe(false);
   });

@@ -1,5 +1,10 @@
+import { BadRequestError, ForbiddenError } from '@repo/errors';
+import { appliedRules, referencedTables } from '../../src/access-log/record.js';
+import type { ReadableCatalog } from '../../src/adapters/warehouse/query/analyze.js';
+import { QueryFailure } from '../../src/adapters/warehouse/query/interface.js';
+import { dryRunRefusal } from '../../src/query-jobs/dry-run.js';
 import { avroNames, uniqueNames } from '../../src/adapters/warehouse/query/duckdb.js';
-import { exportFile } from '../../src/exports/service.js';
+import { exportFile, exportRefusal } from '../../src/exports/service.js';
 import { pageBounds, resultsUnavailable, workerMayRun } from '../../src/query-jobs/states.js';
 import { charge, costMicros, formatUsd, parseUsd, quotaRefusal, quotaStatus, usageAt } from '../../src/quota/rules.js';
 
@@ -112,5 +117,56 @@ describe('job states and pages', () => {
     expect(exportFile('JSON', 'DEFLATE')).toEqual({ extension: 'json.deflate', contentType: 'application/zlib' });
     expect(exportFile('PARQUET', 'GZIP').extension).toBe('parquet');
     expect(exportFile('AVRO', 'DEFLATE').extension).toBe('avro');
+  });
+});
+
+describe('rules of shared data', () => {
+  const shared = { datasetId: '01a209a3-8860-74eb-93e3-3e5b5f32290a', tableId: '01a209a3-8879-7269-8cc5-65c132e568d9' };
+  const own = { datasetId: '01a209a3-8860-74eb-93e3-3e5b5f32290b', tableId: '01a209a3-8879-7269-8cc5-65c132e568da' };
+  const catalog: ReadableCatalog = new Map([
+    [
+      'hr.visits',
+      {
+        ref: shared,
+        name: 'HR.Visits',
+        columns: [
+          { name: 'customer', type: 'INT64', repeated: false, masked: false },
+          { name: 'email', type: 'STRING', repeated: false, masked: true },
+        ],
+        shared: { tenantId: 'owner', aggregation: { privacyUnit: 'customer', minDistinct: 3 }, allowExports: false },
+      },
+    ],
+    ['sales.orders', { ref: own, name: 'sales.orders', columns: [] }],
+  ]);
+
+  it("lists the tables a query references, and the rules of other tenants' among them", () => {
+    expect(referencedTables(catalog, ['hr.visits', 'sales.orders'])).toEqual([
+      { dataset_id: shared.datasetId, table_id: shared.tableId, name: 'HR.Visits' },
+      { dataset_id: own.datasetId, table_id: own.tableId, name: 'sales.orders' },
+    ]);
+    expect(appliedRules(catalog, ['sales.orders', 'hr.visits'])).toEqual([
+      {
+        dataset_id: shared.datasetId,
+        table_id: shared.tableId,
+        name: 'HR.Visits',
+        tenant_id: 'owner',
+        join_only_columns: ['email'],
+        analysis_rule: { type: 'aggregation', privacy_unit: 'customer', min_distinct: 3 },
+        allow_exports: false,
+      },
+    ]);
+    expect(appliedRules(catalog, ['sales.orders'])).toEqual([]);
+  });
+
+  it("refuses exports naming the datasets whose owners allow none, and dry runs as a run's failure would", () => {
+    expect(exportRefusal([])).toBeUndefined();
+    expect(exportRefusal([{ name: 'hr' }])).toMatch(
+      /^Exports of this job's result are not allowed: it read dataset "hr" of another tenant/,
+    );
+    expect(exportRefusal([{ name: 'a' }, { name: 'b' }])).toMatch(/read datasets "a", "b"/);
+    const denied = dryRunRefusal(new QueryFailure('accessDenied', 'Column x is join-only'));
+    expect(denied).toBeInstanceOf(ForbiddenError);
+    expect(denied.message).toBe('Column x is join-only');
+    expect(dryRunRefusal(new QueryFailure('invalidQuery', 'Binder Error: x'))).toBeInstanceOf(BadRequestError);
   });
 });

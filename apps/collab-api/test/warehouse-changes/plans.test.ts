@@ -34,6 +34,7 @@ function dataset(extra: Partial<Dataset> = {}): Dataset {
     description: 'Orders',
     createdAt: new Date(0),
     archivedAt: null,
+    allowExports: true,
     ...extra,
   };
 }
@@ -48,6 +49,7 @@ function table(extra: Partial<Table> = {}): Table {
     schema: [field('a')] as unknown as Table['schema'],
     createdAt: new Date(0),
     archivedAt: null,
+    analysisRule: null,
     ...extra,
   };
 }
@@ -55,8 +57,8 @@ function table(extra: Partial<Table> = {}): Table {
 describe('planDatasetUpdate', () => {
   it('sends the warehouse the new name and description only, and keeps what it had to restore', () => {
     expect(planDatasetUpdate(dataset(), { name: 'Revenue', description: null })).toEqual({
-      before: { name: 'Sales', description: 'Orders', projectId: P1 },
-      after: { name: 'Revenue', description: null, projectId: P1 },
+      before: { name: 'Sales', description: 'Orders', projectId: P1, allowExports: true },
+      after: { name: 'Revenue', description: null, projectId: P1, allowExports: true },
       plan: { op: 'update_dataset', datasetId: D1, metadata: { friendlyName: 'Revenue', description: null } },
       names: { freed: `${P1}/sales`, taken: `${P1}/revenue` },
     });
@@ -82,7 +84,7 @@ describe('planTableUpdate', () => {
       table: { datasetId: D1, tableId: T1 },
       update: { friendlyName: 'Orders 2', schema: { from: [field('a')], to: [field('a'), field('b')] } },
     });
-    expect(update.before).toEqual({ name: 'Orders', datasetId: D1, schema: [field('a')] });
+    expect(update.before).toEqual({ name: 'Orders', datasetId: D1, schema: [field('a')], analysisRule: null });
     expect(update.names).toEqual({ freed: `${D1}/orders`, taken: `${D1}/orders 2` });
   });
 
@@ -98,6 +100,43 @@ describe('planTableUpdate', () => {
 
   it('plans nothing when the columns and name stay', () => {
     expect(planTableUpdate(table(), { schema: [field('a')], name: null, dataset_id: null }).plan).toBeUndefined();
+  });
+
+  it('sets, keeps and removes an analysis rule in the records only, checking it against the columns it will have', () => {
+    const rule = { type: 'aggregation' as const, privacy_unit: 'A', min_distinct: 3 };
+    const set = planTableUpdate(table(), { analysis_rule: rule });
+    expect(set.plan).toBeUndefined();
+    // Spelt as the column is.
+    expect(set.after.analysisRule).toEqual({ ...rule, privacy_unit: 'a' });
+    const ruled = table({ analysisRule: { ...rule, privacy_unit: 'a' } });
+    expect(planTableUpdate(ruled, { name: 'Other' }).after.analysisRule).toEqual({ ...rule, privacy_unit: 'a' });
+    expect(planTableUpdate(ruled, { analysis_rule: null }).after.analysisRule).toBeNull();
+    const refused = (update: () => unknown) => {
+      try {
+        update();
+        return 'planned';
+      } catch (error) {
+        return `${(error as Error).name}: ${(error as Error).message}`;
+      }
+    };
+    expect(refused(() => planTableUpdate(table(), { analysis_rule: { ...rule, privacy_unit: 'zz' } }))).toMatch(
+      /^ValidationError: .*privacy_unit "zz" is not a column of the table/,
+    );
+    expect(
+      refused(() =>
+        planTableUpdate(table({ schema: [field('a', { private: true })] as unknown as Table['schema'] }), {
+          analysis_rule: rule,
+        }),
+      ),
+    ).toMatch(/^ValidationError: .*is a private column/);
+    expect(refused(() => planTableUpdate(table(), { analysis_rule: rule, schema: [field('a', { mode: 'REPEATED' })] }))).toMatch(
+      /^ValidationError: .*is REPEATED/,
+    );
+    // A column change the kept rule no longer fits.
+    expect(refused(() => planTableUpdate(ruled, { schema: [field('b')] }))).toMatch(
+      /^ConflictError: The table's analysis rule no longer fits these columns: privacy_unit "a" is not a column/,
+    );
+    expect(refused(() => planTableUpdate(ruled, { schema: [field('b')], analysis_rule: null }))).toBe('planned');
   });
 });
 

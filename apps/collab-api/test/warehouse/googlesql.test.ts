@@ -183,12 +183,14 @@ describe('dry-run rules', () => {
     tableId: physicalNames(ids).table,
   });
 
-  it('passes one SELECT of readable tables, saying whether one has masked columns', () => {
+  it('passes one SELECT of readable tables, saying whether one has masked columns (and so analysis rules)', () => {
     expect(checkDryRun({ statementType: 'SELECT', referencedTables: [ref(orders)] }, catalog, physical)).toEqual({
       readsMasked: false,
+      readsRuled: false,
     });
     expect(checkDryRun({ statementType: 'SELECT', referencedTables: [ref(orders), ref(people)] }, catalog, physical)).toEqual({
       readsMasked: true,
+      readsRuled: true,
     });
   });
 

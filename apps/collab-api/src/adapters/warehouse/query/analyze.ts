@@ -14,11 +14,17 @@
 import type { TableRef } from '../interface.js';
 import type { FieldType } from '../schema.js';
 import { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './functions.js';
+import type { AggregationRule } from './rules.js';
 
 /** A table the job may read, by the name the query gives it. */
 export interface ReadableTable {
   ref: TableRef;
+  /** `dataset_name.table_name`, as their owner spells them. */
+  name?: string;
+  /** `masked`: another tenant's private column, join-only for the caller (rules.ts). */
   columns: { name: string; type: FieldType; repeated: boolean; masked: boolean }[];
+  /** A table of another tenant (absent for the caller's own): its owner, and the rules the owner set. */
+  shared?: { tenantId: string; aggregation: AggregationRule | null; allowExports: boolean };
 }
 
 /**
@@ -41,6 +47,8 @@ export interface GuardedQuery {
   tree: unknown;
   /** Catalog keys of the tables the statement reads. */
   tables: Set<string>;
+  /** The table references the caller gave no alias (their alias is now the caller's table name). */
+  unaliased: Set<unknown>;
 }
 
 type Node = Record<string, unknown>;
@@ -103,6 +111,7 @@ export function analyzeQuery(
   physical: (ref: TableRef) => { dataset: string; table: string },
 ): GuardedQuery {
   const tables = new Set<string>();
+  const unaliased = new Set<unknown>();
   let scanned = 0;
 
   // CTEs in scope, with the columns each one's scans count for every reference to it.
@@ -205,7 +214,10 @@ export function analyzeQuery(
     ref.schema_name = names.dataset;
     ref.table_name = names.table;
     // Columns qualified with the table's own name keep working under the physical name.
-    ref.alias = ref.alias || name;
+    if (!ref.alias) {
+      ref.alias = name;
+      unaliased.add(ref);
+    }
     tables.add(key);
     scanned += table.columns.length;
   };
@@ -218,7 +230,7 @@ export function analyzeQuery(
   }
   const datasets = new Set([...catalog.values()].flatMap((table) => (table ? [physical(table.ref).dataset] : [])));
   sweep(node, datasets);
-  return { tree: node, tables };
+  return { tree: node, tables, unaliased };
 }
 
 /**

@@ -25,6 +25,7 @@ export interface BigQueryTableReference {
 /** What a dry run reports that the check reads (JobStatistics2). */
 export interface DryRunStatistics {
   statementType?: string;
+  totalBytesProcessed?: string;
   referencedTables?: BigQueryTableReference[];
   schema?: { fields?: BigQueryField[] };
 }
@@ -33,13 +34,15 @@ type Physical = (ref: TableRef) => { project: string; dataset: string; table: st
 
 /** The readable tables by their physical `project.dataset.table`. */
 function byPhysicalName(catalog: ReadableCatalog, physical: Physical) {
-  const tables = new Map<string, { key: string; masked: boolean }>();
+  const tables = new Map<string, { key: string; masked: boolean; ruled: boolean }>();
   for (const [key, table] of catalog) {
     if (!table) continue;
     const names = physical(table.ref);
+    const masked = table.columns.some((column) => column.masked);
     tables.set(`${names.project}.${names.dataset}.${names.table}`, {
       key,
-      masked: table.columns.some((column) => column.masked),
+      masked,
+      ruled: masked || Boolean(table.shared?.aggregation),
     });
   }
   return tables;
@@ -49,13 +52,14 @@ function byPhysicalName(catalog: ReadableCatalog, physical: Physical) {
  * Refuses (QueryFailure 'accessDenied') what the dry run shows is not one SELECT reading readable
  * tables: another statement type, a script, or any referenced table outside the catalog (the
  * results dataset, other tenants' datasets, views over them). Answers whether a referenced table
- * has masked columns (the conservative privacy rule's input).
+ * has masked columns (the conservative privacy rule's input), and whether one has analysis rules
+ * (masked columns or an aggregation rule), which the caller must have checked.
  */
 export function checkDryRun(
   statistics: DryRunStatistics,
   catalog: ReadableCatalog,
   physical: Physical,
-): { readsMasked: boolean } {
+): { readsMasked: boolean; readsRuled: boolean } {
   const type = statistics.statementType ?? 'unknown';
   if (type !== 'SELECT') {
     throw new QueryFailure(
@@ -67,6 +71,7 @@ export function checkDryRun(
   }
   const readable = byPhysicalName(catalog, physical);
   let readsMasked = false;
+  let readsRuled = false;
   for (const reference of statistics.referencedTables ?? []) {
     const table = readable.get(`${reference.projectId}.${reference.datasetId}.${reference.tableId}`);
     if (!table) {
@@ -76,8 +81,9 @@ export function checkDryRun(
       );
     }
     readsMasked ||= table.masked;
+    readsRuled ||= table.ruled;
   }
-  return { readsMasked };
+  return { readsMasked, readsRuled };
 }
 
 /**

@@ -52,13 +52,16 @@ import {
   parseType,
   privateColumns,
 } from './bigquery-rules.js';
+import { billedBytes } from './billing.js';
 import { resultPrivacy, type Sandbox } from './sandbox.js';
 import { openSandboxThread } from './sandbox-thread.js';
-import { rewriteTables } from './googlesql.js';
+import { commonText, rewriteTables, withThreshold } from './googlesql.js';
+import { thresholdSql } from './rules.js';
 import type {
   ExportCompression,
   ExportFormat,
   QueryEngine,
+  QueryEstimate,
   QueryOutcome,
   QueryRequest,
   QueryUsage,
@@ -119,17 +122,18 @@ class BigQueryQueryEngine implements QueryEngine {
 
   async run(request: QueryRequest): Promise<QueryOutcome> {
     const scrub = (message: string) => scrubbed(message, request.catalog);
-    const rewritten = rewriteTables(request.sql, request.catalog, this.physical);
-    const dryRun = await this.dryRun(rewritten.sql, scrub);
-    const { readsMasked } = checkDryRun(dryRun, request.catalog, this.physical);
+    const prepared = await this.prepare(request, request.onTables);
+    const dryRun = await this.dryRunStatistics(prepared.sql, scrub);
+    const { readsMasked } = checkRuled(checkDryRun(dryRun, request.catalog, this.physical), prepared);
     const fields = dryRun.schema?.fields ?? [];
-    const masked = privateColumns(fields, await this.lineage(request.sql, request.catalog), readsMasked);
+    const masked = privateColumns(fields, prepared.lineage, readsMasked);
     const columns: ResultColumn[] = fields.map((field, i) => ({
       name: field.name,
       type: googleSqlType(field),
       private: masked[i]!,
     }));
     if (request.signal.aborted) throw new QueryFailure('stopped', 'The job was stopped before it started');
+    const withheld = (_message: string, reason?: string) => withheldMessage(`BigQuery ${reason ?? 'error'}`);
     await this.ensureResultsDataset();
     const destinationTable = this.resultTable(request.jobId);
     const anyPrivate = columns.some((column) => column.private);
@@ -137,7 +141,7 @@ class BigQueryQueryEngine implements QueryEngine {
       `collab_query_${request.jobId.replaceAll('-', '_')}`,
       {
         query: {
-          query: anyPrivate ? maskingSql(rewritten.sql, columns) : rewritten.sql,
+          query: anyPrivate ? maskingSql(prepared.sql, columns) : prepared.sql,
           useLegacySql: false,
           destinationTable,
           writeDisposition: 'WRITE_TRUNCATE',
@@ -146,16 +150,21 @@ class BigQueryQueryEngine implements QueryEngine {
       },
       request.signal,
       // BigQuery's message may carry the value a query failed on: only its reason, for a job that reads masked tables.
-      readsMasked ? (_message, reason) => withheldMessage(`BigQuery ${reason ?? 'error'}`) : scrub,
+      readsMasked ? withheld : scrub,
     );
     const usage = usageOf(job)!;
+    // Stopped after the query itself ran: it is the query that BigQuery bills.
+    const billedAnyway = (error: unknown) => {
+      if (error instanceof QueryFailure && error.reason === 'stopped') throw new QueryFailure('stopped', error.message, usage);
+      throw error;
+    };
     const privateRowCount = anyPrivate
-      ? await this.takeMaskedRowCount(job, destinationTable, request.signal, scrub).catch((error: unknown) => {
-          // Stopped after the query itself ran: it is the query that BigQuery bills.
-          if (error instanceof QueryFailure && error.reason === 'stopped')
-            throw new QueryFailure('stopped', error.message, usage);
-          throw error;
-        })
+      ? await this.takeMaskedRowCount(job, destinationTable, request.signal, scrub).catch(billedAnyway)
+      : 0;
+    const suppressedRowCount = prepared.suppressedSql
+      ? await this.count(`${job.jobReference.jobId}_suppressed`, prepared.suppressedSql, request.signal, withheld).catch(
+          billedAnyway,
+        )
       : 0;
     const table = await call('read the stored result', () =>
       restCall<{ numRows?: string }>(this.client, { uri: tablePath(destinationTable) }),
@@ -165,6 +174,7 @@ class BigQueryQueryEngine implements QueryEngine {
       columns,
       totalRows: Number(table.numRows ?? 0),
       privateRowCount,
+      suppressedRowCount,
       ...usage,
       elapsedMs: Number(query.totalSlotMs ?? 0),
       cacheHit: query.cacheHit === true,
@@ -241,8 +251,64 @@ class BigQueryQueryEngine implements QueryEngine {
     return this.sandbox.close();
   }
 
+  async dryRun(request: Pick<QueryRequest, 'sql' | 'catalog' | 'signal'>): Promise<QueryEstimate> {
+    const prepared = await this.prepare(request);
+    const statistics = await this.dryRunStatistics(prepared.sql, (message) => scrubbed(message, request.catalog));
+    checkRuled(checkDryRun(statistics, request.catalog, this.physical), prepared);
+    const processed = Number(statistics.totalBytesProcessed ?? 0);
+    // A dry run tells the bytes, not how they split between tables: each referenced table counts its minimum.
+    const perTable = prepared.referenced.map((_, i) => (i === 0 ? processed : 0));
+    return { bytesProcessed: processed, bytesBilled: billedBytes(perTable), referenced: prepared.referenced };
+  }
+
+  /**
+   * The statement BigQuery is to run: its tables rewritten to physical names (googlesql.ts). When
+   * it reads another tenant's table with private columns or an aggregation rule, DuckDB's sandbox
+   * checks the analysis rules on the same text first (rules.ts; a text DuckDB cannot read, or reads
+   * otherwise than GoogleSQL, is refused), and the threshold goes into its HAVING; its lineage then
+   * decides which columns are private. `onTables` hears the tables it names before any refusal.
+   */
+  private async prepare(
+    request: Pick<QueryRequest, 'sql' | 'catalog'>,
+    onTables?: QueryRequest['onTables'],
+  ): Promise<{
+    sql: string;
+    referenced: string[];
+    lineage?: { masked: boolean[]; names: string[] };
+    suppressedSql?: string;
+  }> {
+    const { catalog } = request;
+    const rewritten = rewriteTables(request.sql, catalog, this.physical);
+    await onTables?.(rewritten.tables);
+    const governed = rewritten.tables.some((key) => {
+      const table = catalog.get(key);
+      return table && (table.shared?.aggregation || table.columns.some((column) => column.masked));
+    });
+    // Nothing is private, and no rule applies.
+    if (!governed) return { sql: rewritten.sql, referenced: rewritten.tables };
+    const text = commonText(request.sql);
+    const checked = await this.sandbox.check(text, catalog, { names: true }).catch((error: unknown) => {
+      const reason = error instanceof Error ? scrubbed(error.message, catalog) : 'it could not be read';
+      throw new QueryFailure(
+        'accessDenied',
+        `This query reads a table of another tenant with analysis rules, which are checked by reading it as DuckDB's SQL, and DuckDB cannot check it (${reason}): it is refused. Write it without GoogleSQL-only syntax (backticks, * EXCEPT, ...)`,
+      );
+    });
+    if (checked.refusal) throw new QueryFailure('accessDenied', checked.refusal);
+    const names = checked.names ?? [];
+    const lineage = { masked: resultPrivacy(checked, names.length), names };
+    const sql = rewriteTables(text, catalog, this.physical).sql;
+    if (!checked.threshold) return { sql, referenced: rewritten.tables, lineage };
+    // A reference without an alias goes by its table's name: on BigQuery, the physical one.
+    const expression = thresholdSql(checked.threshold, {
+      quote: backticked,
+      qualifier: (unit) => backticked(unit.unaliased ? physicalNames(catalog.get(unit.key)!.ref).table : unit.alias),
+    });
+    return { ...withThreshold(sql, expression), referenced: rewritten.tables, lineage };
+  }
+
   /** The dry run's statistics; BigQuery's refusal of the text (invalidQuery, notFound, ...) fails the job. */
-  private async dryRun(sql: string, scrub: (message: string) => string): Promise<DryRunStatistics> {
+  private async dryRunStatistics(sql: string, scrub: (message: string) => string): Promise<DryRunStatistics> {
     try {
       const job = await this.insertJob(undefined, { dryRun: true, query: { query: sql, useLegacySql: false } });
       return job.statistics?.query ?? {};
@@ -255,18 +321,6 @@ class BigQueryQueryEngine implements QueryEngine {
     }
   }
 
-  /** Which columns DuckDB's lineage finds private, with DuckDB's names, when DuckDB parses and binds the text; undefined otherwise. */
-  private async lineage(sql: string, catalog: ReadableCatalog): Promise<{ masked: boolean[]; names: string[] } | undefined> {
-    try {
-      const checked = await this.sandbox.check(sql, catalog, { names: true });
-      const names = checked.names ?? [];
-      return { masked: resultPrivacy(checked, names.length), names };
-    } catch {
-      // Not DuckDB's dialect, or a shape the guard refuses: the conservative rule decides.
-      return undefined;
-    }
-  }
-
   /** private_row_count from the stored flag, which is then dropped (ALTER TABLE ... DROP COLUMN costs nothing). */
   private async takeMaskedRowCount(
     job: JobResource,
@@ -275,23 +329,34 @@ class BigQueryQueryEngine implements QueryEngine {
     scrub: (message: string) => string,
   ): Promise<number> {
     const name = `\`${table.projectId}.${table.datasetId}.${table.tableId}\``;
-    const count = await this.runJob(
+    const count = await this.count(
       `${job.jobReference.jobId}_count`,
-      { query: { query: `SELECT COUNT(*) AS n FROM ${name} WHERE ${MASKED_ROW}`, useLegacySql: false } },
+      `SELECT COUNT(*) AS n FROM ${name} WHERE ${MASKED_ROW}`,
       signal,
       scrub,
-    );
-    const answer = await call('read the masked row count', () =>
-      restCall<TableDataList>(this.client, {
-        uri: `/queries/${count.jobReference.jobId}`,
-        qs: { location: count.jobReference.location ?? this.options.location },
-      }),
     );
     await this.runJob(
       `${job.jobReference.jobId}_drop`,
       { query: { query: `ALTER TABLE ${name} DROP COLUMN IF EXISTS ${MASKED_ROW}`, useLegacySql: false } },
       signal,
       scrub,
+    );
+    return count;
+  }
+
+  /** The one number a COUNT query job under `jobId` answers. */
+  private async count(
+    jobId: string,
+    sql: string,
+    signal: AbortSignal,
+    scrub: (message: string, reason?: string) => string,
+  ): Promise<number> {
+    const job = await this.runJob(jobId, { query: { query: sql, useLegacySql: false } }, signal, scrub);
+    const answer = await call('read a count', () =>
+      restCall<TableDataList>(this.client, {
+        uri: `/queries/${job.jobReference.jobId}`,
+        qs: { location: job.jobReference.location ?? this.options.location },
+      }),
     );
     return Number(answer.rows?.[0]?.f[0]?.v ?? 0);
   }
@@ -406,12 +471,30 @@ class BigQueryQueryEngine implements QueryEngine {
   }
 }
 
+/**
+ * The dry run's tables are the authority: one with analysis rules that the text's rewrite did not
+ * name (a physical name written under a CTE's, say) was never checked, and refuses the query.
+ */
+function checkRuled<T extends { readsRuled: boolean }>(dryRun: T, prepared: { lineage?: unknown }): T {
+  if (dryRun.readsRuled && !prepared.lineage) {
+    throw new QueryFailure(
+      'accessDenied',
+      'This query reads a table of another tenant with analysis rules that its text does not name as dataset_name.table_name, so the rules could not be checked: it is refused',
+    );
+  }
+  return dryRun;
+}
+
 /** What BigQuery counted for a query job: processed and billed (its totalBytesBilled); none before it counted anything. */
 function usageOf(job: JobResource): QueryUsage | undefined {
   const query = job.statistics?.query;
   const processed = query?.totalBytesProcessed ?? job.statistics?.totalBytesProcessed;
   if (processed === undefined) return undefined;
   return { bytesProcessed: Number(processed), bytesBilled: Number(query?.totalBytesBilled ?? processed) };
+}
+
+function backticked(name: string): string {
+  return `\`${name.replaceAll('\\', '\\\\').replaceAll('`', '\\`')}\``;
 }
 
 function tablePath(table: BigQueryTableReference): string {

@@ -25,6 +25,7 @@ import type {
   ExportCompression,
   ExportFormat,
   QueryEngine,
+  QueryEstimate,
   QueryOutcome,
   QueryRequest,
   QueryUsage,
@@ -75,7 +76,7 @@ class DuckDbQueryEngine implements QueryEngine {
   ) {}
 
   async run(request: QueryRequest): Promise<QueryOutcome> {
-    const checked = await this.check(request.sql, request.catalog);
+    const checked = await this.check(request.sql, request.catalog, request.onTables);
     if (request.signal.aborted) throw new QueryFailure('stopped', 'The job was stopped before it started');
     const connection = await this.warehouse.connect();
     const interrupt = () => connection.interrupt();
@@ -95,6 +96,12 @@ class DuckDbQueryEngine implements QueryEngine {
       request.signal.removeEventListener('abort', interrupt);
       connection.closeSync();
     }
+  }
+
+  async dryRun(request: Pick<QueryRequest, 'sql' | 'catalog' | 'signal'>): Promise<QueryEstimate> {
+    const checked = await this.check(request.sql, request.catalog);
+    if (request.signal.aborted) throw new QueryFailure('stopped', 'The dry run was stopped');
+    return { ...(await measuredUsage(this.warehouse, request.catalog, checked)), referenced: checked.referenced };
   }
 
   async readRows(
@@ -152,15 +159,22 @@ class DuckDbQueryEngine implements QueryEngine {
     return this.sandbox.close();
   }
 
-  /** Parses, checks and prints back the SQL that will run, and follows its columns (sandbox.ts). */
-  private async check(sql: string, catalog: ReadableCatalog): Promise<CheckedQuery> {
+  /**
+   * Parses, checks and prints back the SQL that will run, and follows its columns (sandbox.ts);
+   * `onTables` hears the tables it references before an analysis rule refuses it.
+   */
+  private async check(sql: string, catalog: ReadableCatalog, onTables?: QueryRequest['onTables']): Promise<CheckedQuery> {
+    let checked: CheckedQuery;
     try {
       // Lists built from constants are counted before DuckDB plans (and so folds) them.
-      return await this.sandbox.check(sql, catalog, { maxListElements: this.limits.maxConstantListElements });
+      checked = await this.sandbox.check(sql, catalog, { maxListElements: this.limits.maxConstantListElements });
     } catch (error) {
       if (error instanceof QueryRefused) throw new QueryFailure('accessDenied', scrubbed(error.message));
       throw failure(error);
     }
+    await onTables?.(checked.referenced);
+    if (checked.refusal) throw new QueryFailure('accessDenied', checked.refusal);
+    return checked;
   }
 
   /**
@@ -210,11 +224,20 @@ class DuckDbQueryEngine implements QueryEngine {
         `The result has more than ${maxRows.toLocaleString('en')} rows, the most this service stores for a job: aggregate or filter it`,
       );
     }
+    const suppressed = checked.suppressedSql;
+    const suppressedRowCount = suppressed
+      ? Number(
+          (
+            await connection.runAndReadAll(suppressed).catch((error: unknown) => this.failed(error, checked, suppressed))
+          ).getRows()[0]![0],
+        )
+      : 0;
     const { bytesProcessed, bytesBilled } = await usage;
     return {
       columns,
       totalRows,
       privateRowCount,
+      suppressedRowCount,
       bytesProcessed,
       bytesBilled,
       elapsedMs,

@@ -136,6 +136,8 @@ const NOT_ALIASES = new Set([
 export interface RewrittenQuery {
   /** The statement with physical table names, without a final semicolon. */
   sql: string;
+  /** Catalog keys of the tables it names, each once. */
+  tables: string[];
 }
 
 /**
@@ -153,6 +155,7 @@ export function rewriteTables(
   const lastStatementEnd = singleStatement(significant);
   const named = new Set<string>(collectDefinedNames(significant));
   const edits: { start: number; end: number; text: string }[] = [];
+  const tables = new Set<string>();
   // Per open parenthesis: whether its FROM list is open, and whether it is EXTRACT's (whose FROM is no table).
   const levels: { inFrom: boolean; extract: boolean }[] = [{ inFrom: false, extract: false }];
   let tablePosition = false;
@@ -178,6 +181,7 @@ export function rewriteTables(
       if (alias) named.add(alias.toLowerCase());
       const target = tableOf(path.parts, catalog, named);
       if (target) {
+        tables.add(target.key);
         const names = physical(target.ref);
         edits.push({ start: path.start, end: path.end, text: `\`${names.project}.${names.dataset}.${names.table}\`` });
       }
@@ -208,7 +212,7 @@ export function rewriteTables(
   for (const edit of edits.sort((a, b) => b.start - a.start)) {
     rewritten = rewritten.slice(0, edit.start) + edit.text + rewritten.slice(edit.end);
   }
-  return { sql: rewritten };
+  return { sql: rewritten, tables: [...tables] };
 }
 
 /** Where the one statement ends (before a final `;`); a second statement is refused. */
@@ -278,7 +282,7 @@ function aliasAfter(significant: Token[], index: number): string | undefined {
 }
 
 /** The readable table a path names; undefined for a CTE or a path under an alias; refused otherwise. */
-function tableOf(parts: string[], catalog: ReadableCatalog, named: Set<string>): { ref: TableRef } | undefined {
+function tableOf(parts: string[], catalog: ReadableCatalog, named: Set<string>): { ref: TableRef; key: string } | undefined {
   const written = parts.join('.');
   if (named.has(parts[0]!.toLowerCase())) return undefined;
   if (parts.length === 1) {
@@ -298,5 +302,71 @@ function tableOf(parts: string[], catalog: ReadableCatalog, named: Set<string>):
   if (!table) {
     throw new QueryFailure('accessDenied', `Table "${written}" is not one this query's project may read (or does not exist)`);
   }
-  return { ref: table.ref };
+  return { ref: table.ref, key };
+}
+
+/**
+ * `sql` as text that GoogleSQL and DuckDB read alike, for a query that DuckDB's sandbox checks
+ * under analysis rules before BigQuery runs it: comments dropped as GoogleSQL reads them (`#`
+ * lines; no nesting, which DuckDB has), and refused what the two dialects read differently:
+ * strings other than plain single-quoted ones without backslashes, double-quoted strings
+ * (DuckDB's identifiers), adjacent strings (one string with a quote in DuckDB) and `$` (DuckDB's
+ * dollar quoting). Otherwise a text could show DuckDB's checker one query and BigQuery another.
+ */
+export function commonText(sql: string): string {
+  const refuse = (what: string) =>
+    new QueryFailure(
+      'accessDenied',
+      `This query reads a table of another tenant with analysis rules, which are checked by reading it as DuckDB's SQL too: ${what} reads differently in GoogleSQL and DuckDB, so the query is refused. Use plain single-quoted strings without backslashes`,
+    );
+  let previous: Token | undefined;
+  const parts: string[] = [];
+  for (const token of tokenize(sql)) {
+    if (token.kind === 'comment') {
+      parts.push(' ');
+      continue;
+    }
+    if (token.kind === 'string') {
+      if (!/^'[^'\\]*'$/.test(token.text)) throw refuse(`the string ${token.text.slice(0, 40)}`);
+      if (previous?.kind === 'string') throw refuse('two strings side by side');
+    }
+    if (token.kind === 'symbol' && token.text === '$') throw refuse('$');
+    if (token.kind !== 'space') previous = token;
+    parts.push(token.text);
+  }
+  return parts.join('');
+}
+
+const CLAUSES_AFTER_GROUPS = new Set(['HAVING', 'QUALIFY', 'WINDOW', 'ORDER', 'LIMIT']);
+
+/**
+ * `sql`, one SELECT whose shape rules.ts proved (no CTE, set operation or subquery around its
+ * groups), with `threshold` ANDed into its top-level HAVING; and the statement that counts the
+ * groups the threshold drops (before the caller's own HAVING, ORDER BY and LIMIT).
+ */
+export function withThreshold(sql: string, threshold: string): { sql: string; suppressedSql: string } {
+  const significant = tokenize(sql).filter((token) => token.kind !== 'space' && token.kind !== 'comment');
+  let depth = 0;
+  const clauses: { word: string; token: Token }[] = [];
+  for (const token of significant) {
+    if (token.text === '(') depth += 1;
+    else if (token.text === ')') depth -= 1;
+    else if (depth === 0 && token.kind === 'word' && CLAUSES_AFTER_GROUPS.has(token.text.toUpperCase())) {
+      clauses.push({ word: token.text.toUpperCase(), token });
+    }
+  }
+  const end = significant.at(-1)?.end ?? sql.length;
+  const having = clauses.find((clause) => clause.word === 'HAVING');
+  const after = clauses.find((clause) => clause.word !== 'HAVING' && (!having || clause.token.start > having.token.start));
+  const groupsEnd = clauses[0]?.token.start ?? end;
+  const suppressedSql = `SELECT COUNT(*) AS n FROM (${sql.slice(0, groupsEnd)} HAVING NOT ${threshold})`;
+  if (having) {
+    const conditionEnd = after?.token.start ?? end;
+    return {
+      sql: `${sql.slice(0, having.token.end)} ${threshold} AND (${sql.slice(having.token.end, conditionEnd)}) ${sql.slice(conditionEnd)}`,
+      suppressedSql,
+    };
+  }
+  const at = after?.token.start ?? end;
+  return { sql: `${sql.slice(0, at)} HAVING ${threshold} ${sql.slice(at)}`, suppressedSql };
 }

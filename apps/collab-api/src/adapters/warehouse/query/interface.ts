@@ -19,6 +19,17 @@ export interface QueryRequest {
   /** The tables the job may read, with the columns it must mask. */
   catalog: ReadableCatalog;
   signal: AbortSignal;
+  /**
+   * Told the catalog keys of the tables the statement references once they are known: before it
+   * runs, and before an analysis rule refuses it (the worker records them for the owners' access logs).
+   */
+  onTables?: (keys: string[]) => Promise<void>;
+}
+
+/** What a query would read and be billed for, without running it (a dry run). */
+export interface QueryEstimate extends QueryUsage {
+  /** Catalog keys of the tables the statement references. */
+  referenced: string[];
 }
 
 /** What running a query measured, and where its result is kept. */
@@ -27,6 +38,8 @@ export interface QueryOutcome {
   totalRows: number;
   /** Result rows in which at least one value was masked (a masked column held a value there). */
   privateRowCount: number;
+  /** Groups an aggregation rule's threshold dropped from the result (0 without one). */
+  suppressedRowCount: number;
   bytesProcessed: number;
   /** What the query is charged for: BigQuery's totalBytesBilled; on DuckDB the bytes processed with BigQuery's minimums. */
   bytesBilled: number;
@@ -68,6 +81,8 @@ export class QueryFailure extends Error {
 export interface QueryEngine {
   /** Checks, runs and stores; throws QueryFailure. Running again replaces the stored result. */
   run(request: QueryRequest): Promise<QueryOutcome>;
+  /** Checks as `run` does (the same refusals, as QueryFailure) and tells what it would read and bill; stores nothing. */
+  dryRun(request: Pick<QueryRequest, 'sql' | 'catalog' | 'signal'>): Promise<QueryEstimate>;
   /** Rows `offset` to `offset + limit` of a stored result, in the result's order, keyed by column name; UpstreamError (502) when it cannot be read. */
   readRows(jobId: string, columns: ResultColumn[], range: { offset: number; limit: number }): Promise<Record<string, unknown>[]>;
   /**

@@ -10,10 +10,12 @@
  * scans up: a column derives from every source column anywhere in its expression (arguments,
  * CASE conditions, aggregate filters and orders, window partitions and orders, lambda captures).
  * Filters, join conditions, grouping, ordering and DISTINCT select rows but do not make values:
- * they are recorded as uses, clause by clause, not as lineage of the columns they pass through.
+ * they are recorded as uses, clause by clause, not as lineage of the columns they pass through;
+ * so are expressions that compute on a column, set operations and correlations (what the
+ * analysis rules of rules.ts restrict).
  *
  * Fail closed: an operator this code does not know throws LineageUnknown (the caller then treats
- * every column as private once a masked table is read), and a reference that cannot be resolved
+ * every column as private once a masked table is read, and the analysis rules refuse the query), and a reference that cannot be resolved
  * makes its column opaque (private once a masked table is read). A scan of anything but a stand-in
  * of a readable table or an allowed table function is refused outright.
  */
@@ -34,12 +36,34 @@ export interface Derivation {
   opaque: boolean;
 }
 
+/**
+ * Where a column's values are used other than passed on as they are: `select` is an expression of
+ * a select list that computes on it (a function, an operator, a cast, CASE; a bare reference is
+ * no use), `set` a column of a set operation, `correlate` a column a correlated subquery reads.
+ */
 export type Clause =
-  'select' | 'where' | 'group' | 'aggregate' | 'window' | 'order' | 'distinct' | 'limit' | 'unnest' | 'values' | 'table_function';
+  | 'select'
+  | 'where'
+  | 'group'
+  | 'aggregate'
+  | 'window'
+  | 'order'
+  | 'distinct'
+  | 'limit'
+  | 'unnest'
+  | 'values'
+  | 'table_function'
+  | 'set'
+  | 'correlate';
 
-/** Where source columns are used: join conditions side by side with their comparison (`COMPARE_EQUAL`, ...), other clauses whole. */
+/**
+ * Where source columns are used: join conditions side by side with their comparison
+ * (`COMPARE_EQUAL`, ...) and whether either side computes on its columns rather than naming one
+ * as it is; other clauses whole.
+ */
 export type ClauseUse =
-  { clause: 'join'; comparison: string; left: Derivation; right: Derivation } | { clause: Clause; columns: Derivation };
+  | { clause: 'join'; comparison: string; left: Derivation; right: Derivation; computed: boolean }
+  | { clause: Clause; columns: Derivation };
 
 export interface Lineage {
   /** Per result column, in order. */
@@ -111,9 +135,9 @@ export function planLineage(
     const entry: ClauseUse = { clause, columns: derivation(col) };
     uses.set(JSON.stringify(entry), entry);
   };
-  const joinUse = (comparison: string, left: Col, right: Col) => {
+  const joinUse = (comparison: string, left: Col, right: Col, computed: boolean) => {
     if (left.ids.size + right.ids.size === 0 && !left.opaque && !right.opaque) return;
-    const entry: ClauseUse = { clause: 'join', comparison, left: derivation(left), right: derivation(right) };
+    const entry: ClauseUse = { clause: 'join', comparison, left: derivation(left), right: derivation(right), computed };
     uses.set(JSON.stringify(entry), entry);
   };
   const register = (tableIndex: unknown, cols: readonly Col[], positions?: readonly number[]) => {
@@ -172,8 +196,11 @@ export function planLineage(
         return scan(op, children);
       case 'LOGICAL_PROJECTION': {
         const input = only();
-        const out = list(op.expressions).map((expression) => derive(expression, input));
-        for (const col of out) use('select', col);
+        const expressions = list(op.expressions);
+        const out = expressions.map((expression) => derive(expression, input));
+        out.forEach((col, i) => {
+          if (!bare(expressions[i])) use('select', col);
+        });
         register(op.table_index, out);
         return out;
       }
@@ -230,7 +257,7 @@ export function planLineage(
       case 'LOGICAL_ANY_JOIN': {
         const [left, right] = pair(op, children);
         const condition = derive(op.condition, [...left, ...right]);
-        joinUse('ANY', condition, NONE);
+        joinUse('ANY', condition, NONE, true);
         return joined(op, left, right, condition);
       }
       case 'LOGICAL_CROSS_PRODUCT':
@@ -248,6 +275,7 @@ export function planLineage(
         const out = sides.every((side) => side.length === count)
           ? Array.from({ length: count }, (_, i) => union(sides.map((side) => side[i]!)))
           : Array.from({ length: count }, () => union([OPAQUE, ...sides.flat()]));
+        for (const col of out) use('set', col);
         register(op.table_index, out);
         return out;
       }
@@ -321,7 +349,9 @@ export function planLineage(
     const delim = op.type === 'LOGICAL_DELIM_JOIN';
     if (delim) {
       if (op.delim_flipped) throw new LineageUnknown('a flipped delim join');
-      delimStack.push(union([NONE, ...list(op.duplicate_eliminated_columns).map((expression) => derive(expression, left))]));
+      const correlated = union([NONE, ...list(op.duplicate_eliminated_columns).map((expression) => derive(expression, left))]);
+      use('correlate', correlated);
+      delimStack.push(correlated);
     }
     let right: Col[];
     try {
@@ -333,12 +363,12 @@ export function planLineage(
     for (const condition of list(op.conditions)) {
       const l = derive(condition.left, left);
       const r = derive(condition.right, right);
-      joinUse(String(condition.comparison), l, r);
+      joinUse(String(condition.comparison), l, r, !bare(condition.left) || !bare(condition.right));
       parts.push(l, r);
     }
     if (op.predicate) {
       const predicate = derive(op.predicate, [...left, ...right]);
-      joinUse('PREDICATE', predicate, NONE);
+      joinUse('PREDICATE', predicate, NONE, true);
       parts.push(predicate);
     }
     return joined(op, left, right, union([NONE, ...parts]));
@@ -355,6 +385,8 @@ export function planLineage(
       if (step.length !== current.length) throw new LineageUnknown('a recursive CTE whose parts differ in width');
       const next = current.map((col, i) => union([col, step[i]!]));
       if (sameCols(next, current)) {
+        // Its parts meet in a UNION.
+        for (const col of current) use('set', col);
         register(op.table_index, current);
         return current;
       }
@@ -405,6 +437,12 @@ export function planLineage(
 
   const columns = visit(plan).map(derivation);
   return { columns, uses: [...uses.values()], read };
+}
+
+/** An expression that names one column as it is: no function, operator or cast around it. */
+function bare(expression: unknown): boolean {
+  const kind = (expression as Node | null)?.expression_class;
+  return kind === 'BOUND_REF' || kind === 'BOUND_COLUMN_REF';
 }
 
 /** Whether a result column is masked: it derives from a masked column, or could not be followed while a masked table is read. */

@@ -4,12 +4,13 @@
  * the caller's text is parsed, checked and rewritten (analyze.ts), printed back as the SQL that
  * will run, and planned on empty stand-ins of the tables it reads (in an in-memory database
  * attached for that one check), so that DuckDB's binder resolves its columns and lineage.ts
- * follows them through the plan.
+ * follows them through the plan. The analysis rules of other tenants' tables (rules.ts) are
+ * checked there too, and an aggregation threshold written into the statement's HAVING.
  */
 import { type DuckDBConnection, DuckDBInstance, quotedIdentifier } from '@duckdb/node-api';
 import { columnType } from '../duckdb-sql.js';
 import { physicalNames } from '../names.js';
-import { analyzeQuery, type ReadableCatalog, type ReadableTable, singleStatement } from './analyze.js';
+import { analyzeQuery, type GuardedQuery, type ReadableCatalog, type ReadableTable, singleStatement } from './analyze.js';
 import {
   byteOffset,
   callerLocation,
@@ -23,6 +24,16 @@ import {
 import { QueryFailure } from './interface.js';
 import { oversizedConstantList } from './limits.js';
 import { isPrivate, type Lineage, LineageUnknown, planLineage, type StandIn } from './lineage.js';
+import {
+  aggregationRefusal,
+  duckDbQuoted,
+  joinOnlyRefusal,
+  type RuleTable,
+  type Threshold,
+  threshold,
+  thresholdInstances,
+  thresholdSql,
+} from './rules.js';
 
 /** The sandbox's settings: nothing but parsing, printing and planning SQL happens there. */
 export const SANDBOX = {
@@ -51,6 +62,14 @@ export interface CheckedQuery {
   located: Located[];
   /** The result's column names as DuckDB binds them (asked for with `names`). */
   names?: string[];
+  /** Why the statement breaks an analysis rule of another tenant's table (rules.ts): it must not run. */
+  refusal?: string;
+  /**
+   * Under an aggregation rule: the threshold, and the statement that counts the groups it drops
+   * (`sql` has it in its HAVING), one row of one column.
+   */
+  threshold?: Threshold;
+  suppressedSql?: string;
 }
 
 /** Per result column, whether it is masked; every column is, once a masked table is read, when lineage does not fit the result. */
@@ -85,6 +104,8 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
+type Node = Record<string, unknown>;
+
 export class QuerySandbox implements Sandbox {
   private attached = 0;
 
@@ -115,16 +136,24 @@ export class QuerySandbox implements Sandbox {
       const read =
         planned.lineage?.read ??
         new Map(tables.map(({ key, table }) => [key, new Set(table.columns.map((column) => column.name))]));
-      return {
+      const readsMaskedTable = tables.some(({ table }) => table.columns.some((column) => column.masked));
+      const checked: CheckedQuery = {
         text,
         sql,
         lineage: planned.lineage,
-        readsMaskedTable: tables.some(({ table }) => table.columns.some((column) => column.masked)),
+        readsMaskedTable,
         read,
         referenced: tables.map(({ key }) => key),
         located,
         names: planned.names,
       };
+      const refusal = joinOnlyRefusal(planned.lineage, readsMaskedTable);
+      if (refusal) return { ...checked, refusal };
+      const ruled = tables.flatMap(({ key, table }) =>
+        table.shared?.aggregation ? [{ key, rule: table.shared.aggregation }] : [],
+      );
+      if (ruled.length === 0) return checked;
+      return { ...checked, ...(await this.withThreshold(connection, guarded, planned.plan, ruled, catalog, read)) };
     } finally {
       connection.closeSync();
     }
@@ -150,13 +179,89 @@ export class QuerySandbox implements Sandbox {
     return Promise.resolve();
   }
 
+  /**
+   * The statement under the aggregation rules of `ruled` (rules.ts): refused when its shape keeps
+   * the threshold from holding, else with the threshold ANDed into its HAVING and a statement
+   * that counts the groups the threshold drops (before the caller's own HAVING, so that no
+   * condition of the caller's can probe a dropped group). `read` gains the privacy units.
+   */
+  private async withThreshold(
+    connection: DuckDBConnection,
+    guarded: GuardedQuery,
+    plan: Node | undefined,
+    ruled: RuleTable[],
+    catalog: ReadableCatalog,
+    read: Map<string, Set<string>>,
+  ): Promise<Partial<Pick<CheckedQuery, 'sql' | 'refusal' | 'threshold' | 'suppressedSql'>>> {
+    const tree = guarded.tree as Node;
+    for (const { key, rule } of ruled) {
+      const unit = catalog.get(key)!.columns.find((column) => column.name === rule.privacyUnit);
+      // A load that dropped the column, or a flag set since: the rule cannot be applied.
+      if (!unit || unit.masked) {
+        return {
+          refusal: `${key} has an aggregation rule whose privacy unit ${rule.privacyUnit} is no longer a public column of it: its owner must fix the rule before it can be read`,
+        };
+      }
+    }
+    const shape = plan ? aggregationRefusal(plan, ruled) : undefined;
+    if (shape || !plan) {
+      return {
+        refusal:
+          shape ??
+          `${ruled.map((table) => table.key).join(', ')} has an aggregation rule, and the rules checker cannot follow this query's plan: it is refused`,
+      };
+    }
+    const keys = new Map(
+      [...catalog].flatMap(([key, table]) => {
+        if (!table) return [];
+        const { dataset, table: name } = physicalNames(table.ref);
+        return [[`${dataset}.${name}`, key] as const];
+      }),
+    );
+    const instances = thresholdInstances(tree, ruled, {
+      keyOf: (schema, table) => keys.get(`${schema}.${table}`),
+      unaliased: guarded.unaliased,
+    });
+    if (typeof instances === 'string') return { refusal: instances };
+    const rule = threshold(instances, ruled);
+    for (const { key, unit } of rule.units) read.set(key, (read.get(key) ?? new Set<string>()).add(unit));
+    const expression = thresholdSql(rule, { quote: duckDbQuoted, qualifier: (unit) => duckDbQuoted(unit.alias) });
+    const node = async (text: string) => {
+      const parsed = singleStatement(
+        String((await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [text])).getRows()[0]![0]),
+      );
+      return (parsed.select_list as Node[])[0]!;
+    };
+    const print = async () =>
+      String(
+        (
+          await connection.runAndReadAll('SELECT json_deserialize_sql($1::JSON)', [
+            JSON.stringify({ error: false, statements: [{ node: tree, named_param_map: [] }] }),
+          ])
+        ).getRows()[0]![0],
+      );
+    const having = tree.having as Node | null | undefined;
+    if (having) {
+      // `threshold AND (1 = 1)`, its last conjunct then replaced by the caller's HAVING.
+      const both = await node(`SELECT ${expression} AND (1 = 1)`);
+      (both.children as Node[]).splice(-1, 1, having);
+      tree.having = both;
+    } else {
+      tree.having = await node(`SELECT ${expression}`);
+    }
+    const sql = await print();
+    tree.having = await node(`SELECT NOT ${expression}`);
+    tree.modifiers = [];
+    return { sql, threshold: rule, suppressedSql: `SELECT count(*) FROM (${await print()}) AS dropped` };
+  }
+
   /** Plans `sql` on empty stand-ins of `tables`, in a database attached for this check alone and detached after. */
   private async plan(
     connection: DuckDBConnection,
     sql: string,
     tables: { key: string; table: ReadableTable }[],
     options: CheckOptions,
-  ): Promise<{ lineage: Lineage | undefined; names?: string[] }> {
+  ): Promise<{ lineage: Lineage | undefined; names?: string[]; plan?: Node }> {
     this.attached += 1;
     const database = `sandbox_${this.attached}`;
     await connection.run(`ATTACH ':memory:' AS ${database}`);
@@ -178,7 +283,7 @@ export class QuerySandbox implements Sandbox {
         error: boolean;
         error_type?: string;
         error_message?: string;
-        plans?: Record<string, unknown>[];
+        plans?: Node[];
       };
       if (result.error) {
         const message = (result.error_message ?? 'The query could not be planned').replaceAll(`${database}.`, '');
@@ -188,13 +293,14 @@ export class QuerySandbox implements Sandbox {
       }
       const names = options.names ? await resultNames(connection, sql) : undefined;
       try {
-        const lineage = planLineage(result.plans![0]!, {
+        const plan = result.plans![0]!;
+        const lineage = planLineage(plan, {
           catalog: database,
           standIn: (schema, table) => standIns.get(`${schema}.${table}`),
         });
-        return { lineage, names };
+        return { lineage, names, plan };
       } catch (error) {
-        if (error instanceof LineageUnknown) return { lineage: undefined, names };
+        if (error instanceof LineageUnknown) return { lineage: undefined, names, plan: result.plans![0] };
         throw error;
       }
     } finally {

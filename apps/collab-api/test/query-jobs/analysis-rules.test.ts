@@ -1,0 +1,316 @@
+/**
+ * The analysis rules of other tenants' tables (src/adapters/warehouse/query/rules.ts), checked on
+ * the sandbox's own parse and plan of each query, without HTTP: join-only private columns, the
+ * aggregation threshold and the shapes it holds for, and the GoogleSQL text BigQuery runs them on.
+ */
+import { catalogKey, type ReadableCatalog, type ReadableTable } from '../../src/adapters/warehouse/query/analyze.js';
+import { commonText, withThreshold } from '../../src/adapters/warehouse/query/googlesql.js';
+import { QueryFailure } from '../../src/adapters/warehouse/query/interface.js';
+import type { Lineage } from '../../src/adapters/warehouse/query/lineage.js';
+import { aggregationRefusal, joinOnlyRefusal, strictest } from '../../src/adapters/warehouse/query/rules.js';
+import { QuerySandbox } from '../../src/adapters/warehouse/query/sandbox.js';
+
+const ref = (n: number) => ({
+  datasetId: `01a209a3-8860-74eb-93e3-3e5b5f3229${String(n).padStart(2, '0')}`,
+  tableId: `01a209a3-8879-7269-8cc5-65c132e568${String(n).padStart(2, '0')}`,
+});
+const column = (name: string, masked = false, type: 'STRING' | 'INT64' = 'STRING') => ({ name, type, repeated: false, masked });
+const other = (
+  aggregation: ReadableTable['shared'] extends infer S ? (S extends { aggregation: infer A } ? A : never) : never,
+) => ({
+  tenantId: '01a209a3-0000-7000-8000-000000000001',
+  aggregation,
+  allowExports: true,
+});
+
+// Another tenant's `hr.ids` (secret join-only), `hr.visits` (aggregation rule on customer, 3) and
+// `hr.stores` (rule on store, 5); the caller's own `sales.orders` and `sales.guesses`.
+const ids: ReadableTable = {
+  ref: ref(1),
+  columns: [column('name'), column('team'), column('secret', true)],
+  shared: other(null),
+};
+const catalog: ReadableCatalog = new Map([
+  [catalogKey('hr', 'ids'), ids],
+  [
+    catalogKey('hr', 'visits'),
+    {
+      ref: ref(2),
+      columns: [column('customer', false, 'INT64'), column('city'), column('amount', false, 'INT64'), column('email', true)],
+      shared: other({ privacyUnit: 'customer', minDistinct: 3 }),
+    },
+  ],
+  [
+    catalogKey('hr', 'stores'),
+    { ref: ref(3), columns: [column('store'), column('city')], shared: other({ privacyUnit: 'store', minDistinct: 5 }) },
+  ],
+  [catalogKey('sales', 'orders'), { ref: ref(4), columns: [column('person'), column('amount', false, 'INT64')] }],
+  [catalogKey('sales', 'guesses'), { ref: ref(5), columns: [column('guess')] }],
+]);
+// The same tables as their owner reads them: nothing masked, no rules.
+const own: ReadableCatalog = new Map(
+  [...catalog].map(([key, table]) => [
+    key,
+    table && { ...table, shared: undefined, columns: table.columns.map((c) => ({ ...c, masked: false })) },
+  ]),
+);
+
+let sandbox: QuerySandbox;
+beforeAll(async () => {
+  sandbox = await QuerySandbox.open();
+});
+afterAll(() => sandbox.close());
+
+const refusal = async (sql: string, tables = catalog) => (await sandbox.check(sql, tables)).refusal;
+
+describe('join-only private columns', () => {
+  it('allows them as equality join keys with a column of a table, and selected as they are', async () => {
+    for (const sql of [
+      'SELECT name, secret FROM hr.ids',
+      'SELECT * FROM hr.ids',
+      'SELECT i.name, o.amount FROM hr.ids i JOIN sales.orders o ON o.person = i.secret',
+      'SELECT i.name, o.amount FROM hr.ids i JOIN sales.orders o ON i.secret = o.person AND o.amount > 5',
+      'SELECT count(*) AS n FROM hr.ids i JOIN sales.guesses g ON g.guess = i.secret',
+      'SELECT name FROM hr.ids JOIN (SELECT person AS secret FROM sales.orders) USING (secret)',
+      'SELECT s.k FROM (SELECT secret AS k FROM hr.ids) s JOIN sales.orders o ON o.person = s.k',
+      'SELECT o.person FROM sales.orders o SEMI JOIN hr.ids i ON o.person = i.secret',
+      "SELECT o.person FROM sales.orders o LEFT JOIN hr.ids i ON o.person = i.secret WHERE i.team = 'x'",
+      "SELECT name FROM hr.ids WHERE team = 'x' ORDER BY name",
+    ]) {
+      expect({ sql, refusal: await refusal(sql) }).toEqual({ sql, refusal: undefined });
+    }
+  });
+
+  it('refuses every other use before the query runs, naming the column, the rule and the use', async () => {
+    const cases: [string, RegExp][] = [
+      // The issue's leaking pairs: a binary search with LIKE, and the rest.
+      ["SELECT name FROM hr.ids WHERE secret LIKE 'alice-ssn-1%'", /in a filter/],
+      ["SELECT name FROM hr.ids WHERE secret LIKE 'alice-ssn-9%'", /in a filter/],
+      ['SELECT name FROM hr.ids ORDER BY secret DESC LIMIT 1', /in ORDER BY/],
+      ['SELECT secret, count(*) AS n FROM hr.ids GROUP BY secret', /in GROUP BY/],
+      ["SELECT i.name FROM hr.ids i JOIN (VALUES ('alice-ssn-111')) g(x) ON g.x = i.secret", /joins it to constants/],
+      ["SELECT i.name FROM hr.ids i JOIN sales.orders o ON i.secret LIKE o.person || '%'", /not an equality of two columns/],
+      ["SELECT name FROM hr.ids WHERE secret IN ('alice-ssn-111', 'bob-ssn-222')", /in a filter/],
+      ['SELECT o.person FROM sales.orders o WHERE o.person IN (SELECT secret FROM hr.ids)', /in a filter/],
+      ["SELECT secret FROM hr.ids INTERSECT SELECT 'alice-ssn-111'", /in a set operation/],
+      ["SELECT secret FROM hr.ids EXCEPT SELECT 'alice-ssn-111'", /in a set operation/],
+      ['SELECT secret FROM hr.ids UNION SELECT guess FROM sales.guesses', /in a set operation/],
+      ['SELECT name FROM hr.ids QUALIFY row_number() OVER (ORDER BY secret DESC) = 1', /in a window function/],
+      ["SELECT count(*) AS n FROM hr.ids WHERE secret = 'alice-ssn-111'", /in a filter/],
+      // Everything else the rule names.
+      ["SELECT team, count(*) AS n FROM hr.ids GROUP BY team HAVING max(secret) > 'a'", /in an aggregate function/],
+      ['SELECT name, rank() OVER (PARTITION BY secret) AS r FROM hr.ids', /in a window function/],
+      ['SELECT upper(secret) AS s FROM hr.ids', /in an expression/],
+      ['SELECT CAST(secret AS INTEGER) AS s FROM hr.ids', /in an expression/],
+      ["SELECT CASE WHEN secret > 'm' THEN 1 END AS s FROM hr.ids", /in an expression/],
+      ['SELECT secret, name FROM hr.ids ORDER BY 1', /in ORDER BY/],
+      ['SELECT count(DISTINCT secret) AS n FROM hr.ids', /in an aggregate function/],
+      ['SELECT min(secret) AS a, max(secret) AS b FROM hr.ids', /in an aggregate function/],
+      ['SELECT DISTINCT secret FROM hr.ids', /in DISTINCT/],
+      ['SELECT i.name FROM hr.ids i JOIN sales.orders o ON i.secret > o.person', /compares it with >/],
+      ['SELECT i.name FROM hr.ids i JOIN sales.orders o ON lower(i.secret) = o.person', /computes on it in a join condition/],
+      ["SELECT i.name FROM hr.ids i JOIN sales.orders o ON i.secret = 'x'", /in a filter/],
+      ['SELECT a.name FROM hr.ids a JOIN hr.ids b USING (secret)', /joins it with itself/],
+      ['SELECT name FROM hr.ids i WHERE EXISTS (SELECT 1 FROM sales.orders o WHERE o.person = i.secret)', /correlated subquery/],
+      ["SELECT name FROM hr.ids LIMIT (SELECT count(*) FROM hr.ids WHERE secret > 'm')", /in a filter/],
+      ['SELECT unnest([secret]) AS s FROM hr.ids', /in UNNEST/],
+      ['SELECT * FROM range((SELECT length(max(secret)) FROM hr.ids))', /in an aggregate function|in an expression/],
+      ['WITH RECURSIVE r(s) AS (SELECT secret FROM hr.ids UNION SELECT s FROM r) SELECT s FROM r', /in a set operation/],
+    ];
+    for (const [sql, use] of cases) {
+      const refused = await refusal(sql);
+      expect({ sql, refused }).toEqual({
+        sql,
+        refused: expect.stringMatching(/^Column hr\.ids\.secret is join-only for your tenant/),
+      });
+      expect({ sql, refused }).toEqual({ sql, refused: expect.stringMatching(use) });
+    }
+  });
+
+  it("leaves the owner's own queries unrestricted", async () => {
+    for (const sql of [
+      "SELECT name FROM hr.ids WHERE secret LIKE 'alice-ssn-1%'",
+      'SELECT secret, count(*) AS n FROM hr.ids GROUP BY secret ORDER BY secret DESC',
+      'SELECT * FROM hr.visits',
+    ]) {
+      expect(await refusal(sql, own)).toBeUndefined();
+    }
+  });
+
+  it('fails closed when the plan or a use cannot be followed', () => {
+    const secret = { table: 'hr.ids', column: 'secret', masked: true };
+    expect(joinOnlyRefusal(undefined, true)).toMatch(/cannot follow its plan/);
+    expect(joinOnlyRefusal(undefined, false)).toBeUndefined();
+    const lineage = (uses: Lineage['uses'], opaque = false): Lineage => ({
+      columns: [{ sources: [], opaque }],
+      uses,
+      read: new Map(),
+    });
+    expect(joinOnlyRefusal(lineage([], true), true)).toMatch(/cannot follow/);
+    expect(joinOnlyRefusal(lineage([{ clause: 'order', columns: { sources: [], opaque: true } }]), true)).toMatch(
+      /cannot follow/,
+    );
+    const join = (right: { sources: (typeof secret)[]; opaque: boolean }) =>
+      lineage([
+        { clause: 'join', comparison: 'COMPARE_EQUAL', left: { sources: [secret], opaque: false }, right, computed: false },
+      ]);
+    expect(joinOnlyRefusal(join({ sources: [], opaque: true }), true)).toMatch(/cannot follow/);
+    expect(
+      joinOnlyRefusal(join({ sources: [{ ...secret, column: 'other', masked: false }], opaque: false }), true),
+    ).toBeUndefined();
+  });
+});
+
+describe('aggregation thresholds', () => {
+  it('adds the threshold to HAVING, and counts the groups it drops before the caller’s own HAVING, ORDER BY and LIMIT', async () => {
+    const checked = await sandbox.check(
+      "SELECT city, count(*) AS n, sum(amount) AS total FROM hr.visits WHERE city <> 'x' GROUP BY city HAVING count(*) > 1 ORDER BY n DESC LIMIT 5",
+      catalog,
+    );
+    expect(checked.refusal).toBeUndefined();
+    expect(checked.sql).toMatch(
+      /HAVING \(\(count\(DISTINCT visits\.customer\) >= 3\) AND \(count_star\(\) > 1\)\) ORDER BY n DESC LIMIT 5$/,
+    );
+    expect(checked.suppressedSql).toMatch(
+      /^SELECT count\(\*\) FROM \(SELECT .* HAVING \(count\(DISTINCT visits\.customer\) < 3\)\) AS dropped$/,
+    );
+    expect(checked.threshold).toEqual({
+      units: [{ alias: 'visits', key: 'hr.visits', unaliased: true, unit: 'customer' }],
+      minDistinct: 3,
+    });
+    // The privacy unit is read (and billed) even when the query names no column of it.
+    expect(checked.read.get('hr.visits')).toEqual(new Set(['city', 'amount', 'customer']));
+    // Aggregates alone: one group, which the threshold applies to as well.
+    expect((await sandbox.check('SELECT count(*) AS n FROM hr.visits', catalog)).sql).toMatch(
+      /HAVING \(count\(DISTINCT visits\.customer\) >= 3\)$/,
+    );
+  });
+
+  it('applies the strictest threshold to every reference of every table with a rule, so that a join cannot split groups', async () => {
+    const joined = await sandbox.check(
+      'SELECT v.city, count(*) AS n FROM hr.visits v JOIN hr.stores s ON s.city = v.city JOIN hr.visits w ON w.city = v.city GROUP BY v.city',
+      catalog,
+    );
+    expect(
+      strictest([
+        { key: 'a', rule: { privacyUnit: 'x', minDistinct: 3 } },
+        { key: 'b', rule: { privacyUnit: 'y', minDistinct: 5 } },
+      ]),
+    ).toBe(5);
+    expect(joined.sql).toContain(
+      'HAVING ((count(DISTINCT v.customer) >= 5) AND (count(DISTINCT s.store) >= 5) AND (count(DISTINCT w.customer) >= 5))',
+    );
+    // A group per customer of another table is a group of one privacy unit: dropped by the same HAVING.
+    const split = await sandbox.check(
+      'SELECT o.person, sum(v.amount) AS total FROM hr.visits v JOIN sales.orders o ON o.amount = v.amount GROUP BY o.person',
+      catalog,
+    );
+    expect(split.sql).toContain('HAVING (count(DISTINCT v.customer) >= 3)');
+  });
+
+  it('refuses queries that do not aggregate, and shapes it cannot prove the threshold holds for', async () => {
+    const cases: [string, RegExp][] = [
+      ['SELECT * FROM hr.visits', /allows only aggregating queries/],
+      ['SELECT DISTINCT city FROM hr.visits', /allows only aggregating queries/],
+      ['SELECT city FROM hr.visits WHERE customer = 7', /allows only aggregating queries/],
+      ['SELECT city, max(amount) AS m FROM hr.visits GROUP BY city', /the aggregate max/],
+      ['SELECT city, median(amount) AS m FROM hr.visits GROUP BY city', /the aggregate median/],
+      ['SELECT city, list(customer) AS l FROM hr.visits GROUP BY city', /the aggregate list/],
+      // Differences of two aggregates, each over a large group, that isolate one unit.
+      ['SELECT (SELECT sum(amount) FROM hr.visits) - (SELECT sum(amount) FROM hr.visits WHERE customer <> 7) AS d', /a subquery/],
+      ['SELECT sum(amount) - sum(amount) FILTER (WHERE customer <> 7) AS d FROM hr.visits', /FILTER/],
+      ['SELECT sum(CASE WHEN customer = 7 THEN amount END) AS d FROM hr.visits', /sum over an expression/],
+      ['SELECT sum(amount * (customer = 7)::INTEGER) AS d FROM hr.visits', /sum over an expression/],
+      // The groups seen through a window, a CTE, a set operation or a second aggregation.
+      ['SELECT city, count(*) AS n, sum(count(*)) OVER () AS total FROM hr.visits GROUP BY city', /a window function/],
+      [
+        'SELECT city, count(*) AS n FROM hr.visits GROUP BY city QUALIFY rank() OVER (ORDER BY n) = 1',
+        /a window function or QUALIFY/,
+      ],
+      ['WITH v AS (SELECT * FROM hr.visits) SELECT count(*) AS n FROM v', /a CTE/],
+      ['SELECT count(*) AS n FROM hr.visits UNION ALL SELECT count(*) FROM hr.visits', /a set operation/],
+      ['SELECT count(*) AS n FROM (SELECT city, count(*) AS c FROM hr.visits GROUP BY city)', /a second aggregation|a subquery/],
+      ['SELECT count(*) AS n FROM (SELECT * FROM hr.visits WHERE amount > 1)', /a subquery in FROM/],
+      ['SELECT count(*) AS n FROM hr.visits WHERE city IN (SELECT person FROM sales.orders)', /a subquery/],
+      ['SELECT count(*) AS n FROM hr.visits, range(3) r', /the table function range/],
+      ['SELECT count(*) AS n FROM hr.visits USING SAMPLE 10 ROWS', /a sample/],
+    ];
+    for (const [sql, reason] of cases) {
+      const refused = await refusal(sql);
+      expect({ sql, refused }).toEqual({
+        sql,
+        refused: expect.stringMatching(/^hr\.visits has an aggregation rule \(at least 3/),
+      });
+      expect({ sql, refused }).toEqual({ sql, refused: expect.stringMatching(reason) });
+    }
+    // A private column of a table with a rule is join-only too.
+    expect(await refusal('SELECT email, count(*) AS n FROM hr.visits GROUP BY email')).toMatch(/hr\.visits\.email is join-only/);
+  });
+
+  it('refuses a rule whose privacy unit is no longer a public column of the table', async () => {
+    const stale = (columns: ReadableTable['columns']): ReadableCatalog =>
+      new Map([[catalogKey('hr', 'visits'), { ...catalog.get('hr.visits')!, columns }]]);
+    expect(await refusal('SELECT count(*) AS n FROM hr.visits', stale([column('city')]))).toMatch(
+      /privacy unit customer is no longer a public column/,
+    );
+    expect(await refusal('SELECT count(*) AS n FROM hr.visits', stale([column('city'), column('customer', true)]))).toMatch(
+      /privacy unit customer is no longer a public column/,
+    );
+  });
+
+  it('fails closed on a plan operator it does not know', () => {
+    const rule = [{ key: 'hr.visits', rule: { privacyUnit: 'customer', minDistinct: 3 } }];
+    const aggregate = {
+      type: 'LOGICAL_AGGREGATE_AND_GROUP_BY',
+      expressions: [],
+      children: [{ type: 'LOGICAL_NEW_THING', children: [] }],
+    };
+    expect(aggregationRefusal({ type: 'LOGICAL_PROJECTION', children: [aggregate] }, rule)).toMatch(
+      /an operator the checker does not know \(LOGICAL_NEW_THING\)/,
+    );
+    expect(
+      aggregationRefusal(
+        { ...aggregate, children: [], expressions: [{ expression_class: 'BOUND_FUNCTION', name: 'sum' }] },
+        rule,
+      ),
+    ).toMatch(/an aggregate the checker does not know/);
+  });
+});
+
+describe('on BigQuery: the GoogleSQL text', () => {
+  it('drops comments as GoogleSQL reads them, so that DuckDB checks the text BigQuery runs', () => {
+    // DuckDB nests block comments and GoogleSQL does not: here GoogleSQL would run the filter DuckDB sees as a comment.
+    const nested = "SELECT count(*) FROM hr.ids /* /* */ WHERE secret = 'x' --*/";
+    expect(commonText(nested)).toBe("SELECT count(*) FROM hr.ids   WHERE secret = 'x'  ");
+    expect(commonText("SELECT a # note\nFROM t -- x\nWHERE b = 'y'")).toBe("SELECT a  \nFROM t  \nWHERE b = 'y'");
+  });
+
+  it('refuses what GoogleSQL and DuckDB read differently', () => {
+    for (const sql of [
+      'SELECT "secret" FROM hr.ids',
+      "SELECT 'it\\'s' FROM hr.ids",
+      "SELECT 'a''b' FROM hr.ids",
+      "SELECT r'x' FROM hr.ids",
+      "SELECT '''x''' FROM hr.ids",
+      'SELECT $$x$$ FROM hr.ids',
+    ]) {
+      expect(() => commonText(sql)).toThrow(QueryFailure);
+      expect(() => commonText(sql)).toThrow(/reads differently in GoogleSQL and DuckDB/);
+    }
+  });
+
+  it('adds the threshold to the top-level HAVING, and counts what it drops', () => {
+    const threshold = '(COUNT(DISTINCT `v`.`customer`) >= 3)';
+    expect(withThreshold('SELECT city, COUNT(*) AS n FROM `p.d.t` v GROUP BY city ORDER BY n LIMIT 3', threshold)).toEqual({
+      sql: 'SELECT city, COUNT(*) AS n FROM `p.d.t` v GROUP BY city  HAVING (COUNT(DISTINCT `v`.`customer`) >= 3) ORDER BY n LIMIT 3',
+      suppressedSql:
+        'SELECT COUNT(*) AS n FROM (SELECT city, COUNT(*) AS n FROM `p.d.t` v GROUP BY city  HAVING NOT (COUNT(DISTINCT `v`.`customer`) >= 3))',
+    });
+    expect(withThreshold('SELECT city FROM t v GROUP BY city HAVING COUNT(*) > (1) ORDER BY city', threshold).sql).toBe(
+      'SELECT city FROM t v GROUP BY city HAVING (COUNT(DISTINCT `v`.`customer`) >= 3) AND ( COUNT(*) > (1) ) ORDER BY city',
+    );
+    expect(withThreshold('SELECT COUNT(*) FROM t v', threshold).sql).toBe(
+      'SELECT COUNT(*) FROM t v HAVING (COUNT(DISTINCT `v`.`customer`) >= 3) ',
+    );
+  });
+});
