@@ -118,6 +118,16 @@ async function expectConsistent(): Promise<void> {
   }
   // No key left claimed without an outcome.
   expect(await db.idempotencyKey.count({ where: { completedAt: null } })).toBe(0);
+  // An event exactly for each change that committed: each received message, each send that ended.
+  const events = await db.event.findMany({ select: { type: true, messageId: true } });
+  const messages = await db.message.findMany({
+    where: { status: { in: ['received', 'sent', 'failed'] } },
+    select: { id: true, status: true },
+  });
+  const typeOf = { received: 'message.received', sent: 'message.sent', failed: 'message.failed' } as Record<string, string>;
+  expect(events.map((event) => `${event.type} ${event.messageId}`).sort()).toEqual(
+    messages.map((message) => `${typeOf[message.status]} ${message.id}`).sort(),
+  );
 }
 
 async function crashDuring(point: string, request: (baseUrl: string) => Promise<unknown>, env: Record<string, string> = {}) {
