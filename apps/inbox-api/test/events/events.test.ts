@@ -354,6 +354,38 @@ describe('GET /v1/events/stream', () => {
     await until(() => ctx.deps.events.size === 0);
   });
 
+  it('sends a comment every 15 s on a quiet stream', async () => {
+    const stream = openStream(`/v1/events/stream?after=${await lastId(inB())}&types=thread.summarized`, keyB);
+    try {
+      await until(() => stream.status === 200);
+      await until(() => stream.text().includes(': keep-alive\n\n'), 20_000);
+      expect(stream.ids()).toEqual([]);
+    } finally {
+      stream.close();
+    }
+    await until(() => ctx.deps.events.size === 0);
+  });
+
+  it('wakes its waiters after the LISTEN connection is cut, listening again', async () => {
+    const after = await lastId(inA1());
+    const stream = openStream(`/v1/events/stream?after=${after}`, keyA1);
+    try {
+      await until(() => stream.status === 200);
+      const cut = await ctx.db.$queryRaw<{ cut: boolean }[]>`
+        SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+         WHERE datname = current_database() AND query ILIKE 'LISTEN%'`;
+      expect(cut).toEqual([{ cut: true }]);
+      // Listening again takes a second; a message meanwhile is found by the reread that follows.
+      await mail(keyA, inboxA2, inboxA, 'Through the cut');
+      await until(() => stream.ids().length === 1);
+      await mail(keyA, inboxA2, inboxA, 'After the cut');
+      await until(() => stream.ids().length === 2);
+    } finally {
+      stream.close();
+    }
+    await until(() => ctx.deps.events.size === 0);
+  });
+
   it('leaves nothing behind when 100 clients disconnect at once', async () => {
     const after = await lastId(inB());
     const streams = Array.from({ length: 100 }, () => openStream(`/v1/events/stream?after=${after}`, keyB));
