@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { loadConfig } from '@repo/config';
 import { parseCommandLine } from '../../apps/inbox-mcp/src/config.js';
+import { MAX_TIMEOUT_SECONDS as WAIT_FOR_REPLY_MAX_SECONDS } from '../../apps/inbox-mcp/src/tools/wait-for-reply.js';
 import { readDockerfile } from './dockerfile.js';
 import {
   type ConfigMap,
@@ -477,4 +478,20 @@ describe('inbox-mcp on 0.0.0.0', () => {
       expect(parseCommandLine(imageArgs, {}).allowAnonymous).toBe(false);
     },
   );
+});
+
+describe('load balancer timeouts of the services that hold requests open', () => {
+  // The longest a request stays open on purpose: GET /v1/events?wait= (60 s) and its stream; wait_for_reply.
+  const longest = { 'inbox-api': 60, 'inbox-mcp': WAIT_FOR_REPLY_MAX_SECONDS };
+  it.each(Object.entries(longest))('%s names a BackendConfig whose timeout outlasts its longest wait', (name, seconds) => {
+    for (const variant of ['base', path.join('overlays', 'dev')]) {
+      const manifests = kustomizeBuild(k8sDir(name, variant));
+      const service = only<Service & { metadata: { annotations?: Record<string, string> } }>(manifests, 'Service');
+      const named = JSON.parse(service.metadata.annotations?.['cloud.google.com/backend-config'] ?? '{}') as { default?: string };
+      const config = only<Manifest & { spec: { timeoutSec: number } }>(manifests, 'BackendConfig');
+      expect(named.default).toBe(config.metadata.name);
+      // GKE's default, 30 s, would cut them.
+      expect(config.spec.timeoutSec).toBeGreaterThan(seconds);
+    }
+  });
 });

@@ -6,6 +6,7 @@ import { carriesDownloadToken } from './attachments/download.js';
 import { attachmentRoutes } from './attachments/routes.js';
 import { actorOf, authenticate, limitRequests, operatorKeys } from './auth.js';
 import type { Deps } from './deps.js';
+import { eventRoutes } from './events/routes.js';
 import { inboxRoutes } from './inboxes/routes.js';
 import { messageRoutes } from './messages/routes.js';
 import { organizationRoutes } from './organizations/routes.js';
@@ -47,6 +48,7 @@ export function buildApp(deps: Deps): Express {
   threadRoutes(api, deps);
   messageRoutes(api, deps);
   attachmentRoutes(api, deps);
+  eventRoutes(api, deps);
   // Providers authenticate their own way (webhooks/verify.ts), not with the API keys.
   webhookRoutes(createApi({ router, openapi, errorBody: inboxErrorBody }), deps);
 

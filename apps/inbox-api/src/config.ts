@@ -78,6 +78,12 @@ export const configSchema = z
       .describe(
         'Longest time rendering, cleaning or parsing one message may take. A message to send that takes longer is refused with 400 (`content_too_complex`); received mail is stored all the same, with a fallback `content_clean` or, when it could not be parsed, as it came.',
       ),
+    INBOX_EVENT_RETENTION_DAYS: setting
+      .integer({ min: 1, max: 3650 })
+      .default(30)
+      .describe(
+        'Days events are kept (GET /v1/events and its stream); older ones are removed by the reconciler, and a cursor older than the oldest kept answers 410.',
+      ),
     REDIS_URL: setting
       .url({ protocols: ['redis:', 'rediss:'] })
       .optional()

@@ -8,6 +8,7 @@ import { createMailTransport, type MailTransport } from './adapters/mail/index.j
 import { type KeyDirectory, keyDirectory } from './api-keys/directory.js';
 import type { Config } from './config.js';
 import { type Database, sqlClientOf } from './database.js';
+import { createEventListener, type EventListener } from './events/listener.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { type ContentPool, createContentPool } from './messages/content/index.js';
 import { deliverLocally, type LocalDeliveryDeps, resumeLocalDelivery } from './messages/local-delivery.js';
@@ -41,6 +42,8 @@ export interface Deps {
   languageModel: LanguageModel | undefined;
   /** Queues a thread's summary with the message that changes it. */
   summaries: SummaryRequests;
+  /** The process's one LISTEN for new events, shared by every long-poll and stream. */
+  events: EventListener;
   /** The organizations' API keys, looked up by secret (cached briefly in this process). */
   apiKeys: KeyDirectory;
   limits: {
@@ -103,6 +106,7 @@ export async function createDeps(
     leaseSeconds: config.INBOX_SEND_LEASE_SECONDS,
     summaries,
   };
+  const events = createEventListener({ connectionString: base.databaseUrl, logger });
   const mailer = createMailTransport(config, {
     localDelivery: { deliver: (mail) => deliverLocally(delivery, mail), resume: (mail) => resumeLocalDelivery(delivery, mail) },
   });
@@ -143,12 +147,14 @@ export async function createDeps(
       jobs,
       languageModel,
       summaries,
+      events,
       apiKeys: keyDirectory(db),
       limits,
     },
     close: async () => {
       // Jobs still running get no grace here: server.ts stops the worker first, with its grace.
       await jobs.stop(0);
+      await events.close();
       await mailer.close();
       await content.close();
       await redis?.quit();

@@ -1,6 +1,7 @@
 import type { Logger } from '@repo/http';
 import { type Periodic, startPeriodic } from '@repo/jobs';
 import type { Deps } from './deps.js';
+import { removeExpiredEvents } from './events/service.js';
 import { removeInbox } from './inboxes/service.js';
 import { removeAbandonedObjects } from './messages/attachments.js';
 import { resolveInterruptedSends } from './messages/interrupted-sends.js';
@@ -17,15 +18,17 @@ export interface ReconcileReport {
   partialWrites: number;
   /** Mailgun webhook tokens past their window. */
   webhookTokens: number;
+  /** Events older than INBOX_EVENT_RETENTION_DAYS. */
+  events: number;
 }
 
-type ReconcilerDeps = Pick<Deps, 'db' | 'storage' | 'mailer' | 'logger' | 'crashPoint'> & { leaseSeconds: number };
+type ReconcilerDeps = Pick<Deps, 'db' | 'storage' | 'mailer' | 'logger' | 'crashPoint' | 'config'> & { leaseSeconds: number };
 
 /**
  * Puts right what a crash (or kill) interrupted, all of it safe to run on several replicas at
  * once and again after a crash of its own: sends still `sending` past their lease, objects
  * written for records that were never committed, inbox deletions that did not finish, and
- * temporary files of writes cut short; and it forgets Mailgun tokens that can no longer be replayed. Anything younger than a lease may still be under way and
+ * temporary files of writes cut short; and it forgets Mailgun tokens that can no longer be replayed and events past their retention. Anything younger than a lease may still be under way and
  * is left alone.
  */
 export async function reconcile(deps: ReconcilerDeps): Promise<ReconcileReport> {
@@ -34,7 +37,8 @@ export async function reconcile(deps: ReconcilerDeps): Promise<ReconcileReport> 
   const inboxes = await finishInboxDeletions(deps);
   const partialWrites = await deps.storage.sweepPartialWrites(new Date(Date.now() - deps.leaseSeconds * 1000));
   const webhookTokens = await removeExpiredWebhookTokens(deps.db);
-  return { sends, objects, inboxes, partialWrites, webhookTokens };
+  const events = await removeExpiredEvents(deps.db, deps.config.INBOX_EVENT_RETENTION_DAYS);
+  return { sends, objects, inboxes, partialWrites, webhookTokens, events };
 }
 
 async function finishInboxDeletions(deps: ReconcilerDeps): Promise<number> {

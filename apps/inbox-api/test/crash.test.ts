@@ -118,6 +118,23 @@ async function expectConsistent(): Promise<void> {
   }
   // No key left claimed without an outcome.
   expect(await db.idempotencyKey.count({ where: { completedAt: null } })).toBe(0);
+  // An event exactly for each change that committed: each received message, each send that ended
+  // (events outlive the messages of deleted inboxes, by design).
+  const events = await db.event.findMany({ select: { type: true, messageId: true } });
+  const messages = await db.message.findMany({ select: { id: true, status: true } });
+  const typeOf: Record<string, string> = { received: 'message.received', sent: 'message.sent', failed: 'message.failed' };
+  const existing = new Set(messages.map((message) => message.id));
+  expect(
+    events
+      .filter((event) => existing.has(event.messageId!))
+      .map((event) => `${event.type} ${event.messageId}`)
+      .sort(),
+  ).toEqual(
+    messages
+      .filter((message) => message.status in typeOf)
+      .map((message) => `${typeOf[message.status]} ${message.id}`)
+      .sort(),
+  );
 }
 
 async function crashDuring(point: string, request: (baseUrl: string) => Promise<unknown>, env: Record<string, string> = {}) {

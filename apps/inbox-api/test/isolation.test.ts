@@ -20,6 +20,8 @@ interface Records {
   attachmentId: string;
   /** A key limited to this inbox. */
   apiKeyId: string;
+  /** The event of the message's send. */
+  eventId: string;
 }
 
 async function recordsIn(organizationId: string, username: string): Promise<Records> {
@@ -45,6 +47,7 @@ async function recordsIn(organizationId: string, username: string): Promise<Reco
     messageId: sent.body.id,
     attachmentId: sent.body.attachments[0].id,
     apiKeyId: key.id,
+    eventId: String((await ctx.db.event.findFirstOrThrow({ where: { messageId: sent.body.id } })).id),
   };
 }
 
@@ -195,7 +198,29 @@ const CASES: Record<string, Case> = {
     (c, f) => c.get(`/v1/attachments/${f.attachmentId}/content`),
     (c, f) => c.get(`/v1/attachments/${f.attachmentId}/content?format=base64`),
   ),
+
+  'GET /v1/events': unreachable(
+    (c, f) => c.get(`/v1/events?after=${f.eventId}`),
+    (c, f) => c.get(`/v1/events?inbox_id=${f.inboxId}`),
+    (c, f) => c.get(`/v1/events?thread_id=${f.threadId}`),
+    (c, f) => c.get(`/v1/events?after=${f.eventId}&wait=5`),
+  ),
+  // Refused before the stream opens, so the answer is a whole one.
+  'GET /v1/events/stream': unreachable(
+    (c, f) => c.get(`/v1/events/stream?after=${f.eventId}`),
+    (c, f) => c.get(`/v1/events/stream?inbox_id=${f.inboxId}`),
+    (c, f) => c.get(`/v1/events/stream?thread_id=${f.threadId}`),
+  ),
 };
+
+it('lists only the events of what each key reaches', async () => {
+  for (const actor of ['organization', 'inbox'] as const) {
+    const items = (await as(ctx.app, keys[actor]).get('/v1/events?limit=500').expect(200)).body.items as { inbox_id: string }[];
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.filter((item) => !ownInboxes(actor).includes(item.inbox_id))).toEqual([]);
+  }
+  expect((await as(ctx.app, keys.approver).get('/v1/events')).status).toBe(403);
+});
 
 it('covers every /v1 operation of the OpenAPI document', async () => {
   const { paths } = (await as(ctx.app, OPERATOR_KEY).get('/openapi.json')).body as { paths: Record<string, object> };

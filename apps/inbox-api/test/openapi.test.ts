@@ -26,7 +26,7 @@ describe('/openapi.json', () => {
       /^\/v1\/([\w-]+)/.exec(path)?.[1] ?? (path.startsWith('/webhooks/') ? 'webhooks' : 'operations');
     expect(tags).toEqual(tags.map(({ path, method }) => ({ path, method, tags: [resource(path)] })));
     expect(new Set(tags.map((operation) => operation.tags?.[0]))).toEqual(
-      new Set(['organizations', 'api-keys', 'inboxes', 'threads', 'messages', 'attachments', 'webhooks', 'operations']),
+      new Set(['organizations', 'api-keys', 'inboxes', 'threads', 'messages', 'attachments', 'events', 'webhooks', 'operations']),
     );
   });
 
@@ -42,6 +42,18 @@ describe('/openapi.json', () => {
     });
     expect(patterns.filter((pattern) => /\/[a-z]+$/.test(pattern))).toEqual([]);
     expect(patterns).toContain('^[^\\p{Cc}]*$');
+  });
+
+  it('documents the event routes: a page with its cursor, a stream, and 410 for a cursor no longer kept', () => {
+    const { schemas } = document.components;
+    expect(schemas.EventPage?.required).toEqual(['items', 'next_after']);
+    expect(schemas.Event?.required).toEqual(
+      expect.arrayContaining(['id', 'type', 'created_at', 'organization_id', 'inbox_id', 'thread_id', 'message_id', 'data']),
+    );
+    const list = document.paths['/v1/events']!.get!;
+    const stream = document.paths['/v1/events/stream']!.get! as { responses: Record<string, { content?: object }> };
+    expect(Object.keys(list.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '410']));
+    expect(Object.keys(stream.responses['200']!.content ?? {})).toEqual(['text/event-stream']);
   });
 
   it('documents organizations, API keys, and the organization of an inbox', () => {

@@ -77,6 +77,7 @@ describe('database constraints', () => {
       'inboxes.organization_id': 'an organizations.id',
       'api_keys.organization_id': 'an organizations.id',
       'api_keys.secret_hash': 'a SHA-256 in hex, 64 characters (api-keys/secrets.ts)',
+      'events.organization_id': "an organizations.id (the inbox's, copied by events/log.ts)",
     };
     const rows = await ctx.db.$queryRaw<{ column: string }[]>`
       SELECT DISTINCT t.relname || '.' || a.attname AS column

@@ -108,6 +108,15 @@ describe('with LLM_PROVIDER set', () => {
       .expect(201);
     expect(await summaryOf(ctx.app, threadId, 'Summary 2.')).toBe('Summary 2.');
     expect(promptOf(model.requests[1]!)).toContain('Fourth: done.');
+    // Each summary written is an event, committed with it, carrying the thread's list view.
+    const events = (await request(ctx.app).get(`/v1/events?thread_id=${threadId}&types=thread.summarized`).expect(200)).body;
+    expect(events.items.map((event: { data: { summary: string } }) => event.data.summary)).toEqual(['Summary 1.', 'Summary 2.']);
+    expect(events.items[0]).toMatchObject({
+      thread_id: threadId,
+      inbox_id: inboxId,
+      message_id: null,
+      organization_id: 'default',
+    });
   });
 
   it('lists the summary with the thread, and keeps threads apart', async () => {

@@ -13,6 +13,7 @@ import {
   inboxPageSchema,
   inboxSchema,
   messagePageSchema,
+  receivedEventPageSchema,
   searchPageSchema,
   type SendResult,
   sendResultSchema,
@@ -112,6 +113,17 @@ export class InboxApiClient {
 
   listMessages(filter: MessageFilter, options?: CallOptions) {
     return this.request(messagePageSchema, 'GET', '/v1/messages', { query: { ...filter }, ...options });
+  }
+
+  /**
+   * `message.received` events of a thread after `after`; with `wait`, held by the API until one
+   * commits or `wait` seconds pass (keep it well under this client's time limit).
+   */
+  receivedEvents(query: { thread_id: string; after: number; limit: number; wait?: number }, options?: CallOptions) {
+    return this.request(receivedEventPageSchema, 'GET', '/v1/events', {
+      query: { ...query, types: 'message.received' },
+      ...options,
+    });
   }
 
   searchMessages(filter: MessageFilter & { q: string }, options?: CallOptions) {

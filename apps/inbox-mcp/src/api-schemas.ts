@@ -84,6 +84,12 @@ function pageOf<T extends z.ZodType>(item: T) {
 }
 
 export const messagePageSchema = pageOf(messageSchema);
+
+/** A page of GET /v1/events restricted to `message.received`: `data` is the message as the list shows it. */
+export const receivedEventPageSchema = z.object({
+  items: z.array(z.object({ id: z.number().int(), type: z.literal('message.received'), data: messageSchema })),
+  next_after: z.number().int(),
+});
 export const searchPageSchema = pageOf(searchItemSchema);
 
 export const threadSummarySchema = z.object({

@@ -516,10 +516,15 @@ describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (trans
     });
   });
 
-  it('wait_for_reply: stops polling at once when the client cancels', async () => {
+  it('wait_for_reply: waits on the event log, and lets go of it at once when the client cancels', async () => {
     const threadId = firstSend.thread_id;
-    const polls = () => inboxApi.requests().filter((line) => line.startsWith(`GET /v1/messages?thread_id=${threadId}&`)).length;
-    const before = polls();
+    // Requests to the event log as inbox-api logged them when they ended: answered, or cut short by the client.
+    const waits = () =>
+      inboxApi.process.logs.flatMap((line) => {
+        const url = (line.req as { url?: string } | undefined)?.url;
+        return url?.startsWith(`/v1/events?thread_id=${threadId}&`) ? [`${line.msg as string} ${url}`] : [];
+      });
+    const before = waits().length;
     const controller = new AbortController();
     const waiting = client.callTool(
       { name: 'wait_for_reply', arguments: { thread_id: threadId, timeout_seconds: 60 } },
@@ -528,13 +533,17 @@ describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (trans
         signal: controller.signal,
       },
     );
-    // The first look and the first poll (after 1 s) have happened; the next would come 1.5 s later.
+    // Where the log stands (answered), then one wait held by the API (logged once it ends): no polling meanwhile.
     await delay(1600);
-    expect(polls() - before).toBe(2);
+    expect(waits().slice(before)).toHaveLength(1);
     controller.abort('the user moved on');
     await expect(waiting).rejects.toThrow();
     await delay(3000);
-    expect(polls() - before).toBe(2);
+    // The held wait ended with the cancellation (the API let go of it), and nothing came after it.
+    const made = waits().slice(before);
+    expect(made).toHaveLength(2);
+    expect(made[1]).toMatch(/[?&]wait=\d+/);
+    expect(made[1]).toMatch(/[?&]types=message.received/);
   });
 });
 

@@ -1,6 +1,6 @@
 /** The pure parts, without a server: the resources' formatters and the rules the tools and transports follow. */
 import { ValidationError, NotFoundError, AppError } from '@repo/errors';
-import type { Attachment, Message, Thread, ThreadSummary } from '../src/api-schemas.js';
+import type { Attachment, Thread, ThreadSummary } from '../src/api-schemas.js';
 import { bearerChallenge, credentialsOf, keyDigest, protectedResourceMetadata, publicBaseUrl } from '../src/auth/bearer.js';
 import { KeyChecks, type KeyVerdict } from '../src/auth/key-checks.js';
 import { jsonRpcErrorFormat } from '../src/json-rpc-errors.js';
@@ -8,7 +8,7 @@ import { RECENT_THREAD_COUNT, recentThreadsJson } from '../src/resources/recent-
 import { formatDate, threadMarkdown } from '../src/resources/thread-markdown.js';
 import { InFlightRequests } from '../src/stateless-cancellation.js';
 import { binaryContent } from '../src/tools/attachments.js';
-import { firstNewInbound, nextPollDelayMs } from '../src/tools/wait-for-reply.js';
+import { nextProgressDelayMs } from '../src/tools/wait-for-reply.js';
 
 describe('thread Markdown', () => {
   const thread: Thread = {
@@ -92,20 +92,12 @@ describe('recent threads JSON', () => {
   });
 });
 
-describe('wait_for_reply polling', () => {
-  it('backs off from 1 s by half again each time, up to 10 s', () => {
+describe('wait_for_reply progress', () => {
+  it('reports after 1 s, then half again later each time, up to every 10 s', () => {
     const delays: number[] = [];
     let delay: number | undefined;
-    for (let i = 0; i < 9; i++) delays.push((delay = nextPollDelayMs(delay)));
+    for (let i = 0; i < 9; i++) delays.push((delay = nextProgressDelayMs(delay)));
     expect(delays).toEqual([1000, 1500, 2250, 3375, 5062.5, 7593.75, 10_000, 10_000, 10_000]);
-  });
-
-  const message = (id: string, direction: Message['direction']) => ({ id, direction }) as Message;
-
-  it('takes the earliest received message that was not there at the start; sent mail is no reply', () => {
-    const newestFirst = [message('m5', 'outbound'), message('m4', 'inbound'), message('m3', 'inbound'), message('m2', 'inbound')];
-    expect(firstNewInbound(newestFirst, new Set(['m2']))?.id).toBe('m3');
-    expect(firstNewInbound(newestFirst, new Set(['m2', 'm3', 'm4']))).toBeUndefined();
   });
 });
 

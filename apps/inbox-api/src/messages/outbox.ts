@@ -6,8 +6,10 @@
  * is resolved by the reconciler. `metadata.delivery` tells clients where a message stands.
  */
 import { SEND_TIMEOUT_MS } from '../adapters/mail/index.js';
-import type { Database } from '../database.js';
+import { type Database, prismaStatements } from '../database.js';
+import { appendEvents, type EventType } from '../events/log.js';
 import { Prisma } from '../generated/prisma/client.js';
+import { messageEvent } from './events.js';
 import type { SendResult } from './schemas.js';
 
 export type DeliveryStatus = 'sending' | 'sent' | 'failed';
@@ -66,46 +68,59 @@ export function leaseEnd(tx: Transaction, leaseSeconds: number): Promise<Date> {
 
 /**
  * Marks a send delivered: `sent`, with the Message-ID the provider delivered it under (SES
- * replaces ours), and completes its Idempotency-Key with `result`. A send the reconciler had
- * already given up on is marked sent all the same: the transport's answer is the truth.
+ * replaces ours), completes its Idempotency-Key with `result`, and appends `message.sent`. A send
+ * the reconciler had already given up on is marked sent all the same: the transport's answer is
+ * the truth. One already `sent` is left as it is (no second event).
  */
 export async function markSent(
   db: Database,
   send: { messageId: string; provider: string; providerMessageId: string; result: SendResult },
 ): Promise<void> {
   const now = new Date();
-  await db.$transaction([
+  await db.$transaction(async (tx) => {
     // updateMany: the inbox (and the message with it) may have been deleted meanwhile.
-    db.message.updateMany({
-      where: { id: send.messageId },
+    const { count } = await tx.message.updateMany({
+      where: { id: send.messageId, status: { not: 'sent' } },
       data: {
         status: 'sent',
         leaseUntil: null,
         providerMessageId: send.providerMessageId,
         metadata: deliveryMetadata('sent', { provider: send.provider, at: now }),
       },
-    }),
-    db.idempotencyKey.updateMany({
+    });
+    await tx.idempotencyKey.updateMany({
       where: { messageId: send.messageId },
       data: { response: send.result, completedAt: now },
-    }),
-  ]);
+    });
+    if (count > 0) await appendMessageEvent(tx, 'message.sent', send.messageId);
+  });
 }
 
-/** Marks a send failed with `reason`, and releases its Idempotency-Key so the client may try again. */
+/** Marks a send failed with `reason`, releases its Idempotency-Key so the client may try again, and appends `message.failed`. */
 export async function markFailed(db: Database, send: { messageId: string; provider: string; reason: string }): Promise<void> {
-  await db.$transaction([
-    db.message.updateMany({
+  await db.$transaction(async (tx) => {
+    const { count } = await tx.message.updateMany({
       // Never over a `sent`: a late failure report cannot undo a delivery.
-      where: { id: send.messageId, status: { not: 'sent' } },
+      where: { id: send.messageId, status: { notIn: ['sent', 'failed'] } },
       data: {
         status: 'failed',
         leaseUntil: null,
         metadata: deliveryMetadata('failed', { provider: send.provider, reason: send.reason, at: new Date() }),
       },
-    }),
-    db.idempotencyKey.deleteMany({ where: { messageId: send.messageId, completedAt: null } }),
-  ]);
+    });
+    await tx.idempotencyKey.deleteMany({ where: { messageId: send.messageId, completedAt: null } });
+    if (count > 0) await appendMessageEvent(tx, 'message.failed', send.messageId);
+  });
+}
+
+/** Appends the event of a message's change, last in `tx` (as appendEvents needs). */
+async function appendMessageEvent(tx: Prisma.TransactionClient, type: EventType, messageId: string): Promise<void> {
+  const message = await tx.message.findUniqueOrThrow({
+    where: { id: messageId },
+    include: { inbox: { select: { organizationId: true } } },
+  });
+  const { inbox, ...record } = message;
+  await appendEvents(prismaStatements(tx), [messageEvent(type, inbox, record)]);
 }
 
 /**

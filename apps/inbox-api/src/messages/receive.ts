@@ -2,6 +2,7 @@ import type { CrashPoint } from '@repo/config';
 import { isUniqueViolation } from '@repo/db';
 import { type Database, pgStatements, pgTransaction, type Statements } from '../database.js';
 import { type Inbox, type Message, Prisma } from '../generated/prisma/client.js';
+import { appendEvents } from '../events/log.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import {
   chooseThread,
@@ -13,6 +14,7 @@ import {
 import { type AttachmentStore, discardStoredObjects, settlePendingObjects, storeAttachments } from './attachments.js';
 import type { MessageContent } from './content/index.js';
 import type { StorableMail } from './inbound-mail.js';
+import { messageEvent } from './events.js';
 import { type ReplayToken, recordMessage } from './records.js';
 
 export interface ReceiveDeps extends AttachmentStore {
@@ -84,18 +86,12 @@ export async function receiveMessage(
         timestamp: mail.date,
         attachments,
       });
-    // On pg directly, the bodies as they are (database.ts). Without attachments to settle or a
-    // summary to queue, the record is one statement, which commits on its own: no transaction's
-    // two extra round trips on the path every message takes.
-    if (attachments.length === 0 && !deps.summaries.enabled) {
-      const { message } = await record(pgStatements(deps.db.pool));
-      deps.crashPoint('receive:recorded');
-      return { message, duplicate: false };
-    }
+    // On pg directly, the bodies as they are (database.ts); the event last, as appendEvents needs.
     const { message } = await pgTransaction(deps.db, async (client) => {
       const recorded = await record(pgStatements(client));
       await settlePendingObjects(pgStatements(client), attachments);
       await deps.summaries.request(client, recorded.message.threadId);
+      await appendEvents(pgStatements(client), [messageEvent('message.received', inbox, recorded.message)]);
       deps.crashPoint('receive:recorded');
       return recorded;
     });

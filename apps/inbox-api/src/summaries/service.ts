@@ -1,8 +1,10 @@
 import type { Logger } from '@repo/http';
 import type { SendOptions } from '@repo/jobs';
 import type { LanguageModel } from '../adapters/llm/index.js';
-import type { Database } from '../database.js';
+import { type Database, prismaStatements } from '../database.js';
+import { appendEvents } from '../events/log.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { toThreadSummary } from '../threads/service.js';
 import { summaryRequest } from './prompt.js';
 
 /**
@@ -67,7 +69,25 @@ export async function summarizeThread(deps: SummaryDeps, threadId: string): Prom
       })),
     }),
   );
-  // updateMany: the thread may have gone while the model wrote.
-  await deps.db.thread.updateMany({ where: { id: threadId }, data: { summary } });
+  await deps.db.$transaction(async (tx) => {
+    // updateMany: the thread may have gone while the model wrote.
+    const { count } = await tx.thread.updateMany({ where: { id: threadId }, data: { summary } });
+    if (count === 0) return;
+    const updated = await tx.thread.findUniqueOrThrow({
+      where: { id: threadId },
+      include: { inbox: { select: { organizationId: true } } },
+    });
+    const { inbox, ...record } = updated;
+    await appendEvents(prismaStatements(tx), [
+      {
+        type: 'thread.summarized',
+        organizationId: inbox.organizationId,
+        inboxId: record.inboxId,
+        threadId: record.id,
+        messageId: null,
+        data: toThreadSummary(record),
+      },
+    ]);
+  });
   deps.logger.debug({ threadId, provider: model.provider }, 'thread summarised');
 }

@@ -53,7 +53,7 @@ export async function getThread(db: Database, scope: Scope, threadId: string): P
   };
 }
 
-function toThreadSummary(thread: Thread): ThreadSummary {
+export function toThreadSummary(thread: Thread): ThreadSummary {
   return {
     id: thread.id,
     subject: thread.subject,

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { InboxApiError, InboxApiUnreachableError } from '../api-client.js';
-import { type Message, messageSchema } from '../api-schemas.js';
+import { messageSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
 import { runTool, structuredResult } from './results.js';
 
@@ -10,23 +10,25 @@ export const DEFAULT_TIMEOUT_SECONDS = 300;
 // A request held open longer than this outlives the idle timeouts of most proxies and clients.
 export const MAX_TIMEOUT_SECONDS = 900;
 
-const FIRST_POLL_DELAY_MS = 1000;
-const POLL_DELAY_FACTOR = 1.5;
-const MAX_POLL_DELAY_MS = 10_000;
-// Newest messages compared at each poll: a reply lands among them even when several arrive at once.
-const POLL_WINDOW = 50;
+const FIRST_PROGRESS_DELAY_MS = 1000;
+const PROGRESS_DELAY_FACTOR = 1.5;
+const MAX_PROGRESS_DELAY_MS = 10_000;
+/**
+ * Longest single wait asked of GET /v1/events (the API allows 60 s): well under the API client's
+ * 60 s time limit, and repeated until the tool's own timeout.
+ */
+const LONG_POLL_SECONDS = 50;
+/** Events read per page while finding where the thread's log stands. */
+const HEAD_PAGE = 500;
+/** Pause before waiting again after a transient failure (the API away for a moment). */
+const RETRY_DELAY_MS = 1000;
 
-/** Backoff between polls: 1 s, 1.5 s, 2.25 s, ... up to 10 s. */
-export function nextPollDelayMs(previousMs: number | undefined): number {
-  return previousMs === undefined ? FIRST_POLL_DELAY_MS : Math.min(previousMs * POLL_DELAY_FACTOR, MAX_POLL_DELAY_MS);
+/** Progress notifications while waiting: after 1 s, 1.5 s, 2.25 s, ... up to every 10 s. */
+export function nextProgressDelayMs(previousMs: number | undefined): number {
+  return previousMs === undefined ? FIRST_PROGRESS_DELAY_MS : Math.min(previousMs * PROGRESS_DELAY_FACTOR, MAX_PROGRESS_DELAY_MS);
 }
 
-/** The earliest received message of `newestFirst` that is not in `known`. */
-export function firstNewInbound(newestFirst: Message[], known: ReadonlySet<string>): Message | undefined {
-  return newestFirst.findLast((message) => message.direction === 'inbound' && !known.has(message.id));
-}
-
-/** Failures worth polling through: the API away for a moment, busy, or rate limiting. */
+/** Failures worth waiting through: the API away for a moment, busy, or rate limiting. */
 function isTransient(error: unknown): boolean {
   return (
     error instanceof InboxApiUnreachableError || (error instanceof InboxApiError && (error.status === 429 || error.status >= 500))
@@ -57,8 +59,8 @@ export function registerWaitForReplyTool(server: McpServer, deps: ServerDeps): v
       title: 'Wait for reply (experimental)',
       description:
         '(Experimental) Wait until a new message is received in a thread, and return it. Only mail that arrives after the ' +
-        'call starts counts, and messages you send do not. Polls the inbox service with backoff (every 1 s at first, then ' +
-        `up to every 10 s). After \`timeout_seconds\` (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS}) ` +
+        "call starts counts, and messages you send do not. Waits on the inbox service's event log (GET /v1/events?wait=), " +
+        `which answers the moment a message is received in the thread. After \`timeout_seconds\` (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS}) ` +
         'it returns `status: "timed_out"`, which is not an error: call it again to keep waiting. Reports progress while ' +
         'waiting when the request carries a progress token.',
       inputSchema: waitForReplyInput,
@@ -83,35 +85,57 @@ export function registerWaitForReplyTool(server: McpServer, deps: ServerDeps): v
             },
           });
         };
-        const newestMessages = async () =>
-          (await deps.api.listMessages({ thread_id: args.thread_id, limit: POLL_WINDOW, offset: 0 }, extra)).items;
+        const received = (after: number, wait?: number) =>
+          deps.api.receivedEvents({ thread_id: args.thread_id, after, limit: HEAD_PAGE, wait }, extra);
 
-        // What is there when the call starts is not the reply; an unknown thread fails here, at once.
-        const known = new Set((await newestMessages()).map((message) => message.id));
-        await reportProgress();
-        let delay: number | undefined;
+        // Where the thread's log stands when the call starts: what is there is not the reply. An
+        // unknown thread fails here, at once.
+        let after = 0;
         for (;;) {
-          const remaining = deadline - performance.now();
-          if (remaining <= 0) {
-            return structuredResult({ status: 'timed_out', thread_id: args.thread_id, waited_seconds: waitedSeconds() });
-          }
-          delay = nextPollDelayMs(delay);
-          await sleep(Math.min(delay, remaining), undefined, { signal: extra.signal });
-          try {
-            const reply = firstNewInbound(await newestMessages(), known);
-            if (reply) {
-              return structuredResult({
-                status: 'replied',
-                thread_id: args.thread_id,
-                waited_seconds: waitedSeconds(),
-                message: reply,
+          const page = await received(after);
+          after = page.next_after;
+          if (page.items.length < HEAD_PAGE) break;
+        }
+        await reportProgress();
+        let progressDelay = nextProgressDelayMs(undefined);
+        const progress = { timer: undefined as NodeJS.Timeout | undefined };
+        const scheduleProgress = () => {
+          progress.timer = setTimeout(() => {
+            progressDelay = nextProgressDelayMs(progressDelay);
+            scheduleProgress();
+            reportProgress().catch((error: unknown) => deps.logger.warn({ err: error }, 'wait_for_reply: progress not sent'));
+          }, progressDelay);
+        };
+        scheduleProgress();
+        try {
+          // Each wait is held by the API until a message is received in the thread: it reads nothing while idle.
+          for (;;) {
+            const remaining = deadline - performance.now();
+            if (remaining <= 0) {
+              return structuredResult({ status: 'timed_out', thread_id: args.thread_id, waited_seconds: waitedSeconds() });
+            }
+            try {
+              const page = await received(after, Math.min(LONG_POLL_SECONDS, Math.ceil(remaining / 1000)));
+              const [reply] = page.items;
+              if (reply) {
+                return structuredResult({
+                  status: 'replied',
+                  thread_id: args.thread_id,
+                  waited_seconds: waitedSeconds(),
+                  message: reply.data,
+                });
+              }
+              after = page.next_after;
+            } catch (error) {
+              if (!isTransient(error) || extra.signal.aborted) throw error;
+              deps.logger.warn({ err: error, threadId: args.thread_id }, 'wait_for_reply: wait failed, waiting on');
+              await sleep(Math.min(RETRY_DELAY_MS, Math.max(0, deadline - performance.now())), undefined, {
+                signal: extra.signal,
               });
             }
-          } catch (error) {
-            if (!isTransient(error) || extra.signal.aborted) throw error;
-            deps.logger.warn({ err: error, threadId: args.thread_id }, 'wait_for_reply: poll failed, polling on');
           }
-          await reportProgress();
+        } finally {
+          clearTimeout(progress.timer);
         }
       }),
   );

@@ -1,0 +1,78 @@
+import type { Statements } from '../database.js';
+import { Prisma } from '../generated/prisma/client.js';
+
+export const EVENT_TYPES = [
+  'message.received',
+  'message.sent',
+  'message.delivered',
+  'message.bounced',
+  'message.complained',
+  'message.failed',
+  'message.blocked',
+  'thread.summarized',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The channel every append notifies at commit: one LISTEN per process hears them all (listener.ts). */
+export const EVENTS_CHANNEL = 'inbox_events';
+
+/**
+ * Taken by every append until its transaction ends. A bigserial id is drawn when the row is
+ * written, not when it commits: without this lock, a transaction drawing id 7 could commit after
+ * one that drew 8, and a reader that had already moved its cursor past 8 would never see 7. Under
+ * the lock, the next append draws its id only after the previous one has committed (or rolled
+ * back), so ids are in commit order and a cursor never skips an event that commits later. The
+ * lock serialises only the last statement of each writing transaction and its commit (appendEvent
+ * must come last, so that no transaction waits for a row while holding it: no deadlock); the
+ * alternative, filtering readers by pg_snapshot_xmin, would let any long transaction in the
+ * cluster (other databases included) hold every reader back.
+ */
+const APPEND_LOCK_KEY = 0x1b0e7e47;
+
+/** One event to append: what changed, where, and the record as the API shows it. */
+export interface NewEvent {
+  type: EventType;
+  organizationId: string;
+  inboxId: string;
+  threadId: string | null;
+  messageId: string | null;
+  data: Record<string, unknown>;
+}
+
+/** What NOTIFY carries: enough for a process to tell which waiters may be interested (no data). */
+export interface EventSignal {
+  id: string;
+  type: EventType;
+  organization_id: string;
+  inbox_id: string;
+  thread_id: string | null;
+}
+
+/**
+ * Appends events in the caller's transaction (or alone, as a statement that commits on its own),
+ * and notifies waiters on every replica when it commits. Must be the transaction's last
+ * statement: it holds the append lock until the commit. Returns the events' ids.
+ */
+export async function appendEvents(statements: Statements, events: NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = JSON.stringify(
+    events.map((event) => [event.type, event.organizationId, event.inboxId, event.threadId, event.messageId, event.data]),
+  );
+  // The ids are drawn (by the column's default) only once the lock is held: the rows come from `locked`.
+  const appended = await statements.query<{ id: string }>(Prisma.sql`
+    WITH locked AS (
+      SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY}::bigint)
+    ), appended AS (
+      INSERT INTO events (type, organization_id, inbox_id, thread_id, message_id, data)
+      SELECT event->>0, event->>1, (event->>2)::uuid, (event->>3)::uuid, (event->>4)::uuid, event->5
+        FROM locked, jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS e(event, n)
+       ORDER BY n
+      RETURNING id, type, organization_id, inbox_id, thread_id
+    )
+    -- pg_notify returns void, which Prisma cannot read: called in a lateral subquery, its result not selected.
+    SELECT appended.id::text AS id
+      FROM appended, LATERAL (SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object(
+             'id', id::text, 'type', type, 'organization_id', organization_id, 'inbox_id', inbox_id, 'thread_id', thread_id)::text)) AS notified
+     ORDER BY appended.id`);
+  return appended.map((row) => row.id);
+}

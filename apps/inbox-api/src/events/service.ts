@@ -1,0 +1,147 @@
+import { GoneError, NotFoundError } from '@repo/errors';
+import { canReachOrganization, type Scope } from '../api-keys/scope.js';
+import type { Database } from '../database.js';
+import type { Event, Prisma } from '../generated/prisma/client.js';
+import { findInbox } from '../inboxes/service.js';
+import { findThread } from '../threads/service.js';
+import type { EventListener } from './listener.js';
+import type { EventSignal, EventType } from './log.js';
+import type { EventPage, EventResponse } from './schemas.js';
+
+export interface EventDeps {
+  db: Database;
+  events: EventListener;
+}
+
+/** Which events a reader gets: those in its scope, narrowed by the filters it gave. */
+export interface EventFilters {
+  scope: Scope;
+  types?: readonly EventType[];
+  inboxId?: string;
+  threadId?: string;
+}
+
+/** The filters of a request, with its inbox and thread checked to be within the scope (404 otherwise). */
+export async function eventFilters(
+  db: Database,
+  scope: Scope,
+  query: { types?: EventType[]; inbox_id?: string; thread_id?: string },
+): Promise<EventFilters> {
+  const inbox = query.inbox_id !== undefined ? await findInbox(db, scope, query.inbox_id) : undefined;
+  const thread =
+    query.thread_id !== undefined ? await findThread(db, scope, { threadId: query.thread_id, inboxId: inbox?.id }) : undefined;
+  return { scope, types: query.types?.length ? query.types : undefined, inboxId: inbox?.id, threadId: thread?.id };
+}
+
+/** Whether an event is one the reader gets. Pure: used on the rows' signals before any query. */
+export function matchesFilters(filters: EventFilters, event: EventSignal): boolean {
+  const { scope } = filters;
+  return (
+    canReachOrganization(scope, event.organization_id) &&
+    (scope.inboxIds === undefined || scope.inboxIds.includes(event.inbox_id)) &&
+    (filters.types === undefined || filters.types.includes(event.type)) &&
+    (filters.inboxId === undefined || filters.inboxId === event.inbox_id) &&
+    (filters.threadId === undefined || filters.threadId === event.thread_id)
+  );
+}
+
+/**
+ * Checks a cursor: an event the scope reaches (another scope's is not found: 404, as if it did
+ * not exist), or one removed after INBOX_EVENT_RETENTION_DAYS (410: events after it may be gone
+ * too, so the reader must start again from what it can still list).
+ */
+export async function checkCursor(db: Database, scope: Scope, after: bigint): Promise<void> {
+  if (after === 0n) return;
+  const event = await db.event.findUnique({ where: { id: after }, select: { organizationId: true, inboxId: true } });
+  if (event) {
+    const reachable =
+      canReachOrganization(scope, event.organizationId) &&
+      (scope.inboxIds === undefined || scope.inboxIds.includes(event.inboxId));
+    if (reachable) return;
+    throw cursorNotFound(after);
+  }
+  const oldest = await db.event.findFirst({ orderBy: { id: 'asc' }, select: { id: true } });
+  // Below the oldest event kept (or none kept): removed by the retention, or never committed.
+  if (!oldest || after < oldest.id) {
+    throw new GoneError('This cursor is older than the events kept: list again without `after`', { after: after.toString() });
+  }
+  throw cursorNotFound(after);
+}
+
+const cursorNotFound = (after: bigint) => new NotFoundError('Event not found', { after: after.toString() });
+
+function whereOf(filters: EventFilters, after: bigint): Prisma.EventWhereInput {
+  const { scope } = filters;
+  return {
+    id: { gt: after },
+    ...(scope.organizationId !== undefined && { organizationId: scope.organizationId }),
+    ...(scope.inboxIds !== undefined && { inboxId: { in: [...scope.inboxIds] } }),
+    ...(filters.inboxId !== undefined && { inboxId: filters.inboxId }),
+    ...(filters.threadId !== undefined && { threadId: filters.threadId }),
+    ...(filters.types !== undefined && { type: { in: [...filters.types] } }),
+  };
+}
+
+/** Events after the cursor that the reader gets, oldest first. */
+export async function readEvents(db: Database, filters: EventFilters, after: bigint, limit: number): Promise<EventResponse[]> {
+  const events = await db.event.findMany({ where: whereOf(filters, after), orderBy: { id: 'asc' }, take: limit });
+  return events.map(toEventResponse);
+}
+
+export function toEventResponse(event: Event): EventResponse {
+  return {
+    id: Number(event.id),
+    type: event.type as EventType,
+    created_at: event.createdAt.toISOString(),
+    organization_id: event.organizationId,
+    inbox_id: event.inboxId,
+    thread_id: event.threadId,
+    message_id: event.messageId,
+    data: event.data as Record<string, unknown>,
+  };
+}
+
+/**
+ * GET /v1/events: the events after `after`; with `wait`, when there are none yet, it waits for
+ * the first commit that may match (woken by the process's one LISTEN: no query while idle) and
+ * answers then, or empty when the time is up or the client went away.
+ */
+export async function listEvents(
+  deps: EventDeps,
+  filters: EventFilters,
+  options: { after: bigint; limit: number; waitSeconds: number; abort: AbortSignal },
+): Promise<EventPage> {
+  const { after, limit } = options;
+  const pageOf = (items: EventResponse[]): EventPage => ({ items, next_after: items.at(-1)?.id ?? Number(after) });
+  const first = await readEvents(deps.db, filters, after, limit);
+  if (first.length > 0 || options.waitSeconds === 0) return pageOf(first);
+
+  const subscription = deps.events.subscribe((signal) => matchesFilters(filters, signal));
+  try {
+    await subscription.ready;
+    const deadline = Date.now() + options.waitSeconds * 1000;
+    // Once more now that the process listens: a commit between the first read and the LISTEN would be missed otherwise.
+    let items = await readEvents(deps.db, filters, after, limit);
+    while (items.length === 0 && !options.abort.aborted) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) break;
+      if (!(await subscription.next({ timeoutMs: remaining, abort: options.abort }))) break;
+      items = await readEvents(deps.db, filters, after, limit);
+    }
+    return pageOf(items);
+  } finally {
+    subscription.close();
+  }
+}
+
+/** Removes events older than `retentionDays`, a batch at a time (a long delete would hold back appends' vacuum). */
+export async function removeExpiredEvents(db: Database, retentionDays: number): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const count = await db.$executeRaw`
+      DELETE FROM events WHERE id IN (
+        SELECT id FROM events WHERE created_at < now() - make_interval(days => ${retentionDays}) ORDER BY id LIMIT 5000)`;
+    removed += count;
+    if (count < 5000) return removed;
+  }
+}

@@ -1,0 +1,422 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pgStatements, pgTransaction } from '../../src/database.js';
+import { appendEvents, type NewEvent } from '../../src/events/log.js';
+import { checkCursor, matchesFilters, readEvents, removeExpiredEvents } from '../../src/events/service.js';
+import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
+import { createTestContext, type TestContext } from '../context.js';
+
+jest.setTimeout(60_000);
+
+let ctx: TestContext;
+let server: http.Server;
+let baseUrl: string;
+let orgA: { id: string };
+let orgB: { id: string };
+let inboxA: { id: string; email_address: string };
+let inboxA2: { id: string; email_address: string };
+let inboxB: { id: string; email_address: string };
+let keyA: string;
+let keyA1: string;
+let keyB: string;
+
+beforeAll(async () => {
+  ctx = await createTestContext({
+    INBOX_API_KEYS: OPERATOR_KEY,
+    INBOX_RATE_LIMIT_PER_MINUTE: '0',
+    INBOX_SEND_LIMIT_PER_HOUR: '0',
+  });
+  server = ctx.app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  orgA = await createOrganization(ctx.app, 'Events A');
+  orgB = await createOrganization(ctx.app, 'Events B');
+  inboxA = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'ev-a', organization_id: orgA.id });
+  inboxA2 = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'ev-a2', organization_id: orgA.id });
+  inboxB = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'ev-b', organization_id: orgB.id });
+  keyA = (await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgA.id, permissions: ['read', 'send'] })).key;
+  keyA1 = (await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgA.id, inbox_ids: [inboxA.id], permissions: ['read'] }))
+    .key;
+  keyB = (await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgB.id, permissions: ['read', 'send'] })).key;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await ctx.close();
+});
+
+/** Sends from `from` to `to` with the local transport: `message.sent` in one inbox, `message.received` in the other. */
+async function mail(key: string, from: { id: string }, to: { email_address: string }, subject: string) {
+  return (
+    await as(ctx.app, key)
+      .post('/v1/messages', { inbox_id: from.id, to: [to.email_address], subject, body: 'Hello' })
+      .expect(201)
+  ).body as { id: string; thread_id: string };
+}
+
+/** The newest event a key of `scope` can see: a cursor it may pass (another scope's is not found). */
+const lastId = async (scope: { organizationId?: string; inboxId?: string } = {}) =>
+  Number(
+    (
+      await ctx.db.event.findFirst({
+        where: { organizationId: scope.organizationId, inboxId: scope.inboxId },
+        orderBy: { id: 'desc' },
+        select: { id: true },
+      })
+    )?.id ?? 0,
+  );
+const inA = () => ({ organizationId: orgA.id });
+const inB = () => ({ organizationId: orgB.id });
+const inA1 = () => ({ inboxId: inboxA.id });
+
+describe('the event log', () => {
+  it('records message.sent and message.received with the message list view, in scope', async () => {
+    const after = await lastId(inA());
+    const sent = await mail(keyA, inboxA2, inboxA, 'First event');
+    const page = (await as(ctx.app, keyA).get(`/v1/events?after=${after}`).expect(200)).body;
+    expect(page.items.map((event: { type: string; inbox_id: string }) => [event.type, event.inbox_id])).toEqual(
+      expect.arrayContaining([
+        ['message.received', inboxA.id],
+        ['message.sent', inboxA2.id],
+      ]),
+    );
+    const sentEvent = page.items.find((event: { type: string }) => event.type === 'message.sent');
+    expect(sentEvent).toMatchObject({
+      organization_id: orgA.id,
+      message_id: sent.id,
+      thread_id: sent.thread_id,
+      data: { id: sent.id, subject: 'First event', inbox_id: inboxA2.id },
+    });
+    expect(page.next_after).toBe(page.items.at(-1).id);
+    // Ids increase; nothing after the last one.
+    const ids = page.items.map((event: { id: number }) => event.id);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    expect((await as(ctx.app, keyA).get(`/v1/events?after=${page.next_after}`).expect(200)).body).toEqual({
+      items: [],
+      next_after: page.next_after,
+    });
+  });
+
+  it('filters by type, inbox and thread, and a key limited to one inbox sees only its events', async () => {
+    const cursors = { [keyA]: await lastId(inA()), [keyA1]: await lastId(inA1()), [keyB]: await lastId(inB()) };
+    const sent = await mail(keyA, inboxA, inboxA2, 'Filters');
+    await mail(keyA, inboxA2, inboxA2, 'Other thread');
+    const get = async (key: string, query: string) =>
+      (await as(ctx.app, key).get(`/v1/events?after=${cursors[key]}&${query}`).expect(200)).body.items as {
+        type: string;
+        inbox_id: string;
+        thread_id: string;
+      }[];
+    expect((await get(keyA, 'types=message.sent')).every((event) => event.type === 'message.sent')).toBe(true);
+    expect(await get(keyA, `thread_id=${sent.thread_id}`)).toEqual([
+      expect.objectContaining({ type: 'message.sent', inbox_id: inboxA.id }),
+    ]);
+    expect((await get(keyA, `inbox_id=${inboxA2.id}`)).map((event) => event.inbox_id)).toEqual([
+      inboxA2.id,
+      inboxA2.id,
+      inboxA2.id,
+    ]);
+    expect((await get(keyA1, '')).map((event) => event.inbox_id)).toEqual([inboxA.id]);
+    expect(await get(keyB, '')).toEqual([]);
+  });
+
+  it('answers 404 for a cursor, inbox or thread of another scope, never its events', async () => {
+    const after = await lastId(inB());
+    const sent = await mail(keyA, inboxA2, inboxA2, 'Secret');
+    const secretEvent = Number((await ctx.db.event.findFirst({ where: { messageId: sent.id }, orderBy: { id: 'asc' } }))!.id);
+    for (const path of [
+      `/v1/events?after=${secretEvent}`,
+      `/v1/events?inbox_id=${inboxA2.id}`,
+      `/v1/events?thread_id=${sent.thread_id}`,
+      `/v1/events/stream?after=${secretEvent}`,
+    ]) {
+      const res = await as(ctx.app, keyB).get(path);
+      expect({ path, status: res.status, code: res.body.error?.code }).toEqual({ path, status: 404, code: 'not_found' });
+    }
+    // The key limited to inbox A: the other inbox of its own organization is out of reach as well.
+    expect((await as(ctx.app, keyA1).get(`/v1/events?after=${secretEvent}`)).status).toBe(404);
+    expect((await as(ctx.app, keyB).get(`/v1/events?after=${after}`).expect(200)).body.items).toEqual([]);
+  });
+
+  it('refuses bad input with 400', async () => {
+    for (const query of [
+      'wait=61',
+      'wait=-1',
+      'wait=x',
+      'after=abc',
+      'after=-5',
+      'after=1e3',
+      'types=message.exploded',
+      'limit=0',
+      'limit=501',
+      'after=%00',
+      "inbox_id=' OR 1=1 --",
+      'bogus=1',
+    ]) {
+      const res = await as(ctx.app, keyA).get(`/v1/events?${query}`);
+      if (query.startsWith('inbox_id')) expect(res.status).toBe(404);
+      else
+        expect({ query, status: res.status, code: res.body.error?.code }).toEqual({
+          query,
+          status: 400,
+          code: 'validation_error',
+        });
+    }
+    expect((await as(ctx.app, keyA).get('/v1/events/stream').set('last-event-id', 'x')).status).toBe(400);
+  });
+});
+
+function eventIn(inboxId: string, organizationId: string, type: NewEvent['type'] = 'message.received'): NewEvent {
+  return { type, organizationId, inboxId, threadId: null, messageId: null, data: { note: 'test' } };
+}
+
+async function appendAlone(event: NewEvent): Promise<string> {
+  const [id] = await appendEvents(pgStatements(ctx.db.pool), [event]);
+  return id!;
+}
+
+describe('ids in commit order', () => {
+  it('a reader following the log never skips an event committed after a larger one was seen', async () => {
+    const organizationId = `order-${Date.now()}`;
+    const filters = { scope: { organizationId } };
+    const start = BigInt(await lastId({ organizationId }));
+    const writers = Array.from({ length: 30 }, (_, n) =>
+      pgTransaction(ctx.db, async (client) => {
+        // Each holds its transaction open for a while after appending: commits come in another order than appends began.
+        const [id] = await appendEvents(pgStatements(client), [eventIn(inboxA.id, organizationId)]);
+        await new Promise((resolve) => setTimeout(resolve, (n * 7) % 40));
+        return id;
+      }),
+    );
+    const seen: string[] = [];
+    let cursor = start;
+    let done = false;
+    const all = Promise.all(writers).finally(() => (done = true));
+    // Reads as fast as it can while the writers commit, as a client would with its cursor.
+    while (!done) {
+      const items = await readEvents(ctx.db, filters, cursor, 100);
+      for (const item of items) seen.push(String(item.id));
+      if (items.length > 0) cursor = BigInt(items.at(-1)!.id);
+    }
+    const ids = await all;
+    for (const item of await readEvents(ctx.db, filters, cursor, 100)) seen.push(String(item.id));
+    expect(seen).toEqual([...ids].sort((a, b) => Number(a) - Number(b)));
+  });
+
+  it('keeps no event of a transaction that rolled back, and one of each that committed', async () => {
+    const organizationId = `rollback-${Date.now()}`;
+    await expect(
+      pgTransaction(ctx.db, async (client) => {
+        await appendEvents(pgStatements(client), [eventIn(inboxA.id, organizationId)]);
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    expect(await ctx.db.event.count({ where: { organizationId } })).toBe(0);
+    // A receive into an inbox being deleted records nothing: no message, no event.
+    const before = await ctx.db.event.count();
+    await ctx.db.inbox.update({ where: { id: inboxB.id }, data: { deletedAt: new Date() } });
+    const res = await as(ctx.app, keyA).post('/v1/messages', {
+      inbox_id: inboxA.id,
+      to: [inboxB.email_address],
+      subject: 'Gone',
+      body: 'x',
+    });
+    await ctx.db.inbox.update({ where: { id: inboxB.id }, data: { deletedAt: null } });
+    expect(res.status).toBe(201);
+    const types = (await ctx.db.event.findMany({ orderBy: { id: 'asc' }, skip: before })).map(
+      (event) => `${event.type} ${event.inboxId}`,
+    );
+    expect(types).toEqual([`message.sent ${inboxA.id}`]);
+  });
+});
+
+describe('matchesFilters', () => {
+  const signal = { id: '1', type: 'message.received' as const, organization_id: 'o', inbox_id: 'i', thread_id: 't' };
+  it('applies the scope and each filter', () => {
+    expect(matchesFilters({ scope: {} }, signal)).toBe(true);
+    expect(matchesFilters({ scope: { organizationId: 'p' } }, signal)).toBe(false);
+    expect(matchesFilters({ scope: { organizationId: 'o', inboxIds: ['j'] } }, signal)).toBe(false);
+    expect(matchesFilters({ scope: { organizationId: 'o', inboxIds: ['i'] } }, signal)).toBe(true);
+    expect(matchesFilters({ scope: {}, types: ['message.sent'] }, signal)).toBe(false);
+    expect(matchesFilters({ scope: {}, inboxId: 'j' }, signal)).toBe(false);
+    expect(matchesFilters({ scope: {}, threadId: 't' }, signal)).toBe(true);
+    expect(matchesFilters({ scope: {}, threadId: 'u' }, signal)).toBe(false);
+  });
+});
+
+describe('GET /v1/events?wait=', () => {
+  it('answers as soon as a matching event commits, woken by NOTIFY', async () => {
+    const after = await lastId(inA1());
+    const started = Date.now();
+    const waiting = fetch(`${baseUrl}/v1/events?after=${after}&wait=20&types=message.received`, {
+      headers: { authorization: `Bearer ${keyA1}` },
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as { items: { type: string; inbox_id: string }[] } }));
+    await until(() => ctx.deps.events.size === 1);
+    // Events it does not want (another scope, another type) do not answer it.
+    await mail(keyB, inboxB, inboxB, 'Not for A');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(ctx.deps.events.size).toBe(1);
+    await mail(keyA, inboxA2, inboxA, 'Wake up');
+    const { status, body } = await waiting;
+    expect(status).toBe(200);
+    expect(body.items).toEqual([expect.objectContaining({ type: 'message.received', inbox_id: inboxA.id })]);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(ctx.deps.events.size).toBe(0);
+  });
+
+  it('answers empty when the wait is over', async () => {
+    const after = await lastId(inB());
+    const res = await as(ctx.app, keyB).get(`/v1/events?after=${after}&wait=1&inbox_id=${inboxB.id}`).expect(200);
+    expect(res.body).toEqual({ items: [], next_after: after });
+  });
+
+  it('costs no query while 100 waiters are idle', async () => {
+    const after = await lastId(inB());
+    const controller = new AbortController();
+    const waiters = Array.from({ length: 100 }, () =>
+      fetch(`${baseUrl}/v1/events?after=${after}&wait=30&inbox_id=${inboxB.id}`, {
+        headers: { authorization: `Bearer ${keyB}` },
+        signal: controller.signal,
+      }).catch(() => undefined),
+    );
+    try {
+      await until(() => ctx.deps.events.size === 100);
+      const before = await statements();
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const during = (await statements()) - before;
+      // A waiter polling even once a second would make 300; the count is the counting queries' own.
+      expect(during).toBeLessThan(20);
+    } finally {
+      controller.abort();
+      await Promise.all(waiters);
+    }
+    await until(() => ctx.deps.events.size === 0);
+  });
+});
+
+/** Transactions committed in the test database so far (each query outside a transaction is one). */
+async function statements(): Promise<number> {
+  const [row] = await ctx.db.$queryRaw<{ n: bigint }[]>`
+    SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`;
+  return Number(row!.n);
+}
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** An SSE client: the lines it received so far, and a way to cut the connection. */
+function openStream(path: string, key: string, headers: Record<string, string> = {}) {
+  const received: string[] = [];
+  let status = 0;
+  const req = http.get(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+  req.on('response', (res) => {
+    status = res.statusCode ?? 0;
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => received.push(chunk));
+    res.on('error', () => undefined);
+  });
+  req.on('error', () => undefined);
+  return {
+    get status() {
+      return status;
+    },
+    ids: () => [...received.join('').matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1])),
+    text: () => received.join(''),
+    close: () => req.destroy(),
+  };
+}
+
+describe('GET /v1/events/stream', () => {
+  it('sends events as they commit, with their ids, and Last-Event-ID resumes without a gap', async () => {
+    const after = await lastId(inA());
+    const stream = openStream(`/v1/events/stream?after=${after}&inbox_id=${inboxA.id}`, keyA);
+    await until(() => stream.status === 200);
+    await mail(keyA, inboxA2, inboxA, 'Streamed one');
+    await until(() => stream.ids().length === 1);
+    expect(stream.text()).toMatch(/^event: message\.received$/m);
+    stream.close();
+    const seen = stream.ids()[0]!;
+    // Two more while no one listens; the reconnection gets them, and only them.
+    await mail(keyA, inboxA2, inboxA, 'Missed two');
+    await mail(keyA, inboxA2, inboxA, 'Missed three');
+    const resumed = openStream(`/v1/events/stream?inbox_id=${inboxA.id}`, keyA, { 'last-event-id': String(seen) });
+    await until(() => resumed.ids().length === 2);
+    const expected = (
+      await ctx.db.event.findMany({ where: { inboxId: inboxA.id, id: { gt: seen } }, orderBy: { id: 'asc' } })
+    ).map((event) => Number(event.id));
+    expect(resumed.ids()).toEqual(expected);
+    resumed.close();
+    await until(() => ctx.deps.events.size === 0);
+  });
+
+  it('sends a comment every 15 s on a quiet stream', async () => {
+    const stream = openStream(`/v1/events/stream?after=${await lastId(inB())}&types=thread.summarized`, keyB);
+    try {
+      await until(() => stream.status === 200);
+      await until(() => stream.text().includes(': keep-alive\n\n'), 20_000);
+      expect(stream.ids()).toEqual([]);
+    } finally {
+      stream.close();
+    }
+    await until(() => ctx.deps.events.size === 0);
+  });
+
+  it('wakes its waiters after the LISTEN connection is cut, listening again', async () => {
+    const after = await lastId(inA1());
+    const stream = openStream(`/v1/events/stream?after=${after}`, keyA1);
+    try {
+      await until(() => stream.status === 200);
+      const cut = await ctx.db.$queryRaw<{ cut: boolean }[]>`
+        SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity
+         WHERE datname = current_database() AND query ILIKE 'LISTEN%'`;
+      expect(cut).toEqual([{ cut: true }]);
+      // Listening again takes a second; a message meanwhile is found by the reread that follows.
+      await mail(keyA, inboxA2, inboxA, 'Through the cut');
+      await until(() => stream.ids().length === 1);
+      await mail(keyA, inboxA2, inboxA, 'After the cut');
+      await until(() => stream.ids().length === 2);
+    } finally {
+      stream.close();
+    }
+    await until(() => ctx.deps.events.size === 0);
+  });
+
+  it('leaves nothing behind when 100 clients disconnect at once', async () => {
+    const after = await lastId(inB());
+    const streams = Array.from({ length: 100 }, () => openStream(`/v1/events/stream?after=${after}`, keyB));
+    await until(() => ctx.deps.events.size === 100 && streams.every((stream) => stream.status === 200));
+    for (const stream of streams) stream.close();
+    await until(() => ctx.deps.events.size === 0);
+    // No pool connection held by a stream that ended.
+    await until(() => ctx.db.pool.totalCount === ctx.db.pool.idleCount);
+    // The app still answers, and streams again.
+    const again = openStream(`/v1/events/stream?after=${after}`, keyB);
+    await until(() => again.status === 200);
+    await mail(keyB, inboxB, inboxB, 'After the storm');
+    await until(() => again.ids().length >= 1);
+    again.close();
+    await until(() => ctx.deps.events.size === 0);
+  });
+});
+
+describe('retention', () => {
+  it('answers 410 for a cursor older than the events kept', async () => {
+    const old = await appendAlone(eventIn(inboxB.id, orgB.id));
+    const kept = await appendAlone(eventIn(inboxB.id, orgB.id));
+    // Everything up to `old` is past the retention (last in this file: it removes the other tests' events).
+    const aged = await ctx.db.event.updateMany({
+      where: { id: { lte: BigInt(old) } },
+      data: { createdAt: new Date(Date.now() - 31 * 86_400_000) },
+    });
+    expect(await removeExpiredEvents(ctx.db, 30)).toBe(aged.count);
+    const res = await as(ctx.app, keyB).get(`/v1/events?after=${old}`);
+    expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 410, code: 'gone' });
+    expect((await as(ctx.app, keyB).get(`/v1/events?after=${kept}`).expect(200)).body.items).toEqual([]);
+    await expect(checkCursor(ctx.db, { organizationId: orgB.id }, BigInt(old))).rejects.toMatchObject({ status: 410 });
+  });
+});
