@@ -103,7 +103,13 @@ let failed = false;
 const children = services.map((service) => {
   const child = spawn(process.execPath, [...command(service.name), ...(service.extra ?? [])], {
     cwd: path.join(root, 'apps', service.name),
-    env: { ...process.env, ...service.env, PORT: String(ports[service.name]) },
+    env: {
+      // Later starts reuse V8's compiled code: much of a start is loading modules.
+      NODE_COMPILE_CACHE: path.join(root, 'node_modules/.cache/node-compile-cache'),
+      ...process.env,
+      ...service.env,
+      PORT: String(ports[service.name]),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   for (const stream of [child.stdout, child.stderr]) {
