@@ -1,3 +1,5 @@
+import path from 'node:path';
+
 /**
  * Shared jest settings: TypeScript compiled by swc to CommonJS (the Prisma client is generated
  * with moduleFormat "cjs" for this), workspace packages resolved to their source.
@@ -21,4 +23,9 @@ export default {
   // Each API test file creates its own database; two workers use the machine's two cores.
   maxWorkers: 2,
   testTimeout: 30_000,
+  reporters: ['default', path.join(import.meta.dirname, 'scripts/jest-durations.js')],
+  // With --coverage (`pnpm check`, CI): V8's own counters (no instrumenting pass), one summary per package.
+  coverageProvider: 'v8',
+  coverageReporters: ['text-summary'],
+  collectCoverageFrom: ['src/**/*.ts', '!src/generated/**', '!src/**/*.test.ts'],
 };

@@ -56,3 +56,7 @@ else
 fi
 
 echo "Workspace scripts run on Node.js $(pnpm exec node --version)"
+
+# Built once here, so that `pnpm start` finds everything in turbo's cache (and rebuilds only what changes).
+echo "Building the packages and apps once (12 s on a quiet machine, over a minute on a busy one)"
+TURBO_TELEMETRY_DISABLED=1 pnpm exec turbo run build --filter=./apps/* --output-logs=errors-only

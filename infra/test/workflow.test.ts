@@ -70,7 +70,9 @@ describe('CI workflow', () => {
     it('type-checks, lints and tests it through turbo, with its workspace dependencies when it is an app', () => {
       const filter = pkg === '@repo/infra' ? `--filter=${pkg}` : `--filter=${pkg}...`;
       const commands = runs(job!).filter((run) => run.includes('turbo run'));
-      const tasks = commands.flatMap((run) => {
+      const tasks = commands.flatMap((command) => {
+        // Arguments after ` -- ` go to each task's script (the tests' --coverage), not to turbo.
+        const run = command.replace(/ -- .*$/, '');
         expect(run).toMatch(new RegExp(`${filter.replace(/[.]/g, '\\.')}$`));
         return run
           .replace(/.*turbo run /, '')

@@ -1,12 +1,19 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { runToExit, startService } from '@repo/testing';
 import { USAGE } from '../src/cli/arguments.js';
 import { appRoot } from '../src/paths.js';
 import { as, createTestContext, TEST_SECRET, type TestContext } from './context.js';
 
-const cli = (args: string[], env: Record<string, string | undefined>) => runToExit('src/cli.ts', { cwd: appRoot, args, env });
+// As users run it: the built dist/cli.js (`pnpm --filter collab-api cli`), built once for this file.
+const cli = (args: string[], env: Record<string, string | undefined>) =>
+  runToExit('dist/cli.js', { cwd: appRoot, args, env, built: true });
+beforeAll(async () => {
+  await promisify(execFile)('pnpm', ['exec', 'tsc', '-b', 'tsconfig.build.json'], { cwd: appRoot });
+}, 300_000);
 const bootstrapArgs = (sub: string) => [
   'bootstrap',
   '--tenant-name',
@@ -83,12 +90,35 @@ describe('cli with DATABASE_URL and COLLAB_JWT_SECRET', () => {
 
   it.each([
     [[], 'no command given'],
+    [['nope'], 'unknown command "nope"'],
+    [['--tenant-name', 'x'], 'unknown command "--tenant-name"'],
+    [['help', 'nope'], 'unknown command "nope"'],
     [['token', '--sub', 's', '--ttl', 'soon'], '--ttl must be a whole number of seconds'],
-  ])('answers %j with a usage message and exit code 2', async (args, message) => {
+    [['token', '--sub', 's', '--colour'], "Unknown option '--colour'"],
+    [['bootstrap', '--tenant-name', 'Acme'], '--admin-email is required'],
+  ])('answers %j with one line and exit code 2', async (args, message) => {
     const result = await cli(args, env);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe(`${message}\n${USAGE}\n`);
+    expect(result.stderr).toMatch(/^[^\n]*\n$/);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain('cli --help');
+  });
+
+  it.each([[['--help']], [['-h']], [['help']]])('prints the usage for %j and exits 0', async (args) => {
+    expect(await cli(args, env)).toEqual({ code: 0, stdout: `${USAGE}\n`, stderr: '' });
+  });
+
+  it.each([
+    [['help', 'token'], 'token'],
+    [['token', '--help'], 'token'],
+    [['help', 'bootstrap'], 'bootstrap'],
+    [['bootstrap', '-h'], 'bootstrap'],
+  ])('prints the usage of one command for %j and exits 0', async (args, command) => {
+    const result = await cli(args, env);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.split('\n')[0]).toMatch(new RegExp(`^usage: cli ${command} --`));
   });
 });
 

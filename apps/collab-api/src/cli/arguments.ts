@@ -2,18 +2,30 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { displayName, email } from '../shared/schemas.js';
 
-export const USAGE = `usage: cli bootstrap --tenant-name NAME --admin-email EMAIL --admin-sub SUB [--admin-name NAME]
-       cli token --sub SUB [--email EMAIL] [--platform-admin] [--ttl SECONDS]
+const COMMAND_USAGE = {
+  bootstrap: `usage: cli bootstrap --tenant-name NAME --admin-email EMAIL --admin-sub SUB [--admin-name NAME]
 
-bootstrap  creates a tenant with its first Org admin, linked to the identity SUB, and prints
-           {"tenant_id": "...", "user_id": "..."}
-token      prints an HS256 token for SUB signed with COLLAB_JWT_SECRET (or the development
-           secret under DATA_DIR); refused when COLLAB_JWKS_URL is set`;
+Creates a tenant with its first Org admin, linked to the identity SUB, and prints
+{"tenant_id": "...", "user_id": "..."}. --admin-name defaults to the e-mail.`,
+  token: `usage: cli token --sub SUB [--email EMAIL] [--platform-admin] [--ttl SECONDS]
+
+Prints an HS256 token for SUB signed with COLLAB_JWT_SECRET (or the development secret under
+DATA_DIR); refused when COLLAB_JWKS_URL is set. --platform-admin: may create, list and delete tenants.`,
+} as const;
+
+export const USAGE = `usage: cli <command> [options]     (cli help <command>, or <command> --help: its options)
+
+commands:
+  bootstrap  creates a tenant with its first Org admin, linked to an identity
+  token      prints a token for an identity, signed with the local secret
+
+Exit codes: 0 done, 1 refused or failed, 2 bad arguments.`;
 
 /** Arguments that do not make a command; the message says which. */
 export class UsageError extends Error {}
 
 export type Command =
+  | { name: 'help'; text: string }
   | { name: 'bootstrap'; tenantName: string; adminEmail: string; adminName: string; adminSub: string }
   | { name: 'token'; sub: string; email?: string; platformAdmin: boolean; ttlSeconds?: number };
 
@@ -38,6 +50,14 @@ const tokenArguments = z.object({
 /** The command that `argv` (without node and the script) asks for. */
 export function parseCommand(argv: string[]): Command {
   const [name, ...rest] = argv;
+  if (name === undefined) throw new UsageError('no command given');
+  if (name === '--help' || name === '-h' || (name === 'help' && rest.length === 0)) return { name: 'help', text: USAGE };
+  if (name === 'help') {
+    const [topic, ...extra] = rest;
+    if (extra.length > 0) throw new UsageError(`help takes one command (got ${rest.length})`);
+    return { name: 'help', text: commandUsage(topic!) };
+  }
+  if (rest.includes('--help') || rest.includes('-h')) return { name: 'help', text: commandUsage(name) };
   if (name === 'bootstrap') {
     const values = parse(bootstrapArguments, rest, {
       'tenant-name': { type: 'string' },
@@ -63,7 +83,17 @@ export function parseCommand(argv: string[]): Command {
     });
     return { name, sub: values.sub, email: values.email, platformAdmin: values['platform-admin'], ttlSeconds: values.ttl };
   }
-  throw new UsageError(name === undefined ? 'no command given' : `unknown command ${JSON.stringify(name)}`);
+  throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+}
+
+function commandUsage(name: string): string {
+  if (name === 'bootstrap' || name === 'token') return COMMAND_USAGE[name];
+  throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+}
+
+/** The one line that bad arguments get on stderr. */
+export function usageErrorLine(error: UsageError): string {
+  return `cli: ${error.message} (cli --help prints the usage)`;
 }
 
 function parse<S extends z.ZodType>(

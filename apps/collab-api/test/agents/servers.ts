@@ -44,6 +44,8 @@ async function listen(app: Express): Promise<{ server: Server; base: string }> {
 }
 
 function stop(server: Server): Promise<void> {
+  for (const release of held) release();
+  held.clear();
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
 }
@@ -58,16 +60,21 @@ function recorder(requests: SeenRequest[]): express.RequestHandler[] {
   ];
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The `slow` answers: held until their server closes, so that they come after any timeout of the
+ * caller however busy the machine (a fixed sleep could end first).
+ */
+const held = new Set<() => void>();
+const holdUntilClosed = () => new Promise<void>((resolve) => held.add(resolve));
 
 /**
  * Echoes the text it is sent. `task ...` starts a task, which waits for more input; a message
- * naming that task completes it (`turn 2`). `slow` answers after 5 s.
+ * naming that task completes it (`turn 2`). `slow` answers once the server closes.
  */
 class EchoExecutor implements AgentExecutor {
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const text = context.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-    if (text === 'slow') await sleep(5000);
+    if (text === 'slow') await holdUntilClosed();
     if (context.task || text.startsWith('task')) {
       const turn = (context.task?.history.length ?? 0) + 1;
       bus.publish(
@@ -191,8 +198,8 @@ export async function startMcpAgent(): Promise<TestAgent & { sessions: () => str
     server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, ({ text }) => ({
       content: [{ type: 'text', text: `echo: ${text}` }],
     }));
-    server.registerTool('slow', { description: 'Answers after 5 s' }, async () => {
-      await sleep(5000);
+    server.registerTool('slow', { description: 'Answers once the server closes' }, async () => {
+      await holdUntilClosed();
       return { content: [{ type: 'text', text: 'late' }] };
     });
     return server;
