@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -100,6 +101,13 @@ export class NotFoundError extends AppError {
 export class ConflictError extends AppError {
   constructor(message: string, details?: ErrorDetails) {
     super('conflict', message, { details });
+  }
+}
+
+/** What was asked for existed and is gone for good (an expired result): 410, unlike a 404 it will not come back. */
+export class GoneError extends AppError {
+  constructor(message: string, details?: ErrorDetails) {
+    super('gone', message, { details });
   }
 }
 

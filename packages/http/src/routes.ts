@@ -99,6 +99,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Not allowed for this role',
   404: 'Not found',
   409: 'Conflict with the current state',
+  410: 'Gone for good',
   413: 'Payload too large',
   422: 'Validation error',
   429: 'Rate limited; see Retry-After',
