@@ -16,7 +16,7 @@ import type { JobContext } from '../jobs/catalog.js';
 import { formatUsd } from '../quota/rules.js';
 import { chargeJob, quotaLeft } from '../quota/service.js';
 import { readableCatalog } from './readable.js';
-import { CANCELLED_BY_REQUEST, workerMayRun } from './states.js';
+import { CANCELLED_BY_REQUEST, resultsExpireAt, workerMayRun } from './states.js';
 
 type Failure = { reason: string; message: string };
 
@@ -70,7 +70,8 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     });
     return;
   }
-  const timeoutSeconds = deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
+  // The run's own limit is at most the service's (checked when it was asked for).
+  const timeoutSeconds = job.timeoutSeconds ?? deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
   const cancel = new AbortController();
   const watch = startPeriodic(
@@ -91,6 +92,7 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
       sql: job.queryText,
       catalog: await readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId }),
       signal: AbortSignal.any([context.signal, timeout, cancel.signal]),
+      maximumBytesBilled: job.maximumBytesBilled ?? undefined,
     });
   } catch (error) {
     // A stopped worker leaves the job RUNNING for a retry; a query the warehouse refused, or one that ran too long, fails it.
@@ -118,13 +120,15 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   }
   // Killed here, the retry runs the query again: the result table is replaced, and nothing was charged yet.
   deps.crashPoint('query_job:result-stored');
+  const ended = new Date();
   await deps.db.$transaction(async (tx) => {
     await charge(tx, deps, job, outcome);
     await tx.queryJob.update({
       where: { id: job.id },
       data: {
         status: 'DONE',
-        endedAt: new Date(),
+        endedAt: ended,
+        resultsExpireAt: resultsExpireAt(ended, deps.config.COLLAB_RESULT_TTL_DAYS),
         totalRows: BigInt(outcome.totalRows),
         totalSlotMs: BigInt(outcome.elapsedMs),
         cacheHit: outcome.cacheHit,

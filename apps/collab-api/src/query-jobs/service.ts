@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '@repo/errors';
+import { BadRequestError, ConflictError, GoneError, NotFoundError } from '@repo/errors';
 import { type Actor, requireMayCancelQueryJob } from '../access/index.js';
 import type { ResultColumn } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
@@ -10,10 +10,10 @@ import { findQuery } from '../queries/service.js';
 import { requireQuotaLeft } from '../quota/service.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
 import { nextRound, queuePriority, waitingRounds } from './scheduling.js';
-import type { QueryJobResponse, ResultPageResponse } from './schemas.js';
-import { cancelEffect, CANCELLED_BY_REQUEST, pageBounds, resultsUnavailable } from './states.js';
+import type { QueryJobResponse, ResultPageResponse, RunQueryInput } from './schemas.js';
+import { cancelEffect, CANCELLED_BY_REQUEST, pageBounds, resultsGone, resultsUnavailable } from './states.js';
 
-export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine'>;
+export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine' | 'now'>;
 
 const STATISTICS = [
   'dml_stats',
@@ -54,6 +54,9 @@ export function toQueryJobResponse(job: QueryJob & { exports: QueryExport[] }): 
     created_at: iso(job.createdAt),
     updated_at: iso(job.updatedAt),
     private_row_count: toNumber(job.privateRowCount),
+    maximum_bytes_billed: job.maximumBytesBilled === null ? null : String(job.maximumBytesBilled),
+    timeout_seconds: job.timeoutSeconds,
+    results_expire_at: isoOrNull(job.resultsExpireAt),
     exports: job.exports.map(toQueryExportResponse),
   };
 }
@@ -67,16 +70,26 @@ export async function findQueryJob(db: Database | Transaction, actor: Pick<Actor
   return job;
 }
 
+/** A DONE job of the actor's tenant whose stored result is still kept: 409 before DONE, 410 once it expired. */
+export async function findJobWithResults(db: Database | Transaction, actor: Pick<Actor, 'tenantId'>, jobId: string, now: Date) {
+  const job = await findQueryJob(db, actor, jobId);
+  const unavailable = resultsUnavailable(job.status);
+  if (unavailable) throw new ConflictError(unavailable);
+  const gone = resultsGone(job.resultsExpireAt, now);
+  if (gone) throw new GoneError(gone);
+  return job;
+}
+
 /**
  * Queues a run of a saved query: the text must be the saved one, the project still reachable and
  * the tenant's quota not used up (checked under the tenant's usage lock). The job and its queue
  * entry commit together; the entry takes its turn between tenants (scheduling.ts).
  */
-export async function runQuery(
-  deps: QueryJobDeps,
-  actor: Actor,
-  input: { query_id: string; query_text: string },
-): Promise<{ job_id: string }> {
+export async function runQuery(deps: QueryJobDeps, actor: Actor, input: RunQueryInput): Promise<{ job_id: string }> {
+  const limit = deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
+  if (input.timeout_seconds !== undefined && input.timeout_seconds > limit) {
+    throw new BadRequestError(`timeout_seconds may be at most ${limit}, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)`);
+  }
   const job = await deps.db.$transaction(async (tx) => {
     const query = await findQuery(tx, actor, input.query_id);
     if (query.queryText !== input.query_text) {
@@ -95,6 +108,8 @@ export async function runQuery(
         status: 'PENDING',
         queryText: query.queryText,
         queueRound: round,
+        maximumBytesBilled: input.maximum_bytes_billed ?? null,
+        timeoutSeconds: input.timeout_seconds ?? null,
       },
     });
     await deps.queue.send('query-job', { query_job_id: job.id }, { tx, group: actor.tenantId, priority: queuePriority(round) });
@@ -159,16 +174,14 @@ export async function listQueryJobs(
   return { query_jobs: jobs.map(toQueryJobResponse) };
 }
 
-/** A page of a DONE job's stored result (409 before); the query does not run again. */
+/** A page of a DONE job's stored result (409 before, 410 once expired); the query does not run again. */
 export async function resultPage(
-  deps: Pick<QueryJobDeps, 'db' | 'queryEngine'>,
+  deps: Pick<QueryJobDeps, 'db' | 'queryEngine' | 'now'>,
   actor: Actor,
   jobId: string,
   page: { page: number; page_size: number },
 ): Promise<ResultPageResponse> {
-  const job = await findQueryJob(deps.db, actor, jobId);
-  const unavailable = resultsUnavailable(job.status);
-  if (unavailable) throw new ConflictError(unavailable);
+  const job = await findJobWithResults(deps.db, actor, jobId, deps.now());
   const columns = job.resultColumns as unknown as ResultColumn[];
   const totalRows = Number(job.totalRows);
   const bounds = pageBounds(totalRows, page.page, page.page_size);
@@ -176,6 +189,7 @@ export async function resultPage(
   return {
     rows: rows.map((data) => ({ data })),
     columns: columns.map((column) => column.name),
+    schema: deps.queryEngine.resultSchema(columns),
     column_privacy: Object.fromEntries(columns.map((column) => [column.name, column.private ? 'private' : 'public'])),
     total_rows: totalRows,
     page: page.page,

@@ -19,6 +19,8 @@ export interface QueryRequest {
   /** The tables the job may read, with the columns it must mask. */
   catalog: ReadableCatalog;
   signal: AbortSignal;
+  /** BigQuery's maximumBytesBilled: a query that would be billed more fails (bytesBilledLimitExceeded) before it runs. */
+  maximumBytesBilled?: bigint;
 }
 
 /** What running a query measured, and where its result is kept. */
@@ -52,7 +54,8 @@ export class QueryFailure extends Error {
     // stopped: the request's signal was aborted (a cancel, the timeout, the worker stopping).
     // resourcesExceeded: the query would take more memory or rows than the service allows one.
     // unsupported: an export the warehouse cannot make (a format and compression, or a storage backend).
-    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped' | 'resourcesExceeded' | 'unsupported',
+    // bytesBilledLimitExceeded: the query would be billed more than the job's maximumBytesBilled (BigQuery's reason).
+    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped' | 'resourcesExceeded' | 'unsupported' | 'bytesBilledLimitExceeded',
     message: string,
     /** A stopped query: what it had processed by then (BigQuery bills a cancelled job for it); none when it never started. */
     readonly usage?: QueryUsage,
@@ -70,6 +73,10 @@ export interface QueryEngine {
   run(request: QueryRequest): Promise<QueryOutcome>;
   /** Rows `offset` to `offset + limit` of a stored result, in the result's order, keyed by column name; UpstreamError (502) when it cannot be read. */
   readRows(jobId: string, columns: ResultColumn[], range: { offset: number; limit: number }): Promise<Record<string, unknown>[]>;
+  /** A stored result's columns with their types as BigQuery names them (`INT64`, `ARRAY<STRING>`), for result pages. */
+  resultSchema(columns: ResultColumn[]): { name: string; type: string }[];
+  /** Deletes a stored result (its results expired); one that is not there is already deleted. */
+  dropResult(jobId: string): Promise<void>;
   /**
    * Writes a stored result in the format and compression asked for: into `file` (a local path),
    * which the caller then stores under `key` ('local-file'), or straight into object storage under
