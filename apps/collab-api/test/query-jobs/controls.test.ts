@@ -2,11 +2,13 @@
  * The controls analysts set on a run and read from its results: saved queries' names and
  * descriptions, a run's maximum_bytes_billed (refused before it runs, uncharged, as BigQuery
  * does) and timeout_seconds (at most the service's limit), and each result page's schema with
- * BigQuery's type names. Every control with the input it refuses.
+ * BigQuery's type names. Every control with the input it refuses. And the bytes a job is billed,
+ * measured before it runs: they follow the table's data through loads and other writes.
  */
 import { googleSqlTypeOfDuckDb } from '../../src/adapters/warehouse/query/result-types.js';
 import { as, createTestContext, type TestContext } from '../context.js';
 import { seedTenant } from '../fixtures.js';
+import { load } from '../load-jobs/helpers.js';
 import { openWarehouseCatalog } from '../warehouse-catalog.js';
 import { finished, queryFixture, type QueryFixture } from './helpers.js';
 
@@ -156,6 +158,31 @@ describe('maximum_bytes_billed', () => {
     }
     const usageAfter = await fx.api.get('/api/v1/quota/summary').set({ Authorization: `Bearer ${fx.tenant.admin.token}` });
     expect(usageAfter.body.usage.daily_cost_usd).toBe(usageBefore.body.usage.daily_cost_usd);
+  });
+
+  it("measures the bytes of the table's data as it is now: after a load that keeps the row count, and after other writes", async () => {
+    const labels = await fx.table('labels', [{ name: 'label', type: 'STRING' }]);
+    const text = 'SELECT count(label) AS n FROM sales.labels';
+    const labelsQuery = await fx.query(text);
+    const processed = async () => {
+      const res = await fx.api.post('/api/v1/queries/run', { query_id: labelsQuery, query_text: text, maximum_bytes_billed: 10485760 });
+      const job = await finished(ctx, fx.tenant.editor.token, res.body.job_id);
+      expect(job.status).toBe('DONE');
+      return job.total_bytes_processed as number;
+    };
+    expect(await processed()).toBe(0);
+    const csv = (label: string) => `label\n${Array.from({ length: 10 }, () => label).join('\n')}\n`;
+    const loaded = (label: string, disposition: string) =>
+      load(ctx, fx.tenant.editor.token, labels, { fileName: 'labels.csv', content: csv(label), write_disposition: disposition });
+    expect(await loaded('ab', 'WRITE_APPEND')).toMatchObject({ status: 'Completed' });
+    expect(await processed()).toBe(10 * (2 + 2));
+    expect(await processed()).toBe(10 * (2 + 2));
+    // The same number of rows, longer values.
+    expect(await loaded('abcdef', 'WRITE_TRUNCATE')).toMatchObject({ status: 'Completed' });
+    expect(await processed()).toBe(10 * (6 + 2));
+    // Rows written behind the service's back.
+    await fx.fill(labels, "INSERT INTO {table} VALUES ('xyz')");
+    expect(await processed()).toBe(10 * (6 + 2) + (3 + 2));
   });
 
   it('runs a job within the limit, a JSON integer or an int64 string, and shows the limit as BigQuery writes it', async () => {

@@ -53,6 +53,7 @@ import {
   privateColumns,
 } from './bigquery-rules.js';
 import { resultPrivacy, type Sandbox } from './sandbox.js';
+import { CHECK_CACHE, rememberingChecks } from './check-cache.js';
 import { openSandboxThread } from './sandbox-thread.js';
 import { rewriteTables } from './googlesql.js';
 import type {
@@ -104,7 +105,7 @@ export async function openBigQueryQueryEngine(
   options: BigQueryOptions,
   engine: BigQueryEngineOptions = {},
 ): Promise<QueryEngine> {
-  return new BigQueryQueryEngine(bigQueryClient(options), options, await openSandboxThread(), engine);
+  return new BigQueryQueryEngine(bigQueryClient(options), options, rememberingChecks(await openSandboxThread(), CHECK_CACHE), engine);
 }
 
 class BigQueryQueryEngine implements QueryEngine {

@@ -35,6 +35,7 @@ import { QueryFailure } from './interface.js';
 import { googleSqlTypeOfDuckDb } from './result-types.js';
 import { bigLong } from '../avro-long.js';
 import { type CheckedQuery, resultPrivacy, type Sandbox } from './sandbox.js';
+import { CHECK_CACHE, rememberingChecks } from './check-cache.js';
 import { openSandboxThread } from './sandbox-thread.js';
 
 const RESULTS_SCHEMA = 'collab_results';
@@ -56,7 +57,7 @@ export async function openDuckDbQueryEngine(file: string, limits: DuckDbQueryLim
   } finally {
     connection.closeSync();
   }
-  return new DuckDbQueryEngine(warehouse, await openSandboxThread(), limits);
+  return new DuckDbQueryEngine(warehouse, rememberingChecks(await openSandboxThread(), CHECK_CACHE), limits);
 }
 
 class DuckDbQueryEngine implements QueryEngine {
