@@ -11,6 +11,12 @@
  * so it starts at once rather than at the next poll; polling stays, every `pollSeconds`, for what
  * no notification announces (a delayed job or retry coming due, a job a group limit put back, a
  * notification lost while the listener reconnected) and for databases without LISTEN.
+ *
+ * pg-boss's own connections commit asynchronously (synchronous_commit off): taking a job, completing
+ * or failing it no longer waits for the disk. A crash of the database server may lose the last
+ * fraction of a second of that bookkeeping, which runs a job again: handlers are made to be run
+ * again anyway (a worker may die at any point). A send belongs in the app's transaction (`tx`), which
+ * commits as the app's transactions do; one without it commits asynchronously as well.
  */
 import { fromPrisma, PgBoss, type PrismaTransactionLike, type QueuePolicy } from 'pg-boss';
 import type { z } from 'zod';
@@ -119,6 +125,7 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
     // it runs once a minute, so a dead process's job would wait that long on top of the heartbeat.
     superviseIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 4)),
     monitorIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 4)),
+    ...(options.embedded ? {} : { options: '-c synchronous_commit=off' }),
     // One more connection, held for LISTEN. Not on the embedded database: it takes few connections,
     // and its single process queues and works alike (`wake` reaches its workers).
     useListenNotify: !options.embedded,

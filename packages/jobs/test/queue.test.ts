@@ -169,8 +169,18 @@ it('starts a job another process queued at once, woken by NOTIFY rather than by 
   const options = { databaseUrl: database.url, embedded: false, logger: silent, heartbeatSeconds: 10 };
   // Two processes: one queues, the other works and polls only every ten minutes, so that only the NOTIFY
   // committed with the job can start it within the test's time.
-  const sender = createJobQueue(notified, { ...options, applicationName: 'jobs test, sender', pollSeconds: 600, supervise: false });
-  const worker = createJobQueue(notified, { ...options, applicationName: 'jobs test, worker', pollSeconds: 600, supervise: false });
+  const sender = createJobQueue(notified, {
+    ...options,
+    applicationName: 'jobs test, sender',
+    pollSeconds: 600,
+    supervise: false,
+  });
+  const worker = createJobQueue(notified, {
+    ...options,
+    applicationName: 'jobs test, worker',
+    pollSeconds: 600,
+    supervise: false,
+  });
   try {
     await sender.send('notified', { n: 0 });
     await worker.work({});

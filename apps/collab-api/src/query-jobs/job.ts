@@ -10,7 +10,7 @@ import { NotFoundError } from '@repo/errors';
 import type { Prisma } from '../generated/prisma/client.js';
 import { QueryFailure, type QueryUsage } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
-import type { Database, Transaction } from '../database.js';
+import { commitAsynchronously, type Database, type Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { JobContext } from '../jobs/catalog.js';
 import { formatUsd } from '../quota/rules.js';
@@ -23,23 +23,37 @@ type Failure = { reason: string; message: string };
 // How often a running job's row is read for a cancel.
 const CANCEL_CHECK_SECONDS = 0.5;
 
-/** Ends a job that has not ended: FAILED with `failure`, or CANCELLED. */
+/** What a job's row records of its charge (charge()). */
+type Charged = { totalBytesProcessed?: bigint; totalBytesBilled?: bigint; costUsd?: string };
+
+/** Ends a job that has not ended: FAILED with `failure`, or CANCELLED, with what it was `charged`. */
 async function end(
   db: Database | Transaction,
   jobId: string,
   outcome: { status: 'FAILED'; failure: Failure } | { status: 'CANCELLED' },
+  charged: Charged = {},
 ): Promise<void> {
   const failure = outcome.status === 'FAILED' ? outcome.failure : CANCELLED_BY_REQUEST;
   await db.queryJob.updateMany({
     where: { id: jobId, status: { in: ['PENDING', 'RUNNING'] } },
-    data: { status: outcome.status, endedAt: new Date(), errorResult: failure, errorDetails: { errors: [failure] } },
+    data: { status: outcome.status, endedAt: new Date(), errorResult: failure, errorDetails: { errors: [failure] }, ...charged },
   });
 }
 
 export async function runQueryJob(deps: Deps, jobId: string, context: JobContext): Promise<void> {
+  try {
+    await run(deps, jobId, context);
+  } finally {
+    // Requests waiting for its results read it again (ended or not: a stopped worker leaves it for a retry).
+    deps.queryJobEnds.ended(jobId);
+  }
+}
+
+async function run(deps: Deps, jobId: string, context: JobContext): Promise<void> {
   const job = await deps.db.queryJob.findUnique({ where: { id: jobId }, include: { query: true } });
   if (!job || !workerMayRun(job.status)) return;
   const started = await deps.db.$transaction(async (tx) => {
+    await commitAsynchronously(tx);
     // A retry of a job whose cancel its stopped attempt did not finish: nothing is known of what it processed.
     if (job.cancelRequestedAt) {
       await end(tx, job.id, { status: 'CANCELLED' });
@@ -57,12 +71,14 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     return count > 0;
   });
   if (!started) return;
-  const reachable = await findReachableProject(deps.db, { tenantId: job.tenantId }, job.query.projectId).catch(
-    (error: unknown) => {
+  // Side by side: the catalog is needed once the project is found reachable, which it nearly always is.
+  const [reachable, catalog] = await Promise.all([
+    findReachableProject(deps.db, { tenantId: job.tenantId }, job.query.projectId).catch((error: unknown) => {
       if (error instanceof NotFoundError) return undefined;
       throw error;
-    },
-  );
+    }),
+    readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId }),
+  ]);
   if (!reachable) {
     await end(deps.db, job.id, {
       status: 'FAILED',
@@ -81,6 +97,8 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     },
     {
       intervalSeconds: CANCEL_CHECK_SECONDS,
+      // A cancel asked for before the start cancelled the PENDING job itself: the first look can wait.
+      startAfterInterval: true,
       onError: (error) =>
         deps.logger.warn({ err: error, queryJobId: job.id }, 'could not check a running query job for a cancel'),
     },
@@ -90,7 +108,7 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     outcome = await deps.queryEngine.run({
       jobId: job.id,
       sql: job.queryText,
-      catalog: await readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId }),
+      catalog,
       signal: AbortSignal.any([context.signal, timeout, cancel.signal]),
       maximumBytesBilled: job.maximumBytesBilled ?? undefined,
     });
@@ -110,8 +128,8 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
           failure: { reason: 'timeout', message: `The query ran longer than ${timeoutSeconds} s and was stopped` },
         } as const);
     await deps.db.$transaction(async (tx) => {
-      await end(tx, job.id, ended);
-      if (error.usage && error.usage.bytesBilled > 0) await charge(tx, deps, job, error.usage);
+      const charged = error.usage && error.usage.bytesBilled > 0 ? await charge(tx, deps, job, error.usage) : {};
+      await end(tx, job.id, ended, charged);
     });
     deps.crashPoint('query_job:stopped-recorded');
     return;
@@ -122,10 +140,12 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   deps.crashPoint('query_job:result-stored');
   const ended = new Date();
   await deps.db.$transaction(async (tx) => {
-    await charge(tx, deps, job, outcome);
+    await commitAsynchronously(tx);
+    const charged = await charge(tx, deps, job, outcome);
     await tx.queryJob.update({
       where: { id: job.id },
       data: {
+        ...charged,
         status: 'DONE',
         endedAt: ended,
         resultsExpireAt: resultsExpireAt(ended, deps.config.COLLAB_RESULT_TTL_DAYS),
@@ -144,13 +164,13 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   deps.crashPoint('query_job:done');
 }
 
-/** Charges the job for `usage` and records it on the job, in the caller's transaction. */
+/** Charges the job for `usage` in the caller's transaction; answers what the job's row is to record of it. */
 async function charge(
   tx: Transaction,
   deps: Deps,
   job: { id: string; tenantId: string; queryId: string },
   usage: QueryUsage,
-): Promise<void> {
+): Promise<Required<Charged>> {
   const cost = await chargeJob(tx, deps.config, {
     tenantId: job.tenantId,
     queryId: job.queryId,
@@ -158,14 +178,11 @@ async function charge(
     bytesProcessed: BigInt(usage.bytesProcessed),
     bytesBilled: BigInt(usage.bytesBilled),
   });
-  await tx.queryJob.update({
-    where: { id: job.id },
-    data: {
-      totalBytesProcessed: BigInt(usage.bytesProcessed),
-      totalBytesBilled: BigInt(usage.bytesBilled),
-      costUsd: formatUsd(cost),
-    },
-  });
+  return {
+    totalBytesProcessed: BigInt(usage.bytesProcessed),
+    totalBytesBilled: BigInt(usage.bytesBilled),
+    costUsd: formatUsd(cost),
+  };
 }
 
 /** Out of retries (its worker kept stopping): the job fails rather than staying RUNNING. */

@@ -42,11 +42,15 @@ export const runQueryBody = z.strictObject({
       'A positive integer, or a string of decimal digits (BigQuery writes this int64 as a string) up to 9223372036854775807. ' +
       'Bytes billed count at least 10 MB per table and per query, so a limit under 10485760 fails every job.',
   }),
-  timeout_seconds: z.int().min(1).optional().meta({
-    description:
-      'How long the query may run before it is stopped and the job fails `timeout` (charged what it processed): a whole number of seconds, ' +
-      "at most the service's limit COLLAB_QUERY_TIMEOUT_SECONDS (400 above it), which applies without one",
-  }),
+  timeout_seconds: z
+    .int()
+    .min(1)
+    .optional()
+    .meta({
+      description:
+        'How long the query may run before it is stopped and the job fails `timeout` (charged what it processed): a whole number of seconds, ' +
+        "at most the service's limit COLLAB_QUERY_TIMEOUT_SECONDS (400 above it), which applies without one",
+    }),
 });
 
 export type RunQueryInput = z.output<typeof runQueryBody>;
@@ -121,6 +125,14 @@ export const queryJobListQuery = z.strictObject(paginationQuery({ defaultLimit: 
 export const resultPageQuery = z.strictObject({
   page: queryInteger({ min: 1, default: 1, description: 'Page number, from 1' }),
   page_size: queryInteger({ min: 1, max: 200, default: 50, description: 'Rows per page' }),
+  timeout_ms: queryInteger({
+    min: 0,
+    max: 60_000,
+    default: 0,
+    description:
+      "How long to wait for a PENDING or RUNNING job to end before answering, in milliseconds (BigQuery's getQueryResults timeoutMs): " +
+      'the page comes as soon as the job is DONE; a job still running then is a 409, as without a wait',
+  }),
 });
 
 export const resultPageSchema = z

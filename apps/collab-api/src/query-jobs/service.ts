@@ -13,7 +13,7 @@ import { nextRound, queuePriority, waitingRounds } from './scheduling.js';
 import type { QueryJobResponse, ResultPageResponse, RunQueryInput } from './schemas.js';
 import { cancelEffect, CANCELLED_BY_REQUEST, pageBounds, resultsGone, resultsUnavailable } from './states.js';
 
-export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine' | 'now'>;
+export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine' | 'now' | 'queryJobEnds'>;
 
 const STATISTICS = [
   'dml_stats',
@@ -71,8 +71,24 @@ export async function findQueryJob(db: Database | Transaction, actor: Pick<Actor
 }
 
 /** A DONE job of the actor's tenant whose stored result is still kept: 409 before DONE, 410 once it expired. */
-export async function findJobWithResults(db: Database | Transaction, actor: Pick<Actor, 'tenantId'>, jobId: string, now: Date) {
-  const job = await findQueryJob(db, actor, jobId);
+export async function findJobWithResults(
+  db: Database | Transaction,
+  actor: Pick<Actor, 'tenantId'>,
+  jobId: string,
+  now: Date,
+): Promise<QueryJob> {
+  return withResults(await findBareQueryJob(db, actor, jobId), now);
+}
+
+/** A job of the actor's tenant without its exports (404 otherwise): one statement, for results and exports. */
+async function findBareQueryJob(db: Database | Transaction, actor: Pick<Actor, 'tenantId'>, jobId: string): Promise<QueryJob> {
+  const job = await db.queryJob.findFirst({ where: { id: jobId, tenantId: actor.tenantId } });
+  if (!job) throw new NotFoundError('Query job not found');
+  return job;
+}
+
+/** The job, when it has results to read: 409 before DONE, 410 once they expired. */
+function withResults(job: QueryJob, now: Date): QueryJob {
   const unavailable = resultsUnavailable(job.status);
   if (unavailable) throw new ConflictError(unavailable);
   const gone = resultsGone(job.resultsExpireAt, now);
@@ -174,14 +190,24 @@ export async function listQueryJobs(
   return { query_jobs: jobs.map(toQueryJobResponse) };
 }
 
-/** A page of a DONE job's stored result (409 before, 410 once expired); the query does not run again. */
+/**
+ * A page of a DONE job's stored result (409 before, 410 once expired); the query does not run
+ * again. With `timeout_ms`, a job that has not ended is waited for that long at most.
+ */
 export async function resultPage(
-  deps: Pick<QueryJobDeps, 'db' | 'queryEngine' | 'now'>,
+  deps: Pick<QueryJobDeps, 'db' | 'queryEngine' | 'now' | 'queryJobEnds'>,
   actor: Actor,
   jobId: string,
-  page: { page: number; page_size: number },
+  page: { page: number; page_size: number; timeout_ms: number },
 ): Promise<ResultPageResponse> {
-  const job = await findJobWithResults(deps.db, actor, jobId, deps.now());
+  const read = () => findBareQueryJob(deps.db, actor, jobId);
+  const found = await deps.queryJobEnds.until(
+    jobId,
+    page.timeout_ms,
+    read,
+    (job) => job.status !== 'PENDING' && job.status !== 'RUNNING',
+  );
+  const job = withResults(found, deps.now());
   const columns = job.resultColumns as unknown as ResultColumn[];
   const totalRows = Number(job.totalRows);
   const bounds = pageBounds(totalRows, page.page, page.page_size);

@@ -3,9 +3,11 @@
  * descriptions, a run's maximum_bytes_billed (refused before it runs, uncharged, as BigQuery
  * does) and timeout_seconds (at most the service's limit), and each result page's schema with
  * BigQuery's type names. Every control with the input it refuses. And the bytes a job is billed,
- * measured before it runs: they follow the table's data through loads and other writes.
+ * measured before it runs: they follow the table's data through loads and other writes. And a
+ * result page that waits for its job to end (timeout_ms), as BigQuery's getQueryResults does.
  */
 import { googleSqlTypeOfDuckDb } from '../../src/adapters/warehouse/query/result-types.js';
+import { QueryJobEnds } from '../../src/query-jobs/ends.js';
 import { as, createTestContext, type TestContext } from '../context.js';
 import { seedTenant } from '../fixtures.js';
 import { load } from '../load-jobs/helpers.js';
@@ -32,7 +34,8 @@ beforeAll(async () => {
 
 afterAll(() => ctx?.close());
 
-const run = (body: Record<string, unknown>) => fx.api.post('/api/v1/queries/run', { query_id: queryId, query_text: TEXT, ...body });
+const run = (body: Record<string, unknown>) =>
+  fx.api.post('/api/v1/queries/run', { query_id: queryId, query_text: TEXT, ...body });
 
 async function runToEnd(body: Record<string, unknown>) {
   const res = await run(body);
@@ -97,7 +100,9 @@ describe('saved queries: name and description', () => {
     // SQL in a name is a name.
     const sql = "x'); DROP TABLE queries; --";
     expect((await fx.api.patch(`/api/v1/queries/${id}`, { name: sql })).body.name).toBe(sql);
-    expect((await fx.api.post('/api/v1/queries', { ...base, name: 'x'.repeat(200), description: 'y'.repeat(4000) })).status).toBe(201);
+    expect((await fx.api.post('/api/v1/queries', { ...base, name: 'x'.repeat(200), description: 'y'.repeat(4000) })).status).toBe(
+      201,
+    );
   });
 });
 
@@ -165,7 +170,11 @@ describe('maximum_bytes_billed', () => {
     const text = 'SELECT count(label) AS n FROM sales.labels';
     const labelsQuery = await fx.query(text);
     const processed = async () => {
-      const res = await fx.api.post('/api/v1/queries/run', { query_id: labelsQuery, query_text: text, maximum_bytes_billed: 10485760 });
+      const res = await fx.api.post('/api/v1/queries/run', {
+        query_id: labelsQuery,
+        query_text: text,
+        maximum_bytes_billed: 10485760,
+      });
       const job = await finished(ctx, fx.tenant.editor.token, res.body.job_id);
       expect(job.status).toBe('DONE');
       return job.total_bytes_processed as number;
@@ -278,6 +287,73 @@ describe('result schema', () => {
     expect(googleSqlTypeOfDuckDb('GEOMETRY')).toBe('JSON');
     expect(googleSqlTypeOfDuckDb('')).toBe('JSON');
     expect(googleSqlTypeOfDuckDb('STRUCT(')).toBe('JSON');
+  });
+});
+
+describe('waiting for results', () => {
+  it('answers the first page as soon as the job is DONE, in the request that waits for it', async () => {
+    const res = await run({});
+    const page = await fx.api.get(`/api/v1/query-jobs/${res.body.job_id}/results?timeout_ms=30000`);
+    expect(page.status).toBe(200);
+    expect(page.body).toMatchObject({ total_rows: 3, rows: [{ data: { customer: 'c0' } }, {}, {}] });
+    // Waiting for a job that ended answers at once.
+    expect(
+      (await fx.api.get(`/api/v1/query-jobs/${res.body.job_id}/results?timeout_ms=60000&page=2&page_size=2`)).body,
+    ).toMatchObject({
+      page: 2,
+      rows: [{ data: { customer: 'c2' } }],
+    });
+  });
+
+  it('answers 409 for a job still running when the wait is over, or one that failed meanwhile', async () => {
+    const heavy = 'SELECT count(*) AS n FROM sales.orders, range(20000) x(a), range(20000) y(b) WHERE a + b >= 0';
+    const running = await fx.api.post('/api/v1/queries/run', { query_id: await fx.query(heavy), query_text: heavy });
+    const waited = await fx.api.get(`/api/v1/query-jobs/${running.body.job_id}/results?timeout_ms=300`);
+    expect(waited.status).toBe(409);
+    expect(waited.body.detail).toMatch(/^The job is (PENDING|RUNNING): its results are ready once it is DONE$/);
+    expect((await fx.api.post(`/api/v1/query-jobs/${running.body.job_id}/cancel`)).status).toBe(202);
+    expect((await finished(ctx, fx.tenant.editor.token, running.body.job_id)).status).toBe('CANCELLED');
+
+    const broken = 'SELECT nope FROM sales.orders';
+    const failing = await fx.api.post('/api/v1/queries/run', { query_id: await fx.query(broken), query_text: broken });
+    const failed = await fx.api.get(`/api/v1/query-jobs/${failing.body.job_id}/results?timeout_ms=30000`);
+    expect({ status: failed.status, body: failed.body }).toEqual({
+      status: 409,
+      body: { detail: 'The job is FAILED: it has no results' },
+    });
+  });
+
+  it('refuses a wait that is negative, not a number, or over a minute (422)', async () => {
+    const job = await runToEnd({});
+    for (const value of ['-1', '60001', 'abc', '1.5', '']) {
+      const res = await fx.api.get(`/api/v1/query-jobs/${job.id}/results?timeout_ms=${value}`);
+      expect({ value, status: res.status }).toEqual({ value, status: 422 });
+    }
+  });
+
+  it('wakes a waiter when this process is done with the job, and reads again for a job another process ends', async () => {
+    const ends = new QueryJobEnds();
+    let status = 'RUNNING';
+    let reads = 0;
+    const read = () => {
+      reads += 1;
+      return Promise.resolve(status);
+    };
+    const woken = ends.until('job-1', 30_000, read, (value) => value === 'DONE');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    status = 'DONE';
+    ends.ended('job-1');
+    expect(await woken).toBe('DONE');
+    expect(reads).toBe(2);
+    // No wake-up (another process's worker): seen when read again.
+    status = 'RUNNING';
+    const elsewhere = ends.until('job-2', 30_000, read, (value) => value === 'DONE');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    status = 'DONE';
+    expect(await elsewhere).toBe('DONE');
+    // Out of time: the last read.
+    status = 'RUNNING';
+    expect(await ends.until('job-3', 50, read, (value) => value === 'DONE')).toBe('RUNNING');
   });
 });
 

@@ -105,7 +105,12 @@ export async function openBigQueryQueryEngine(
   options: BigQueryOptions,
   engine: BigQueryEngineOptions = {},
 ): Promise<QueryEngine> {
-  return new BigQueryQueryEngine(bigQueryClient(options), options, rememberingChecks(await openSandboxThread(), CHECK_CACHE), engine);
+  return new BigQueryQueryEngine(
+    bigQueryClient(options),
+    options,
+    rememberingChecks(await openSandboxThread(), CHECK_CACHE),
+    engine,
+  );
 }
 
 class BigQueryQueryEngine implements QueryEngine {
@@ -219,7 +224,10 @@ class BigQueryQueryEngine implements QueryEngine {
 
   async dropResult(jobId: string): Promise<void> {
     const { datasetId, tableId } = this.resultTable(jobId);
-    await ignoring(404, call('delete the stored result', () => this.client.dataset(datasetId).table(tableId).delete()));
+    await ignoring(
+      404,
+      call('delete the stored result', () => this.client.dataset(datasetId).table(tableId).delete()),
+    );
   }
 
   async exportResult(

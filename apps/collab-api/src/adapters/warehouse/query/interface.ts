@@ -55,7 +55,8 @@ export class QueryFailure extends Error {
     // resourcesExceeded: the query would take more memory or rows than the service allows one.
     // unsupported: an export the warehouse cannot make (a format and compression, or a storage backend).
     // bytesBilledLimitExceeded: the query would be billed more than the job's maximumBytesBilled (BigQuery's reason).
-    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped' | 'resourcesExceeded' | 'unsupported' | 'bytesBilledLimitExceeded',
+    readonly reason:
+      'invalidQuery' | 'accessDenied' | 'stopped' | 'resourcesExceeded' | 'unsupported' | 'bytesBilledLimitExceeded',
     message: string,
     /** A stopped query: what it had processed by then (BigQuery bills a cancelled job for it); none when it never started. */
     readonly usage?: QueryUsage,
