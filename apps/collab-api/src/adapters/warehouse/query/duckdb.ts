@@ -210,12 +210,18 @@ class DuckDbQueryEngine implements QueryEngine {
     const maxRows = this.limits.maxResultRows;
     const statement = `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases}) LIMIT ${maxRows + 1}`;
     const started = performance.now();
-    await connection.run(statement).catch((error: unknown) => this.failed(error, checked, statement));
+    // CREATE TABLE AS answers the count of rows it stored.
+    const stored = await connection.runAndReadAll(statement).catch((error: unknown) => this.failed(error, checked, statement));
     const elapsedMs = Math.round(performance.now() - started);
-    const counts = await connection.runAndReadAll(
-      `SELECT count(*), ${maskedValues.length > 0 ? 'count(*) FILTER (WHERE masked_row)' : '0'} FROM ${resultTable(request.jobId)}`,
-    );
-    const [totalRows, privateRowCount] = counts.getRows()[0]!.map(Number) as [number, number];
+    const totalRows = Number(stored.getRows()[0]![0]);
+    const privateRowCount =
+      maskedValues.length === 0
+        ? 0
+        : Number(
+            (
+              await connection.runAndReadAll(`SELECT count(*) FILTER (WHERE masked_row) FROM ${resultTable(request.jobId)}`)
+            ).getRows()[0]![0],
+          );
     if (totalRows > maxRows) {
       await connection.run(`DROP TABLE ${resultTable(request.jobId)}`);
       throw new QueryFailure(
