@@ -8,23 +8,24 @@
  * Crash-safe: a job's files and stored result are deleted first, and only then is the job marked
  * (`results_deleted_at`). Killed between the two, the next round deletes again what is already
  * gone (a missing object or table is deleted) and marks it: nothing is left behind, and nothing
- * answers 500 meanwhile, as requests go by the expiry time alone. A result is taken a minute
- * after it expired, so that a request that checked the time just before can still read it, and
- * not while an export of it waits or runs (the export fails by itself once it sees the expiry).
+ * answers 500 meanwhile, as requests go by the expiry time alone. A result is taken ten seconds
+ * after it expired, so that a request that checked the time just before (or a process whose clock
+ * is a little behind) can still read it, and not while an export of it waits or runs (the export
+ * fails by itself once it sees the expiry).
  */
 import { type Periodic, startPeriodic } from '@repo/jobs';
 import type { Deps } from '../deps.js';
 import { exportFolder } from '../exports/service.js';
 
-/** How long after its expiry a result is deleted: longer than any request reading it takes. */
-export const DELETE_AFTER_EXPIRY_MS = 60_000;
+/** How long after its expiry a result is deleted: longer than a page's read takes, and than clocks differ between processes. */
+export const DELETE_AFTER_EXPIRY_MS = 10_000;
 
 /** Jobs taken per query of a round. */
 const BATCH = 100;
 
 type ExpiryDeps = Pick<Deps, 'db' | 'queryEngine' | 'storage' | 'crashPoint' | 'now' | 'logger'>;
 
-/** Deletes the stored results (and exports' files) of every job expired a minute or more ago; answers how many. */
+/** Deletes the stored results (and exports' files) of every job expired ten seconds or more ago; answers how many. */
 export async function deleteExpiredResults(deps: ExpiryDeps): Promise<number> {
   let deleted = 0;
   for (;;) {

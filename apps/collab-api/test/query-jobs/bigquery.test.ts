@@ -580,7 +580,7 @@ describe('controls on BigQuery', () => {
     const table = `r_${String(job.id).replaceAll('-', '_')}`;
     bigquery.requests.length = 0;
     const realNow = ctx.deps.now;
-    ctx.deps.now = () => new Date(Date.parse(job.results_expire_at) + 61_000);
+    ctx.deps.now = () => new Date(Date.parse(job.results_expire_at) + 11_000);
     try {
       expect((await owner.api.get(`/api/v1/query-jobs/${job.id}/results`)).status).toBe(410);
       expect(await deleteExpiredResults(ctx.deps)).toBeGreaterThanOrEqual(1);

@@ -1,7 +1,7 @@
 /**
  * Stored results expire COLLAB_RESULT_TTL_DAYS after their job ended: the job shows when, and
  * from then on its pages, new exports and download links answer 410; the worker's sweep then
- * deletes the stored rows and the exports' files, a minute after the expiry, never under an
+ * deletes the stored rows and the exports' files, ten seconds after the expiry, never under an
  * export that waits or runs, and as often as it is run without harm. (Killed in the middle of a
  * sweep: test/query-jobs/processes.test.ts.)
  */
@@ -95,12 +95,12 @@ describe('expired results', () => {
     expect((await fx.api.get(`/api/v1/query-jobs/${job.id}`)).body).toMatchObject({ status: 'DONE', total_rows: 10 });
     expect((await fx.api.get(`/api/v1/exports/${exported.id}`)).body).toMatchObject({ status: 'DONE' });
 
-    // Within a minute of the expiry nothing is deleted yet (a request that read the time just before may be reading).
-    ctx.deps.now = () => new Date(expiry + 59_000);
+    // Within ten seconds of the expiry nothing is deleted yet (a request that read the time just before may be reading).
+    ctx.deps.now = () => new Date(expiry + 9_000);
     expect(await deleteExpiredResults(ctx.deps)).toBe(0);
     expect(await storedResultExists(job.id)).toBe(true);
 
-    ctx.deps.now = () => new Date(expiry + 61_000);
+    ctx.deps.now = () => new Date(expiry + 11_000);
     expect(await deleteExpiredResults(ctx.deps)).toBe(1);
     expect(await storedResultExists(job.id)).toBe(false);
     expect(await objectExists(key)).toBe(false);
@@ -126,7 +126,7 @@ describe('expired results', () => {
     const pending = await ctx.db.queryExport.create({
       data: { tenantId: fx.tenant.id, queryJobId: job.id, status: 'PENDING', format: 'CSV', compression: 'NONE' },
     });
-    ctx.deps.now = () => new Date(Date.parse(job.results_expire_at) + 61_000);
+    ctx.deps.now = () => new Date(Date.parse(job.results_expire_at) + 11_000);
     await deleteExpiredResults(ctx.deps);
     expect(await storedResultExists(job.id)).toBe(true);
 
@@ -138,5 +138,22 @@ describe('expired results', () => {
     });
     expect(await deleteExpiredResults(ctx.deps)).toBeGreaterThanOrEqual(1);
     expect(await storedResultExists(job.id)).toBe(false);
+  });
+});
+
+describe('COLLAB_RESULT_TTL_DAYS=0', () => {
+  let zero: TestContext;
+  beforeAll(async () => {
+    zero = await createTestContext({ COLLAB_RESULT_TTL_DAYS: '0', COLLAB_RESULT_SWEEP_INTERVAL_SECONDS: '0' });
+    await zero.startWorker();
+  }, 60_000);
+  afterAll(() => zero?.close());
+
+  it('expires a result as soon as its job ends: the job is DONE, its pages and exports are gone (410)', async () => {
+    const fixture = await queryFixture(zero, 'Zero');
+    const job = await runToEnd(zero, fixture, fixture.tenant, 'SELECT 1 AS one');
+    expect(job).toMatchObject({ status: 'DONE', total_rows: 1, results_expire_at: job.ended });
+    expect((await fixture.api.get(`/api/v1/query-jobs/${job.id}/results`)).status).toBe(410);
+    expect((await fixture.api.post(`/api/v1/query-jobs/${job.id}/exports`, {})).status).toBe(410);
   });
 });
