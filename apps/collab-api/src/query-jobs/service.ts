@@ -11,7 +11,7 @@ import { requireQuotaLeft } from '../quota/service.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
 import { nextRound, queuePriority, waitingRounds } from './scheduling.js';
 import type { QueryJobResponse, ResultPageResponse, RunQueryInput } from './schemas.js';
-import { cancelEffect, CANCELLED_BY_REQUEST, pageBounds, resultsGone, resultsUnavailable } from './states.js';
+import { cancelEffect, CANCELLED_BY_REQUEST, hasEnded, pageBounds, resultsGone, resultsUnavailable } from './states.js';
 
 export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine' | 'now' | 'queryJobEnds'>;
 
@@ -201,12 +201,7 @@ export async function resultPage(
   page: { page: number; page_size: number; timeout_ms: number },
 ): Promise<ResultPageResponse> {
   const read = () => findBareQueryJob(deps.db, actor, jobId);
-  const found = await deps.queryJobEnds.until(
-    jobId,
-    page.timeout_ms,
-    read,
-    (job) => job.status !== 'PENDING' && job.status !== 'RUNNING',
-  );
+  const found = await deps.queryJobEnds.until(jobId, page.timeout_ms, read, (job) => hasEnded(job.status));
   const job = withResults(found, deps.now());
   const columns = job.resultColumns as unknown as ResultColumn[];
   const totalRows = Number(job.totalRows);

@@ -7,6 +7,11 @@ export function workerMayRun(status: QueryJobStatus): boolean {
   return status === 'PENDING' || status === 'RUNNING';
 }
 
+/** DONE, FAILED or CANCELLED: nothing more happens to the job (a request waiting for it answers). */
+export function hasEnded(status: QueryJobStatus): boolean {
+  return !workerMayRun(status);
+}
+
 /** A CANCELLED job's error_result, as BigQuery marks a cancelled job (reason `stopped`). */
 export const CANCELLED_BY_REQUEST = { reason: 'stopped', message: 'The job was cancelled' };
 
