@@ -15,6 +15,7 @@ import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { resolveAuthSettings } from './local-secret.js';
 import { maxConstantListElements } from './memory/budget.js';
 import { defaultDataDir } from './paths.js';
+import { QueryJobEnds } from './query-jobs/ends.js';
 import type { ChangeDeps } from './warehouse-changes/index.js';
 
 /** Everything the app talks to, built by createDeps (for server.ts and tests) and passed to buildApp. */
@@ -47,6 +48,8 @@ export interface Deps {
   notifier: Notifier;
   /** The time of the rules that depend on it (approval expiry); tests set another. */
   now: () => Date;
+  /** Wakes requests that wait for a query job's results when this process's worker is done with the job. */
+  queryJobEnds: QueryJobEnds;
 }
 
 /**
@@ -116,6 +119,7 @@ export async function createDeps(
       uploadUrlSecret,
       notifier,
       now: () => new Date(),
+      queryJobEnds: new QueryJobEnds(),
     },
     close: async () => {
       // Jobs still running get no grace here: server.ts stops the worker first, with its grace.

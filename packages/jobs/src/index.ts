@@ -5,6 +5,18 @@
  * it has one; workers run them. A running job sends a heartbeat: one whose process stopped is
  * failed when it goes quiet, then retried, and handed to the catalog's `gaveUp` once out of
  * retries (through a dead-letter queue), so that no record is left saying it runs.
+ *
+ * Waking: a job queued in another process reaches this one's idle workers by Postgres
+ * LISTEN/NOTIFY (pg-boss's listener on a connection of its own; the NOTIFY commits with the job),
+ * so it starts at once rather than at the next poll; polling stays, every `pollSeconds`, for what
+ * no notification announces (a delayed job or retry coming due, a job a group limit put back, a
+ * notification lost while the listener reconnected) and for databases without LISTEN.
+ *
+ * pg-boss's own connections commit asynchronously (synchronous_commit off): taking a job, completing
+ * or failing it no longer waits for the disk. A crash of the database server may lose the last
+ * fraction of a second of that bookkeeping, which runs a job again: handlers are made to be run
+ * again anyway (a worker may die at any point). A send belongs in the app's transaction (`tx`), which
+ * commits as the app's transactions do; one without it commits asynchronously as well.
  */
 import { fromPrisma, PgBoss, type PrismaTransactionLike, type QueuePolicy } from 'pg-boss';
 import type { z } from 'zod';
@@ -90,6 +102,7 @@ export interface JobQueueOptions {
   /** Names the connections in pg_stat_activity. */
   applicationName: string;
   logger: { error(details: object, message: string): void; warn(details: object, message: string): void };
+  /** How often idle workers look for jobs besides being woken (by NOTIFY, or `wake` in this process). */
   pollSeconds: number;
   heartbeatSeconds: number;
   /** This process runs jobs, so it also fails those whose process stopped. */
@@ -112,6 +125,10 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
     // it runs once a minute, so a dead process's job would wait that long on top of the heartbeat.
     superviseIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 4)),
     monitorIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 4)),
+    ...(options.embedded ? {} : { options: '-c synchronous_commit=off' }),
+    // One more connection, held for LISTEN. Not on the embedded database: it takes few connections,
+    // and its single process queues and works alike (`wake` reaches its workers).
+    useListenNotify: !options.embedded,
   });
   boss.on('error', (error: unknown) => options.logger.error({ err: error }, 'background jobs: pg-boss error'));
   boss.on('warning', (warning: unknown) => options.logger.warn({ warning }, 'background jobs: pg-boss warning'));
@@ -139,9 +156,10 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
           heartbeatSeconds: options.heartbeatSeconds,
           ...(deadLetter ? { deadLetter } : {}),
         };
-        await boss.createQueue(name, { ...settings, policy: job.policy ?? 'standard' });
+        // notify: a job sent commits a NOTIFY with it, which wakes the listening workers of every process.
+        await boss.createQueue(name, { ...settings, notify: true, policy: job.policy ?? 'standard' });
         // A queue made by an older version keeps its settings otherwise (its policy cannot change).
-        await boss.updateQueue(name, settings);
+        await boss.updateQueue(name, { ...settings, notify: true });
       }
     })());
 
@@ -169,6 +187,8 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
           name,
           {
             pollingIntervalSeconds: options.pollSeconds,
+            // While NOTIFY wakes the workers, polling stays as it was: the backstop for what no NOTIFY announces.
+            notifyPollingIntervalSeconds: options.pollSeconds,
             includeMetadata: true,
             localConcurrency: concurrency?.perProcess ?? 1,
             ...(concurrency?.perGroup ? { localGroupConcurrency: concurrency.perGroup } : {}),

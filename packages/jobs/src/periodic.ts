@@ -5,13 +5,13 @@ export interface Periodic {
 }
 
 /**
- * Runs `round` now and then `intervalSeconds` after each round ends (0: once). A round that
- * throws is handed to `onError`, and the next one tries again. The timer never keeps the
- * process alive.
+ * Runs `round` now (or, with `startAfterInterval`, once the interval has passed) and then
+ * `intervalSeconds` after each round ends (0: once). A round that throws is handed to `onError`,
+ * and the next one tries again. The timer never keeps the process alive.
  */
 export function startPeriodic(
   round: () => Promise<void>,
-  options: { intervalSeconds: number; onError: (error: unknown) => void },
+  options: { intervalSeconds: number; onError: (error: unknown) => void; startAfterInterval?: boolean },
 ): Periodic {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -26,7 +26,12 @@ export function startPeriodic(
         }
       });
   };
-  run();
+  if (options.startAfterInterval) {
+    timer = setTimeout(run, options.intervalSeconds * 1000);
+    timer.unref();
+  } else {
+    run();
+  }
   return {
     async stop() {
       stopped = true;

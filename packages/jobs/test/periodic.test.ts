@@ -43,4 +43,21 @@ describe('startPeriodic', () => {
     await periodic.stop();
     expect(rounds).toBe(1);
   });
+
+  it('waits an interval before the first round with startAfterInterval, and runs none when stopped before', async () => {
+    let rounds = 0;
+    const round = () => {
+      rounds += 1;
+      return Promise.resolve();
+    };
+    const later = startPeriodic(round, { intervalSeconds: 0.1, onError: () => undefined, startAfterInterval: true });
+    expect(rounds).toBe(0);
+    while (rounds < 2) await sleep(10);
+    await later.stop();
+    rounds = 0;
+    const never = startPeriodic(round, { intervalSeconds: 0.1, onError: () => undefined, startAfterInterval: true });
+    await never.stop();
+    await sleep(150);
+    expect(rounds).toBe(0);
+  });
 });

@@ -151,3 +151,45 @@ it('runs jobs side by side up to the per-process limit, one of a group at a time
   await until(() => deps.started.length === 6);
   expect(deps.started.slice(0, 4)).toEqual(['a1', 'b1', 'b2', 'high']);
 }, 60_000);
+
+it('starts a job another process queued at once, woken by NOTIFY rather than by its poll', async () => {
+  const handled: number[] = [];
+  const notified = {
+    notified: defineJob({
+      payload: z.object({ n: z.number().int() }),
+      retryLimit: 0,
+      retryDelaySeconds: 1,
+      expireInSeconds: 60,
+      handle: (_deps: object, payload) => {
+        handled.push(payload.n);
+        return Promise.resolve();
+      },
+    }),
+  };
+  const options = { databaseUrl: database.url, embedded: false, logger: silent, heartbeatSeconds: 10 };
+  // Two processes: one queues, the other works and polls only every ten minutes, so that only the NOTIFY
+  // committed with the job can start it within the test's time.
+  const sender = createJobQueue(notified, {
+    ...options,
+    applicationName: 'jobs test, sender',
+    pollSeconds: 600,
+    supervise: false,
+  });
+  const worker = createJobQueue(notified, {
+    ...options,
+    applicationName: 'jobs test, worker',
+    pollSeconds: 600,
+    supervise: false,
+  });
+  try {
+    await sender.send('notified', { n: 0 });
+    await worker.work({});
+    // Its first poll, at start, takes the job queued before; then it waits for a wake-up.
+    await until(() => handled.includes(0));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sender.send('notified', { n: 1 });
+    await until(() => handled.includes(1), 30_000);
+  } finally {
+    await Promise.all([sender.stop(0), worker.stop(0)]);
+  }
+}, 60_000);

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { QueryFailure, type ResultColumn } from '../adapters/warehouse/query/index.js';
 import type { Deps } from '../deps.js';
 import { jobWorkDir } from '../paths.js';
-import { exportFile } from './service.js';
+import { resultsGone } from '../query-jobs/states.js';
+import { exportFile, exportFolder } from './service.js';
 
 export async function runExportJob(deps: Deps, exportId: string): Promise<void> {
   const folder = jobWorkDir(deps.config.DATA_DIR, `export-${exportId}`);
@@ -19,12 +20,18 @@ export async function runExportJob(deps: Deps, exportId: string): Promise<void> 
   await rm(folder, { recursive: true, force: true });
   const row = await deps.db.queryExport.findUnique({ where: { id: exportId }, include: { job: true } });
   if (!row || (row.status !== 'PENDING' && row.status !== 'RUNNING')) return;
+  // Results that expired while the export waited are deleted (or about to be): there is nothing to write.
+  const gone = resultsGone(row.job.resultsExpireAt, deps.now());
+  if (gone) {
+    await failExport(deps, row.id, gone);
+    return;
+  }
   await deps.db.queryExport.update({ where: { id: row.id }, data: { status: 'RUNNING' } });
   const file = exportFile(row.format, row.compression);
   await mkdir(folder, { recursive: true });
   try {
     const local = path.join(folder, `export.${file.extension}`);
-    const key = `query-exports/${row.tenantId}/${row.id}/query-${row.queryJobId}.${file.extension}`;
+    const key = `${exportFolder(row)}/query-${row.queryJobId}.${file.extension}`;
     let written;
     try {
       written = await deps.queryEngine.exportResult(row.queryJobId, row.job.resultColumns as unknown as ResultColumn[], {

@@ -22,13 +22,13 @@ export function exportRoutes(api: UserApi, links: InternalApi, deps: Deps): void
     path: '/api/v1/query-jobs/{job_id}/exports',
     summary: "Export a DONE job's result to a file in object storage",
     description:
-      "The worker writes the file; poll GET /api/v1/exports/{export_id} until DONE, then ask for its download-url. Masked columns stay null. 404: another tenant's job; 409: the job is not DONE; 403: the job read a dataset of another tenant whose owner allows no exports (its share_policy), with the reason.",
+      "The worker writes the file; poll GET /api/v1/exports/{export_id} until DONE, then ask for its download-url. Masked columns stay null. 404: another tenant's job; 409: the job is not DONE; 410: its results expired; 403: the job read a dataset of another tenant whose owner allows no exports (its share_policy), with the reason.",
     tags: ['exports'],
     params: queryJobParams,
     body: createExportBody,
     status: 202,
     response: queryExportSchema,
-    errors: [403, 404, 409],
+    errors: [403, 404, 409, 410],
     handler: ({ params, body, actor }) => createExport(deps, actor, params.job_id, body),
   });
   api.route({
@@ -57,11 +57,12 @@ export function exportRoutes(api: UserApi, links: InternalApi, deps: Deps): void
     path: '/api/v1/exports/{export_id}/download-url',
     summary: "A signed URL that downloads a DONE export's file",
     description:
-      'The same URL while it has more than a minute left, a new one after. 409 before the export is DONE; 403 once an owner of a dataset the job read allows no exports (a Cloud Storage URL handed out before stays valid until it expires).',
+      "The same URL while it has more than a minute left, a new one after. 409 before the export is DONE; 410 once the job's results " +
+      'expired (the file is deleted with them); 403 once an owner of a dataset the job read allows no exports (a Cloud Storage URL handed out before stays valid until it expires).',
     tags: ['exports'],
     params: exportParams,
     response: downloadUrlSchema,
-    errors: [403, 404, 409],
+    errors: [403, 404, 409, 410],
     handler: ({ params, actor }) => downloadUrl(deps, actor, params.export_id),
   });
   links.route({
@@ -71,7 +72,7 @@ export function exportRoutes(api: UserApi, links: InternalApi, deps: Deps): void
     description:
       "The download link of local storage (Cloud Storage's links lead to the bucket instead): the url of " +
       'GET /api/v1/exports/{export_id}/download-url, whose signature is the credential (no bearer token). ' +
-      '403: the signature is wrong or has expired (ask for a new URL), or an owner of a dataset the job read allows no exports.',
+      "403: the signature is wrong or has expired (ask for a new URL), or an owner of a dataset the job read allows no exports; 410: the job's results expired, and the file with them.",
     tags: ['exports'],
     params: exportParams,
     query: signedLinkQuery,
@@ -79,7 +80,7 @@ export function exportRoutes(api: UserApi, links: InternalApi, deps: Deps): void
       description: 'The file, as an attachment named `query-<job id>.<extension>`',
       content: Object.fromEntries(EXPORT_CONTENT_TYPES.map((type) => [type, fileBytes])),
     },
-    errors: [403, 404],
+    errors: [403, 404, 410],
     handler: async ({ params, query, res }) => {
       const file = await openDownload(deps, params.export_id, query);
       res.setHeader('Content-Type', file.contentType);

@@ -1,17 +1,17 @@
 import type { Readable } from 'node:stream';
-import { ConflictError, ForbiddenError, NotFoundError } from '@repo/errors';
+import { ConflictError, ForbiddenError, GoneError, NotFoundError } from '@repo/errors';
 import { signUrlPath, verifyUrlToken } from '@repo/storage';
 import type { Actor } from '../access/index.js';
 import type { ExportCompression, ExportFormat } from '../adapters/warehouse/query/index.js';
 import type { Database, Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { QueryExport } from '../generated/prisma/client.js';
-import { findQueryJob } from '../query-jobs/service.js';
-import { resultsUnavailable } from '../query-jobs/states.js';
+import { findJobWithResults, findQueryJob } from '../query-jobs/service.js';
+import { resultsGone } from '../query-jobs/states.js';
 import { iso, isoOrNull, type ListOptions, oldestFirst } from '../shared/schemas.js';
 import type { CreateExportInput, QueryExportResponse } from './schemas.js';
 
-export type ExportDeps = Pick<Deps, 'db' | 'queue' | 'storage' | 'config' | 'uploadUrlSecret'>;
+export type ExportDeps = Pick<Deps, 'db' | 'queue' | 'storage' | 'config' | 'uploadUrlSecret' | 'now'>;
 
 /** A download URL still this fresh is handed out again; an older one is replaced. */
 const REUSE_MARGIN_MS = 60_000;
@@ -66,13 +66,21 @@ async function requireExportAllowed(db: Database | Transaction, jobId: string): 
   if (refusal) throw new ForbiddenError(refusal);
 }
 
-async function findExport(db: Database, actor: Pick<Actor, 'tenantId'>, exportId: string): Promise<QueryExport> {
-  const row = await db.queryExport.findFirst({ where: { id: exportId, tenantId: actor.tenantId } });
+/** The folder of an export's file in object storage: the file is the only object under it. */
+export function exportFolder(exportRow: { tenantId: string; id: string }): string {
+  return `query-exports/${exportRow.tenantId}/${exportRow.id}`;
+}
+
+async function findExport(db: Database, actor: Pick<Actor, 'tenantId'>, exportId: string) {
+  const row = await db.queryExport.findFirst({
+    where: { id: exportId, tenantId: actor.tenantId },
+    include: { job: { select: { resultsExpireAt: true } } },
+  });
   if (!row) throw new NotFoundError('Export not found');
   return row;
 }
 
-/** Queues an export of a DONE job of the actor's tenant (404 for another tenant's job, 409 before DONE). */
+/** Queues an export of a DONE job of the actor's tenant (404 for another tenant's job, 409 before DONE, 410 once its results expired). */
 export async function createExport(
   deps: ExportDeps,
   actor: Actor,
@@ -80,9 +88,7 @@ export async function createExport(
   input: CreateExportInput,
 ): Promise<QueryExportResponse> {
   const row = await deps.db.$transaction(async (tx) => {
-    const job = await findQueryJob(tx, actor, jobId);
-    const unavailable = resultsUnavailable(job.status);
-    if (unavailable) throw new ConflictError(unavailable);
+    const job = await findJobWithResults(tx, actor, jobId, deps.now());
     await requireExportAllowed(tx, job.id);
     const row = await tx.queryExport.create({
       data: {
@@ -122,15 +128,18 @@ export function downloadPath(exportId: string): string {
 
 /**
  * A URL that downloads a DONE export: the last one handed out while it has more than a minute
- * left, else a new one (Cloud Storage's V4 signed URL, or this service's own signed link).
+ * left, else a new one (Cloud Storage's V4 signed URL, or this service's own signed link). 410
+ * once the job's results expired: the file is deleted with them.
  */
 export async function downloadUrl(
   deps: ExportDeps,
   actor: Actor,
   exportId: string,
-  now = Date.now(),
+  now = deps.now().getTime(),
 ): Promise<{ url: string; expires_at: string }> {
   const row = await findExport(deps.db, actor, exportId);
+  const gone = resultsGone(row.job.resultsExpireAt, new Date(now));
+  if (gone) throw new GoneError(gone);
   await requireExportAllowed(deps.db, row.queryJobId);
   if (row.status !== 'DONE' || !row.storageKey)
     throw new ConflictError(`The export is ${row.status}: it can be downloaded once it is DONE`);
@@ -165,8 +174,13 @@ export async function openDownload(
   const check = verifyUrlToken(downloadPath(exportId), link.expires, link.token, deps.uploadUrlSecret);
   if (check === 'expired') throw new ForbiddenError('This download link has expired: ask for a new one (GET .../download-url)');
   if (check === 'invalid') throw new ForbiddenError('This download link is not valid');
-  const row = await deps.db.queryExport.findUnique({ where: { id: exportId } });
+  const row = await deps.db.queryExport.findUnique({
+    where: { id: exportId },
+    include: { job: { select: { resultsExpireAt: true } } },
+  });
   if (!row?.storageKey) throw new NotFoundError('Export not found');
+  const gone = resultsGone(row.job.resultsExpireAt, deps.now());
+  if (gone) throw new GoneError(gone);
   await requireExportAllowed(deps.db, row.queryJobId);
   const file = exportFile(row.format, row.compression);
   const opened = await deps.storage.open(row.storageKey);

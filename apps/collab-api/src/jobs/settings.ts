@@ -16,7 +16,7 @@ export function workerSettings() {
       .integer({ min: 1, max: 60 })
       .default(2)
       .describe(
-        'How often an idle worker looks for queued jobs. A job queued by an inline worker’s own process starts at once; others wait for the next look.',
+        'How often an idle worker looks for queued jobs besides being woken: a job queued in any process wakes the workers at once (Postgres LISTEN/NOTIFY; on the embedded database, only those of its own process). Delayed jobs and retries coming due wait for the next look.',
       ),
     COLLAB_JOB_HEARTBEAT_SECONDS: setting
       .integer({ min: 10, max: 3600 })

@@ -12,6 +12,8 @@ export function toQueryResponse(query: Query): QueryResponse {
     tenant_id: query.tenantId,
     project_id: query.projectId,
     query_text: query.queryText,
+    name: query.name,
+    description: query.description,
     created_at: iso(query.createdAt),
     archived_at: null,
   };
@@ -27,7 +29,15 @@ export async function findQuery(db: Database | Transaction, actor: Actor, queryI
 /** In a project the actor's tenant owns or was invited to; the query is the actor's tenant's either way. */
 export async function createQuery(db: Database, actor: Actor, input: CreateQueryInput): Promise<QueryResponse> {
   const { project } = await findReachableProject(db, actor, input.project_id);
-  const query = await db.query.create({ data: { tenantId: actor.tenantId, projectId: project.id, queryText: input.query_text } });
+  const query = await db.query.create({
+    data: {
+      tenantId: actor.tenantId,
+      projectId: project.id,
+      queryText: input.query_text,
+      name: input.name ?? null,
+      description: input.description ?? null,
+    },
+  });
   return toQueryResponse(query);
 }
 
@@ -53,7 +63,8 @@ export async function updateQuery(db: Database, actor: Actor, queryId: string, i
   const projectId = input.project_id ? (await findReachableProject(db, actor, input.project_id)).project.id : undefined;
   const { count } = await db.query.updateMany({
     where: { id: query.id, ...liveIn(actor) },
-    data: { queryText: input.query_text ?? undefined, projectId },
+    // Absent (undefined) keeps a field; null keeps the text and project, and removes a name or description.
+    data: { queryText: input.query_text ?? undefined, projectId, name: input.name, description: input.description },
   });
   if (count === 0) throw new NotFoundError('Query not found');
   return toQueryResponse(await findQuery(db, actor, queryId));

@@ -11,36 +11,50 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { recordReads } from '../access-log/record.js';
 import { QueryFailure, type QueryUsage } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
-import type { Database, Transaction } from '../database.js';
+import { commitAsynchronously, type Database, type Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { JobContext } from '../jobs/catalog.js';
 import { formatUsd } from '../quota/rules.js';
 import { chargeJob, quotaLeft } from '../quota/service.js';
 import { readableCatalog } from './readable.js';
-import { CANCELLED_BY_REQUEST, workerMayRun } from './states.js';
+import { CANCELLED_BY_REQUEST, resultsExpireAt, workerMayRun } from './states.js';
 
 type Failure = { reason: string; message: string };
 
 // How often a running job's row is read for a cancel.
 const CANCEL_CHECK_SECONDS = 0.5;
 
-/** Ends a job that has not ended: FAILED with `failure`, or CANCELLED. */
+/** What a job's row records of its charge (charge()). */
+type Charged = { totalBytesProcessed?: bigint; totalBytesBilled?: bigint; costUsd?: string };
+
+/** Ends a job that has not ended: FAILED with `failure`, or CANCELLED, with what it was `charged`. */
 async function end(
   db: Database | Transaction,
   jobId: string,
   outcome: { status: 'FAILED'; failure: Failure } | { status: 'CANCELLED' },
+  charged: Charged = {},
 ): Promise<void> {
   const failure = outcome.status === 'FAILED' ? outcome.failure : CANCELLED_BY_REQUEST;
   await db.queryJob.updateMany({
     where: { id: jobId, status: { in: ['PENDING', 'RUNNING'] } },
-    data: { status: outcome.status, endedAt: new Date(), errorResult: failure, errorDetails: { errors: [failure] } },
+    data: { status: outcome.status, endedAt: new Date(), errorResult: failure, errorDetails: { errors: [failure] }, ...charged },
   });
 }
 
 export async function runQueryJob(deps: Deps, jobId: string, context: JobContext): Promise<void> {
+  try {
+    await run(deps, jobId, context);
+  } finally {
+    // Requests waiting for its results read it again (ended or not: a stopped worker leaves it for a retry).
+    deps.queryJobEnds.ended(jobId);
+  }
+}
+
+async function run(deps: Deps, jobId: string, context: JobContext): Promise<void> {
   const job = await deps.db.queryJob.findUnique({ where: { id: jobId }, include: { query: true } });
   if (!job || !workerMayRun(job.status)) return;
   const started = await deps.db.$transaction(async (tx) => {
+    await commitAsynchronously(tx);
     // A retry of a job whose cancel its stopped attempt did not finish: nothing is known of what it processed.
     if (job.cancelRequestedAt) {
       await end(tx, job.id, { status: 'CANCELLED' });
@@ -58,12 +72,15 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     return count > 0;
   });
   if (!started) return;
-  const reachable = await findReachableProject(deps.db, { tenantId: job.tenantId }, job.query.projectId).catch(
-    (error: unknown) => {
+  // Side by side: the catalog is needed once the project is found reachable, which it nearly always is.
+  // It holds the rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
+  const [reachable, catalog] = await Promise.all([
+    findReachableProject(deps.db, { tenantId: job.tenantId }, job.query.projectId).catch((error: unknown) => {
       if (error instanceof NotFoundError) return undefined;
       throw error;
-    },
-  );
+    }),
+    readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId }),
+  ]);
   if (!reachable) {
     await end(deps.db, job.id, {
       status: 'FAILED',
@@ -71,7 +88,8 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     });
     return;
   }
-  const timeoutSeconds = deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
+  // The run's own limit is at most the service's (checked when it was asked for).
+  const timeoutSeconds = job.timeoutSeconds ?? deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
   const cancel = new AbortController();
   const watch = startPeriodic(
@@ -81,20 +99,21 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
     },
     {
       intervalSeconds: CANCEL_CHECK_SECONDS,
+      // A cancel asked for before the start cancelled the PENDING job itself: the first look can wait.
+      startAfterInterval: true,
       onError: (error) =>
         deps.logger.warn({ err: error, queryJobId: job.id }, 'could not check a running query job for a cancel'),
     },
   );
   let outcome;
   try {
-    // The rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
-    const catalog = await readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId });
     outcome = await deps.queryEngine.run({
       jobId: job.id,
       sql: job.queryText,
       catalog,
       signal: AbortSignal.any([context.signal, timeout, cancel.signal]),
       onTables: (keys) => recordReads(deps.db, job, catalog, keys),
+      maximumBytesBilled: job.maximumBytesBilled ?? undefined,
     });
   } catch (error) {
     // A stopped worker leaves the job RUNNING for a retry; a query the warehouse refused, or one that ran too long, fails it.
@@ -112,8 +131,8 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
           failure: { reason: 'timeout', message: `The query ran longer than ${timeoutSeconds} s and was stopped` },
         } as const);
     await deps.db.$transaction(async (tx) => {
-      await end(tx, job.id, ended);
-      if (error.usage && error.usage.bytesBilled > 0) await charge(tx, deps, job, error.usage);
+      const charged = error.usage && error.usage.bytesBilled > 0 ? await charge(tx, deps, job, error.usage) : {};
+      await end(tx, job.id, ended, charged);
     });
     deps.crashPoint('query_job:stopped-recorded');
     return;
@@ -122,13 +141,17 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   }
   // Killed here, the retry runs the query again: the result table is replaced, and nothing was charged yet.
   deps.crashPoint('query_job:result-stored');
+  const ended = new Date();
   await deps.db.$transaction(async (tx) => {
-    await charge(tx, deps, job, outcome);
+    await commitAsynchronously(tx);
+    const charged = await charge(tx, deps, job, outcome);
     await tx.queryJob.update({
       where: { id: job.id },
       data: {
+        ...charged,
         status: 'DONE',
-        endedAt: new Date(),
+        endedAt: ended,
+        resultsExpireAt: resultsExpireAt(ended, deps.config.COLLAB_RESULT_TTL_DAYS),
         totalRows: BigInt(outcome.totalRows),
         totalSlotMs: BigInt(outcome.elapsedMs),
         cacheHit: outcome.cacheHit,
@@ -145,13 +168,13 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   deps.crashPoint('query_job:done');
 }
 
-/** Charges the job for `usage` and records it on the job, in the caller's transaction. */
+/** Charges the job for `usage` in the caller's transaction; answers what the job's row is to record of it. */
 async function charge(
   tx: Transaction,
   deps: Deps,
   job: { id: string; tenantId: string; queryId: string },
   usage: QueryUsage,
-): Promise<void> {
+): Promise<Required<Charged>> {
   const cost = await chargeJob(tx, deps.config, {
     tenantId: job.tenantId,
     queryId: job.queryId,
@@ -159,14 +182,11 @@ async function charge(
     bytesProcessed: BigInt(usage.bytesProcessed),
     bytesBilled: BigInt(usage.bytesBilled),
   });
-  await tx.queryJob.update({
-    where: { id: job.id },
-    data: {
-      totalBytesProcessed: BigInt(usage.bytesProcessed),
-      totalBytesBilled: BigInt(usage.bytesBilled),
-      costUsd: formatUsd(cost),
-    },
-  });
+  return {
+    totalBytesProcessed: BigInt(usage.bytesProcessed),
+    totalBytesBilled: BigInt(usage.bytesBilled),
+    costUsd: formatUsd(cost),
+  };
 }
 
 /** Out of retries (its worker kept stopping): the job fails rather than staying RUNNING. */

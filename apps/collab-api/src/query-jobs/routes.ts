@@ -21,8 +21,10 @@ export function queryJobRoutes(api: UserApi, deps: Deps): void {
     path: '/api/v1/queries/run',
     summary: 'Run a saved query as a background job',
     description:
-      "Answers at once with the job's id; poll GET /api/v1/query-jobs/{job_id}. 404: the query is not the caller's tenant's (or deleted), or its " +
-      "project is no longer reachable; 409: query_text differs from the saved text; 429: the tenant's daily or monthly quota is used up. " +
+      "Answers at once with the job's id; poll GET /api/v1/query-jobs/{job_id}. 400: timeout_seconds is over the service's limit; 404: the " +
+      "query is not the caller's tenant's (or deleted), or its project is no longer reachable; 409: query_text differs from the saved text; " +
+      "429: the tenant's daily or monthly quota is used up. A job whose query would be billed more than maximum_bytes_billed fails " +
+      '`bytesBilledLimitExceeded` before it runs, and is not charged. ' +
       'Failures while it runs (a table the project may not read, a file, a system catalog, anything but one SELECT, a warehouse error, ' +
       'more memory or result rows than the service allows a query: `resourcesExceeded`) end the job FAILED with error_result and ' +
       'error_details. Jobs start in round-robin order between tenants. ' +
@@ -95,12 +97,13 @@ export function queryJobRoutes(api: UserApi, deps: Deps): void {
     summary: "A page of a DONE job's result",
     description:
       'Read from the result the job stored when it ran; the query does not run again, and any page costs about what the first does. ' +
-      "Columns that come from another tenant's private columns are `private` in column_privacy and null in every row. 409 before the job is DONE.",
+      "Columns that come from another tenant's private columns are `private` in column_privacy and null in every row. 409 before the job is DONE; " +
+      '410 once its results expired (results_expire_at): they are deleted, run the query again.',
     tags: ['query jobs'],
     params: queryJobParams,
     query: resultPageQuery,
     response: resultPageSchema,
-    errors: [404, 409],
+    errors: [404, 409, 410],
     handler: ({ params, query, actor }) => resultPage(deps, actor, params.job_id, query),
   });
 }

@@ -10,13 +10,54 @@ const jsonObject = z.record(z.string(), z.unknown());
 // BigQuery lists query stages, timeline samples and reservation usage as arrays of objects.
 const jsonList = z.array(jsonObject);
 
+/** BigQuery's largest maximumBytesBilled: an int64. */
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * A limit on the bytes a job is billed, as BigQuery's maximumBytesBilled: a positive int64, which
+ * BigQuery's API writes as a string of decimal digits. A JSON integer is taken too, up to 2^53 - 1
+ * (JSON numbers past it lose digits in most clients); a larger limit is written as a string.
+ */
+export const maximumBytesBilled = z
+  .union([
+    z.int(),
+    z.string().regex(/^[0-9]+$/, 'Must be a whole number of bytes written in decimal digits (no sign, point or spaces)'),
+  ])
+  .transform((value, ctx) => {
+    const bytes = BigInt(value);
+    if (bytes >= 1n && bytes <= INT64_MAX) return bytes;
+    ctx.addIssue({
+      code: 'custom',
+      message: `Must be from 1 to ${INT64_MAX} bytes`,
+      params: { type: bytes < 1n ? 'greater_than_equal' : 'less_than_equal' },
+    });
+    return z.NEVER;
+  });
+
 export const runQueryBody = z.strictObject({
   query_id: z.uuid(),
   query_text: queryText.meta({ description: "Must equal the saved query's text (409 otherwise)" }),
   dry_run: z.boolean().optional().meta({
     description: 'Check the query and tell what it would read and cost (200), without making a job or charging anything',
   }),
+  maximum_bytes_billed: maximumBytesBilled.optional().meta({
+    description:
+      "BigQuery's maximumBytesBilled: a job whose query would be billed more bytes fails `bytesBilledLimitExceeded` before it runs, and is not charged. " +
+      'A positive integer, or a string of decimal digits (BigQuery writes this int64 as a string) up to 9223372036854775807. ' +
+      'Bytes billed count at least 10 MB per table and per query, so a limit under 10485760 fails every job.',
+  }),
+  timeout_seconds: z
+    .int()
+    .min(1)
+    .optional()
+    .meta({
+      description:
+        'How long the query may run before it is stopped and the job fails `timeout` (charged what it processed): a whole number of seconds, ' +
+        "at most the service's limit COLLAB_QUERY_TIMEOUT_SECONDS (400 above it), which applies without one",
+    }),
 });
+
+export type RunQueryInput = z.output<typeof runQueryBody>;
 
 export const runQueryResponse = z.object({ job_id: z.uuid() }).meta({ id: 'QueryRun' });
 
@@ -82,6 +123,16 @@ export const queryJobSchema = z
     applied_rules: z
       .array(appliedRuleSchema)
       .meta({ description: "The analysis rules of other tenants' tables the job applied, as they were when it started" }),
+    maximum_bytes_billed: z
+      .string()
+      .nullable()
+      .meta({ description: "The run's limit on the bytes billed, as BigQuery writes an int64: a string of decimal digits" }),
+    timeout_seconds: z.number().int().nullable().meta({ description: "The run's time limit in seconds, when it set one" }),
+    results_expire_at: timestamp.nullable().meta({
+      description:
+        "A DONE job's: when its stored result and its exports' files expire (COLLAB_RESULT_TTL_DAYS after it ended). From then on, pages, " +
+        'new exports and download links answer 410, and the rows and files are deleted',
+    }),
     exports: z.array(queryExportSchema),
   })
   .meta({ id: 'QueryJob' });
@@ -97,12 +148,25 @@ export const queryJobListQuery = z.strictObject(paginationQuery({ defaultLimit: 
 export const resultPageQuery = z.strictObject({
   page: queryInteger({ min: 1, default: 1, description: 'Page number, from 1' }),
   page_size: queryInteger({ min: 1, max: 200, default: 50, description: 'Rows per page' }),
+  timeout_ms: queryInteger({
+    min: 0,
+    max: 60_000,
+    default: 0,
+    description:
+      "How long to wait for a PENDING or RUNNING job to end before answering, in milliseconds (BigQuery's getQueryResults timeoutMs): " +
+      'the page comes as soon as the job is DONE; a job still running then is a 409, as without a wait',
+  }),
 });
 
 export const resultPageSchema = z
   .object({
     rows: z.array(z.object({ data: jsonObject })),
     columns: z.array(z.string()),
+    schema: z.array(z.object({ name: z.string(), type: z.string() })).meta({
+      description:
+        "The result's columns in order, with their types as BigQuery names them (the table API's names: STRING, INT64, FLOAT64, NUMERIC, " +
+        'BIGNUMERIC, BOOL, BYTES, DATE, DATETIME, TIMESTAMP, TIME, INTERVAL, JSON; `ARRAY<...>` and ``STRUCT<`name` ...>`` for nested values)',
+    }),
     column_privacy: z.record(z.string(), z.enum(['public', 'private'])).meta({
       description: "`private` for a column that comes from a private column of another tenant's table: its values are null",
     }),

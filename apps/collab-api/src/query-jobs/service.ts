@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '@repo/errors';
+import { BadRequestError, ConflictError, GoneError, NotFoundError } from '@repo/errors';
 import { type Actor, requireMayCancelQueryJob } from '../access/index.js';
 import type { AppliedRule } from '../access-log/schemas.js';
 import type { ResultColumn } from '../adapters/warehouse/query/index.js';
@@ -11,10 +11,10 @@ import { findQuery } from '../queries/service.js';
 import { requireQuotaLeft } from '../quota/service.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
 import { nextRound, queuePriority, waitingRounds } from './scheduling.js';
-import type { QueryJobResponse, ResultPageResponse } from './schemas.js';
-import { cancelEffect, CANCELLED_BY_REQUEST, pageBounds, resultsUnavailable } from './states.js';
+import type { QueryJobResponse, ResultPageResponse, RunQueryInput } from './schemas.js';
+import { cancelEffect, CANCELLED_BY_REQUEST, hasEnded, pageBounds, resultsGone, resultsUnavailable } from './states.js';
 
-export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine'>;
+export type QueryJobDeps = Pick<Deps, 'db' | 'queue' | 'config' | 'queryEngine' | 'now' | 'queryJobEnds'>;
 
 const STATISTICS = [
   'dml_stats',
@@ -57,6 +57,9 @@ export function toQueryJobResponse(job: QueryJob & { exports: QueryExport[] }): 
     private_row_count: toNumber(job.privateRowCount),
     suppressed_row_count: toNumber(job.suppressedRowCount),
     applied_rules: (job.appliedRules ?? []) as unknown as AppliedRule[],
+    maximum_bytes_billed: job.maximumBytesBilled === null ? null : String(job.maximumBytesBilled),
+    timeout_seconds: job.timeoutSeconds,
+    results_expire_at: isoOrNull(job.resultsExpireAt),
     exports: job.exports.map(toQueryExportResponse),
   };
 }
@@ -86,16 +89,42 @@ export async function savedQueryToRun(
   return query;
 }
 
+/** A DONE job of the actor's tenant whose stored result is still kept: 409 before DONE, 410 once it expired. */
+export async function findJobWithResults(
+  db: Database | Transaction,
+  actor: Pick<Actor, 'tenantId'>,
+  jobId: string,
+  now: Date,
+): Promise<QueryJob> {
+  return withResults(await findBareQueryJob(db, actor, jobId), now);
+}
+
+/** A job of the actor's tenant without its exports (404 otherwise): one statement, for results and exports. */
+async function findBareQueryJob(db: Database | Transaction, actor: Pick<Actor, 'tenantId'>, jobId: string): Promise<QueryJob> {
+  const job = await db.queryJob.findFirst({ where: { id: jobId, tenantId: actor.tenantId } });
+  if (!job) throw new NotFoundError('Query job not found');
+  return job;
+}
+
+/** The job, when it has results to read: 409 before DONE, 410 once they expired. */
+function withResults(job: QueryJob, now: Date): QueryJob {
+  const unavailable = resultsUnavailable(job.status);
+  if (unavailable) throw new ConflictError(unavailable);
+  const gone = resultsGone(job.resultsExpireAt, now);
+  if (gone) throw new GoneError(gone);
+  return job;
+}
+
 /**
  * Queues a run of a saved query: the text must be the saved one, the project still reachable and
  * the tenant's quota not used up (checked under the tenant's usage lock). The job and its queue
  * entry commit together; the entry takes its turn between tenants (scheduling.ts).
  */
-export async function runQuery(
-  deps: QueryJobDeps,
-  actor: Actor,
-  input: { query_id: string; query_text: string },
-): Promise<{ job_id: string }> {
+export async function runQuery(deps: QueryJobDeps, actor: Actor, input: RunQueryInput): Promise<{ job_id: string }> {
+  const limit = deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
+  if (input.timeout_seconds !== undefined && input.timeout_seconds > limit) {
+    throw new BadRequestError(`timeout_seconds may be at most ${limit}, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)`);
+  }
   const job = await deps.db.$transaction(async (tx) => {
     const query = await savedQueryToRun(tx, actor, input);
     await requireQuotaLeft(tx, deps.config, actor.tenantId);
@@ -108,6 +137,8 @@ export async function runQuery(
         status: 'PENDING',
         queryText: query.queryText,
         queueRound: round,
+        maximumBytesBilled: input.maximum_bytes_billed ?? null,
+        timeoutSeconds: input.timeout_seconds ?? null,
       },
     });
     await deps.queue.send('query-job', { query_job_id: job.id }, { tx, group: actor.tenantId, priority: queuePriority(round) });
@@ -172,16 +203,19 @@ export async function listQueryJobs(
   return { query_jobs: jobs.map(toQueryJobResponse) };
 }
 
-/** A page of a DONE job's stored result (409 before); the query does not run again. */
+/**
+ * A page of a DONE job's stored result (409 before, 410 once expired); the query does not run
+ * again. With `timeout_ms`, a job that has not ended is waited for that long at most.
+ */
 export async function resultPage(
-  deps: Pick<QueryJobDeps, 'db' | 'queryEngine'>,
+  deps: Pick<QueryJobDeps, 'db' | 'queryEngine' | 'now' | 'queryJobEnds'>,
   actor: Actor,
   jobId: string,
-  page: { page: number; page_size: number },
+  page: { page: number; page_size: number; timeout_ms: number },
 ): Promise<ResultPageResponse> {
-  const job = await findQueryJob(deps.db, actor, jobId);
-  const unavailable = resultsUnavailable(job.status);
-  if (unavailable) throw new ConflictError(unavailable);
+  const read = () => findBareQueryJob(deps.db, actor, jobId);
+  const found = await deps.queryJobEnds.until(jobId, page.timeout_ms, read, (job) => hasEnded(job.status));
+  const job = withResults(found, deps.now());
   const columns = job.resultColumns as unknown as ResultColumn[];
   const totalRows = Number(job.totalRows);
   const bounds = pageBounds(totalRows, page.page, page.page_size);
@@ -189,6 +223,7 @@ export async function resultPage(
   return {
     rows: rows.map((data) => ({ data })),
     columns: columns.map((column) => column.name),
+    schema: deps.queryEngine.resultSchema(columns),
     column_privacy: Object.fromEntries(columns.map((column) => [column.name, column.private ? 'private' : 'public'])),
     total_rows: totalRows,
     page: page.page,

@@ -10,6 +10,18 @@ export function queryJobSettings() {
       .describe(
         'How long a query job may run on the warehouse before it is stopped and fails (`timeout`); it is charged what it processed, as BigQuery charges a cancelled job.',
       ),
+    COLLAB_RESULT_TTL_DAYS: setting
+      .integer({ min: 0, max: 3650 })
+      .default(7)
+      .describe(
+        "How long a DONE query job's stored result is kept, in days from when the job ended: then its pages, new exports and download links answer 410, and the expiry sweep deletes the stored rows and the exports' files. 0: a result expires as soon as its job ends (tests).",
+      ),
+    COLLAB_RESULT_SWEEP_INTERVAL_SECONDS: setting
+      .integer({ min: 0, max: 86_400 })
+      .default(3600)
+      .describe(
+        "How often the worker deletes expired results (the warehouse's stored rows and the exports' files; it also does at its start); 0: at start only. A result is deleted at the first sweep ten seconds or more after it expired.",
+      ),
     COLLAB_QUERY_MAX_RESULT_ROWS: setting
       .integer({ min: 1, max: 10_000_000_000 })
       .default(100_000_000)

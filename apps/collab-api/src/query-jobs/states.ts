@@ -7,6 +7,11 @@ export function workerMayRun(status: QueryJobStatus): boolean {
   return status === 'PENDING' || status === 'RUNNING';
 }
 
+/** DONE, FAILED or CANCELLED: nothing more happens to the job (a request waiting for it answers). */
+export function hasEnded(status: QueryJobStatus): boolean {
+  return !workerMayRun(status);
+}
+
 /** A CANCELLED job's error_result, as BigQuery marks a cancelled job (reason `stopped`). */
 export const CANCELLED_BY_REQUEST = { reason: 'stopped', message: 'The job was cancelled' };
 
@@ -41,6 +46,17 @@ export function resultsUnavailable(status: QueryJobStatus): string | undefined {
     case 'CANCELLED':
       return `The job is ${status}: it has no results`;
   }
+}
+
+/** When the result of a job that ended DONE at `ended` expires: `ttlDays` whole days later. */
+export function resultsExpireAt(ended: Date, ttlDays: number): Date {
+  return new Date(ended.getTime() + ttlDays * 86_400_000);
+}
+
+/** Why a DONE job's stored result is gone for good (410), once `expireAt` has passed; undefined while it is kept. */
+export function resultsGone(expireAt: Date | null, now: Date): string | undefined {
+  if (expireAt === null || now < expireAt) return undefined;
+  return `The job's results expired at ${expireAt.toISOString()} and were deleted: run the query again`;
 }
 
 /** A result page's bounds: rows `offset` to `offset + limit`, and how many pages there are. */

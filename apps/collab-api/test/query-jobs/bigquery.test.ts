@@ -13,6 +13,7 @@ import { type FakeGcs, startFakeGcs } from '../../../../packages/storage/test/fa
 import { physicalNames } from '../../src/adapters/warehouse/index.js';
 import { openBigQueryQueryEngine } from '../../src/adapters/warehouse/query/bigquery.js';
 import { QueryFailure } from '../../src/adapters/warehouse/query/index.js';
+import { deleteExpiredResults } from '../../src/query-jobs/expiry.js';
 import { readableCatalog } from '../../src/query-jobs/readable.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { load } from '../load-jobs/helpers.js';
@@ -583,5 +584,81 @@ describe('cancelling on BigQuery', () => {
     } finally {
       bigquery.hold(false);
     }
+  });
+});
+
+describe('controls on BigQuery', () => {
+  it('passes maximum_bytes_billed to BigQuery, which fails the job bytesBilledLimitExceeded, uncharged', async () => {
+    bigquery.requests.length = 0;
+    const text = 'SELECT id FROM sales.orders ORDER BY id';
+    const queryId = await owner.query(text);
+    const run = await owner.api.post('/api/v1/queries/run', {
+      query_id: queryId,
+      query_text: text,
+      maximum_bytes_billed: '1000',
+    });
+    const job = await finished(ctx, owner.tenant.editor.token, run.body.job_id);
+    expect(job).toMatchObject({
+      status: 'FAILED',
+      maximum_bytes_billed: '1000',
+      error_result: {
+        reason: 'bytesBilledLimitExceeded',
+        message: 'Query exceeded limit for bytes billed: 1000. 10485760 or higher required.',
+      },
+      total_bytes_billed: null,
+    });
+    const inserted = jobInserts().find((insert) => insert.jobReference.jobId !== undefined);
+    expect(inserted?.configuration).toMatchObject({ query: { maximumBytesBilled: '1000' } });
+    expect(await ctx.db.queryCost.count({ where: { queryJobId: job.id } })).toBe(0);
+    const within = await owner.api.post('/api/v1/queries/run', {
+      query_id: queryId,
+      query_text: text,
+      maximum_bytes_billed: 10485760,
+    });
+    expect(await finished(ctx, owner.tenant.editor.token, within.body.job_id)).toMatchObject({ status: 'DONE' });
+  });
+
+  it("describes a page's columns with the dry run's types, nested ones as GoogleSQL writes them", async () => {
+    const job = await runToEnd(
+      ctx,
+      owner,
+      owner.tenant,
+      'SELECT id, label, amount, ok, [id] AS ids FROM sales.orders ORDER BY id',
+    );
+    expect((await results(job.id, 1, 1)).schema).toEqual([
+      { name: 'id', type: 'INT64' },
+      { name: 'label', type: 'STRING' },
+      { name: 'amount', type: 'FLOAT64' },
+      { name: 'ok', type: 'BOOL' },
+      { name: 'ids', type: 'ARRAY<INT64>' },
+    ]);
+  });
+
+  it("deletes an expired result (tables.delete) and its exports' objects, taking a table already gone as deleted", async () => {
+    const job = await runToEnd(ctx, owner, owner.tenant, 'SELECT id FROM sales.orders');
+    const created = await owner.api.post(`/api/v1/query-jobs/${job.id}/exports`, { format: 'CSV', compression: 'NONE' });
+    let exported;
+    do exported = (await owner.api.get(`/api/v1/exports/${created.body.id}`)).body;
+    while (['PENDING', 'RUNNING'].includes(exported.status));
+    expect(exported.status).toBe('DONE');
+    expect(gcs.objects.has(exported.storage_path)).toBe(true);
+    const table = `r_${String(job.id).replaceAll('-', '_')}`;
+    bigquery.requests.length = 0;
+    const realNow = ctx.deps.now;
+    ctx.deps.now = () => new Date(Date.parse(job.results_expire_at) + 11_000);
+    try {
+      expect((await owner.api.get(`/api/v1/query-jobs/${job.id}/results`)).status).toBe(410);
+      expect(await deleteExpiredResults(ctx.deps)).toBeGreaterThanOrEqual(1);
+    } finally {
+      ctx.deps.now = realNow;
+    }
+    expect(gcs.objects.has(exported.storage_path)).toBe(false);
+    expect(bigquery.tables.has(`collab_results.${table}`)).toBe(false);
+    // Deleted again (a sweep killed before it marked the job): BigQuery's 404 is a table already deleted.
+    await ctx.deps.queryEngine.dropResult(job.id);
+    const deletes = bigquery.requests.filter(
+      (r) => r.method === 'DELETE' && r.path === `${API}/datasets/collab_results/tables/${table}`,
+    );
+    expect(deletes).toHaveLength(2);
   });
 });

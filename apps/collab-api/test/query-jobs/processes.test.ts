@@ -7,10 +7,12 @@
  * was recorded DONE, it ends DONE with the whole file under its key, and no work file left. And a
  * cancel of a running query: killed after the query stopped (before the job was recorded
  * CANCELLED and charged), and after that transaction committed, it ends CANCELLED, never RUNNING,
- * charged at most once.
+ * charged at most once. And the expiry sweep: killed after it deleted a job's stored result and
+ * its export's file (before the job was marked), the result answers 410 meanwhile and after, and a
+ * restart's sweep marks the job, with nothing left in DuckDB or object storage.
  */
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
@@ -20,6 +22,7 @@ import { migrationsDir } from '../../src/paths.js';
 import { bootstrapTenant } from '../../src/tenants/bootstrap.js';
 import { TEST_SECRET } from '../context.js';
 import { client, start } from '../service-process.js';
+import { openWarehouseCatalog } from '../warehouse-catalog.js';
 
 jest.setTimeout(300_000);
 
@@ -194,4 +197,62 @@ describe('kill -9 during a query job, then a restart', () => {
       }
     },
   );
+
+  it('at result_expiry:deleted: the result answers 410, and a restart marks the job with nothing left behind', async () => {
+    const setup = await start(env);
+    const setupApi = client(setup.url, token);
+    const run = await setupApi.call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: query.text });
+    const jobId = String(run.body.job_id);
+    await until(
+      async () => (await setupApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body.status,
+      (status) => status === 'DONE',
+      'the query job',
+    );
+    const created = await setupApi.call('POST', `/api/v1/query-jobs/${jobId}/exports`, { format: 'CSV', compression: 'NONE' });
+    const exported = await until(
+      async () => (await setupApi.call('GET', `/api/v1/exports/${created.body.id}`)).body,
+      (body) => body.status === 'DONE',
+      'the export',
+    );
+    const file = path.join(dataDir, 'objects', String(exported.storage_path));
+    expect((await stat(file)).isFile()).toBe(true);
+    expect(await setup.stop()).toBe(0);
+
+    // The sweep runs every second; the result expires once the doomed process is up.
+    const doomed = await start({ ...env, TEST_CRASH_POINT: 'result_expiry:deleted', COLLAB_RESULT_SWEEP_INTERVAL_SECONDS: '1' });
+    const exited = once(doomed.child, 'exit');
+    await db.queryJob.update({ where: { id: jobId }, data: { resultsExpireAt: new Date(Date.now() - 3_600_000) } });
+    expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
+    // Deleted, not yet marked.
+    expect((await db.queryJob.findUniqueOrThrow({ where: { id: jobId } })).resultsDeletedAt).toBeNull();
+    await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
+    const catalog = await openWarehouseCatalog(dataDir);
+    try {
+      await expect(catalog.run(`SELECT 1 FROM collab_results.r_${jobId.replaceAll('-', '_')}`)).rejects.toThrow(/does not exist/);
+    } finally {
+      catalog.close();
+    }
+
+    const restarted = await start(env);
+    try {
+      const restartedApi = client(restarted.url, token);
+      for (const urlPath of [`/api/v1/query-jobs/${jobId}/results`, `/api/v1/exports/${created.body.id}/download-url`]) {
+        expect((await restartedApi.call('GET', urlPath)).status).toBe(410);
+      }
+      const marked = await until(
+        () => db.queryJob.findUniqueOrThrow({ where: { id: jobId } }),
+        (job) => job.resultsDeletedAt !== null,
+        'the sweep after the restart',
+      );
+      expect(marked.status).toBe('DONE');
+      expect((await restartedApi.call('GET', `/api/v1/exports/${created.body.id}`)).body).toMatchObject({
+        status: 'DONE',
+        storage_path: null,
+      });
+      expect((await restartedApi.call('GET', `/api/v1/query-jobs/${jobId}/results`)).status).toBe(410);
+      expect(await restarted.stop()).toBe(0);
+    } finally {
+      if (restarted.child.exitCode === null) await restarted.stop();
+    }
+  });
 });

@@ -14,7 +14,8 @@
  * column of each referenced table; result names are DuckDB's where they are identifiers, `f<i>_`
  * otherwise (as BigQuery names anonymous columns). totalBytesBilled is BigQuery's on-demand
  * billing of those bytes: each referenced table at least 10 MB (2^20 bytes a MB), the query at
- * least 10 MB, rounded up to a whole MB. A query job cancelled while RUNNING (jobs.cancel) ends DONE
+ * least 10 MB, rounded up to a whole MB; a query job whose maximumBytesBilled is less fails
+ * `bytesBilledLimitExceeded` without running, as BigQuery's does. A query job cancelled while RUNNING (jobs.cancel) ends DONE
  * with errorResult `stopped` and the statistics of having read its tables (BigQuery bills a
  * cancelled job for what it processed; the fake has read them all by then). Extract jobs write into
  * the fake Cloud Storage bucket's objects (its `objects` map), as BigQuery writes into a bucket.
@@ -87,6 +88,8 @@ interface QueryConfiguration {
   destinationTable?: TableReference;
   writeDisposition?: string;
   createDisposition?: string;
+  /** An int64 as a string of digits; a query that would be billed more fails bytesBilledLimitExceeded without running. */
+  maximumBytesBilled?: string;
 }
 
 interface ExtractConfiguration {
@@ -449,6 +452,8 @@ export async function startFakeBigQuery(project: string, options: { bucket?: Fak
         throw new BigQueryFailure(400, 'invalid', `Invalid writeDisposition ${query.writeDisposition}`);
       if (query.createDisposition !== undefined && !CREATE_DISPOSITIONS.has(query.createDisposition))
         throw new BigQueryFailure(400, 'invalid', `Invalid createDisposition ${query.createDisposition}`);
+      if (query.maximumBytesBilled !== undefined && !/^[0-9]+$/.test(String(query.maximumBytesBilled)))
+        throw new BigQueryFailure(400, 'invalid', `Invalid maximumBytesBilled ${String(query.maximumBytesBilled)}`);
       if (query.destinationTable) {
         if (query.destinationTable.projectId !== project) throw new BigQueryFailure(400, 'invalid', 'Wrong destination project');
         dataset(query.destinationTable.datasetId);
@@ -497,6 +502,15 @@ export async function startFakeBigQuery(project: string, options: { bucket?: Fak
 
   async function runQuery(job: JobResource, query: QueryConfiguration): Promise<void> {
     const analyzed = await analyze(query.query);
+    const billed = analyzed.billed ?? onDemandBilled([]);
+    // BigQuery refuses such a query before it runs, and bills nothing.
+    if (query.maximumBytesBilled !== undefined && BigInt(billed) > BigInt(query.maximumBytesBilled)) {
+      throw new BigQueryFailure(
+        400,
+        'bytesBilledLimitExceeded',
+        `Query exceeded limit for bytes billed: ${query.maximumBytesBilled}. ${billed} or higher required.`,
+      );
+    }
     executed.push(query.query);
     const started = Date.now();
     if (analyzed.statementType === 'SELECT') {

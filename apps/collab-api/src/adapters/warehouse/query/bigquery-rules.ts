@@ -112,12 +112,13 @@ export function googleSqlType(field: Pick<BigQueryField, 'type' | 'mode' | 'fiel
   const type = LEGACY_TYPES[field.type] ?? field.type;
   const base =
     type === 'STRUCT'
-      ? `STRUCT<${(field.fields ?? []).map((inner) => `${quoted(inner.name)} ${googleSqlType(inner)}`).join(', ')}>`
+      ? `STRUCT<${(field.fields ?? []).map((inner) => `${quotedField(inner.name)} ${googleSqlType(inner)}`).join(', ')}>`
       : type;
   return field.mode === 'REPEATED' ? `ARRAY<${base}>` : base;
 }
 
-function quoted(name: string): string {
+/** A name as GoogleSQL quotes it: in backticks, with `\\` and `` ` `` escaped. */
+export function quotedField(name: string): string {
   return `\`${name.replaceAll('\\', '\\\\').replaceAll('`', '\\`')}\``;
 }
 
@@ -134,7 +135,7 @@ export const MASKED_ROW = '_collab_masked_row';
 export function maskingSql(sql: string, columns: ResultColumn[]): string {
   const positional = columns.map((column, i) => `CAST(NULL AS ${column.type}) AS c${i}`).join(', ');
   const projections = columns.map((column, i) =>
-    column.private ? `CAST(NULL AS ${column.type}) AS ${quoted(column.name)}` : `c${i} AS ${quoted(column.name)}`,
+    column.private ? `CAST(NULL AS ${column.type}) AS ${quotedField(column.name)}` : `c${i} AS ${quotedField(column.name)}`,
   );
   const maskedValues = columns.flatMap((column, i) => (column.private ? [`c${i} IS NOT NULL`] : []));
   return `SELECT ${projections.join(', ')}, (${maskedValues.join(' OR ')}) AS ${MASKED_ROW}

@@ -54,6 +54,7 @@ import {
 } from './bigquery-rules.js';
 import { billedBytes } from './billing.js';
 import { resultPrivacy, type Sandbox } from './sandbox.js';
+import { CHECK_CACHE, rememberingChecks } from './check-cache.js';
 import { openSandboxThread } from './sandbox-thread.js';
 import { commonText, rewriteTables, withThreshold } from './googlesql.js';
 import { thresholdSql } from './rules.js';
@@ -70,6 +71,8 @@ import type {
 import { QueryFailure } from './interface.js';
 
 const RESULTS_DATASET = 'collab_results';
+/** BigQuery's failure reasons a job keeps; any other is `invalidQuery`. */
+const PASSED_ON_REASONS = ['accessDenied', 'bytesBilledLimitExceeded'] as const;
 /** Attempts of one query job whose BigQuery jobs were cancelled (worker stops) before one runs to its end. */
 const MAX_ATTEMPTS = 20;
 /** jobs.get calls after a jobs.cancel, to read what the cancelled job was billed (the cancel ends it soon, not at once). */
@@ -105,7 +108,12 @@ export async function openBigQueryQueryEngine(
   options: BigQueryOptions,
   engine: BigQueryEngineOptions = {},
 ): Promise<QueryEngine> {
-  return new BigQueryQueryEngine(bigQueryClient(options), options, await openSandboxThread(), engine);
+  return new BigQueryQueryEngine(
+    bigQueryClient(options),
+    options,
+    rememberingChecks(await openSandboxThread(), CHECK_CACHE),
+    engine,
+  );
 }
 
 class BigQueryQueryEngine implements QueryEngine {
@@ -146,6 +154,8 @@ class BigQueryQueryEngine implements QueryEngine {
           destinationTable,
           writeDisposition: 'WRITE_TRUNCATE',
           createDisposition: 'CREATE_IF_NEEDED',
+          // BigQuery refuses a query over it before running it, and bills nothing (bytesBilledLimitExceeded).
+          ...(request.maximumBytesBilled === undefined ? {} : { maximumBytesBilled: String(request.maximumBytesBilled) }),
         },
       },
       request.signal,
@@ -215,6 +225,19 @@ class BigQueryQueryEngine implements QueryEngine {
       throw new UpstreamError('Warehouse error: the stored result of this job cannot be read', { cause: error });
     }
     return rows;
+  }
+
+  resultSchema(columns: ResultColumn[]): { name: string; type: string }[] {
+    // Already GoogleSQL's names (googleSqlType of the dry run's schema).
+    return columns.map((column) => ({ name: column.name, type: column.type }));
+  }
+
+  async dropResult(jobId: string): Promise<void> {
+    const { datasetId, tableId } = this.resultTable(jobId);
+    await ignoring(
+      404,
+      call('delete the stored result', () => this.client.dataset(datasetId).table(tableId).delete()),
+    );
   }
 
   async exportResult(
@@ -378,7 +401,7 @@ class BigQueryQueryEngine implements QueryEngine {
       if (error?.reason === 'stopped') continue;
       if (error) {
         const message = scrub(error.message ?? error.reason ?? 'BigQuery failed the job', error.reason);
-        throw new QueryFailure(error.reason === 'accessDenied' ? 'accessDenied' : 'invalidQuery', message);
+        throw new QueryFailure(PASSED_ON_REASONS.find((reason) => reason === error.reason) ?? 'invalidQuery', message);
       }
       return job;
     }

@@ -16,3 +16,12 @@ export function billedBytes(bytesPerTable: number[]): number {
   const total = atLeastMinimum(bytesPerTable.reduce((sum, bytes) => sum + atLeastMinimum(bytes), 0));
   return Math.ceil(total / BYTES_PER_MB) * BYTES_PER_MB;
 }
+
+/**
+ * Why a query billed `bytesBilled` may not run under a job's maximumBytesBilled, in BigQuery's
+ * words; undefined when it may.
+ */
+export function bytesBilledRefusal(bytesBilled: number, maximumBytesBilled: bigint): string | undefined {
+  if (BigInt(bytesBilled) <= maximumBytesBilled) return undefined;
+  return `Query exceeded limit for bytes billed: ${maximumBytesBilled}. ${bytesBilled} or higher required.`;
+}

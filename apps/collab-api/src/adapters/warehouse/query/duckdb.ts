@@ -16,11 +16,12 @@ import { createDeflate } from 'node:zlib';
 import { type DuckDBConnection, DuckDBInstance, quotedIdentifier, quotedString } from '@duckdb/node-api';
 import { UpstreamError } from '@repo/errors';
 import avsc from 'avsc';
-import { physicalNames, withoutPhysicalNames } from '../names.js';
-import type { FieldType } from '../schema.js';
+import { CREATE_LOADS_TABLE } from '../load/duckdb.js';
+import { withoutPhysicalNames } from '../names.js';
 import { QueryRefused, type ReadableCatalog } from './analyze.js';
 import { errorClass, withheldMessage } from './failures.js';
-import { billedBytes } from './billing.js';
+import { billedBytes, bytesBilledRefusal } from './billing.js';
+import { ColumnBytes } from './duckdb-bytes.js';
 import type {
   ExportCompression,
   ExportFormat,
@@ -32,23 +33,13 @@ import type {
   ResultColumn,
 } from './interface.js';
 import { QueryFailure } from './interface.js';
+import { googleSqlTypeOfDuckDb } from './result-types.js';
 import { bigLong } from '../avro-long.js';
 import { type CheckedQuery, resultPrivacy, type Sandbox } from './sandbox.js';
+import { CHECK_CACHE, rememberingChecks } from './check-cache.js';
 import { openSandboxThread } from './sandbox-thread.js';
 
 const RESULTS_SCHEMA = 'collab_results';
-
-/** Logical bytes of a value of a fixed-width type (BigQuery's sizes); the others are measured. */
-const FIXED_WIDTH: Partial<Record<FieldType, number>> = {
-  INT64: 8,
-  FLOAT64: 8,
-  NUMERIC: 16,
-  BOOL: 1,
-  DATE: 8,
-  DATETIME: 8,
-  TIMESTAMP: 8,
-  TIME: 8,
-};
 
 /** What one query may build: its stored result's rows, and the values of a list built from constants (limits.ts). */
 export interface DuckDbQueryLimits {
@@ -62,13 +53,17 @@ export async function openDuckDbQueryEngine(file: string, limits: DuckDbQueryLim
   const connection = await warehouse.connect();
   try {
     await connection.run(`CREATE SCHEMA IF NOT EXISTS ${RESULTS_SCHEMA}`);
+    // The loads' record, which tells whether a table changed since its columns were measured (duckdb-bytes.ts).
+    await connection.run(CREATE_LOADS_TABLE);
   } finally {
     connection.closeSync();
   }
-  return new DuckDbQueryEngine(warehouse, await openSandboxThread(), limits);
+  return new DuckDbQueryEngine(warehouse, rememberingChecks(await openSandboxThread(), CHECK_CACHE), limits);
 }
 
 class DuckDbQueryEngine implements QueryEngine {
+  private readonly columnBytes = new ColumnBytes();
+
   constructor(
     private readonly warehouse: DuckDBInstance,
     private readonly sandbox: Sandbox,
@@ -78,12 +73,17 @@ class DuckDbQueryEngine implements QueryEngine {
   async run(request: QueryRequest): Promise<QueryOutcome> {
     const checked = await this.check(request.sql, request.catalog, request.onTables);
     if (request.signal.aborted) throw new QueryFailure('stopped', 'The job was stopped before it started');
+    // The bytes read do not depend on the result: counted on a connection of their own while the query runs,
+    // or first, when a limit on the bytes billed must refuse the query before it runs (as BigQuery does).
+    const usage = measuredUsage(this.warehouse, this.columnBytes, request.catalog, checked);
+    usage.catch(() => undefined);
+    if (request.maximumBytesBilled !== undefined) {
+      const refusal = bytesBilledRefusal((await usage).bytesBilled, request.maximumBytesBilled);
+      if (refusal) throw new QueryFailure('bytesBilledLimitExceeded', refusal);
+    }
     const connection = await this.warehouse.connect();
     const interrupt = () => connection.interrupt();
     request.signal.addEventListener('abort', interrupt, { once: true });
-    // The bytes read do not depend on the result: counted on a connection of their own meanwhile.
-    const usage = measuredUsage(this.warehouse, request.catalog, checked);
-    usage.catch(() => undefined);
     try {
       return await this.store(connection, request, checked, usage);
     } catch (error) {
@@ -101,7 +101,10 @@ class DuckDbQueryEngine implements QueryEngine {
   async dryRun(request: Pick<QueryRequest, 'sql' | 'catalog' | 'signal'>): Promise<QueryEstimate> {
     const checked = await this.check(request.sql, request.catalog);
     if (request.signal.aborted) throw new QueryFailure('stopped', 'The dry run was stopped');
-    return { ...(await measuredUsage(this.warehouse, request.catalog, checked)), referenced: checked.referenced };
+    return {
+      ...(await measuredUsage(this.warehouse, this.columnBytes, request.catalog, checked)),
+      referenced: checked.referenced,
+    };
   }
 
   async readRows(
@@ -121,6 +124,19 @@ class DuckDbQueryEngine implements QueryEngine {
     } catch (error) {
       // An API answer: the warehouse's 502, DuckDB's own message (which names the result table) kept as the cause.
       throw new UpstreamError('Warehouse error: the stored result of this job cannot be read', { cause: error });
+    } finally {
+      connection.closeSync();
+    }
+  }
+
+  resultSchema(columns: ResultColumn[]): { name: string; type: string }[] {
+    return columns.map((column) => ({ name: column.name, type: googleSqlTypeOfDuckDb(column.type) }));
+  }
+
+  async dropResult(jobId: string): Promise<void> {
+    const connection = await this.warehouse.connect();
+    try {
+      await connection.run(`DROP TABLE IF EXISTS ${resultTable(jobId)}`);
     } finally {
       connection.closeSync();
     }
@@ -211,12 +227,18 @@ class DuckDbQueryEngine implements QueryEngine {
     const maxRows = this.limits.maxResultRows;
     const statement = `CREATE OR REPLACE TABLE ${resultTable(request.jobId)} AS SELECT ${projections.join(', ')} FROM (${checked.sql}) AS q(${aliases}) LIMIT ${maxRows + 1}`;
     const started = performance.now();
-    await connection.run(statement).catch((error: unknown) => this.failed(error, checked, statement));
+    // CREATE TABLE AS answers the count of rows it stored.
+    const stored = await connection.runAndReadAll(statement).catch((error: unknown) => this.failed(error, checked, statement));
     const elapsedMs = Math.round(performance.now() - started);
-    const counts = await connection.runAndReadAll(
-      `SELECT count(*), ${maskedValues.length > 0 ? 'count(*) FILTER (WHERE masked_row)' : '0'} FROM ${resultTable(request.jobId)}`,
-    );
-    const [totalRows, privateRowCount] = counts.getRows()[0]!.map(Number) as [number, number];
+    const totalRows = Number(stored.getRows()[0]![0]);
+    const privateRowCount =
+      maskedValues.length === 0
+        ? 0
+        : Number(
+            (
+              await connection.runAndReadAll(`SELECT count(*) FILTER (WHERE masked_row) FROM ${resultTable(request.jobId)}`)
+            ).getRows()[0]![0],
+          );
     if (totalRows > maxRows) {
       await connection.run(`DROP TABLE ${resultTable(request.jobId)}`);
       throw new QueryFailure(
@@ -279,48 +301,24 @@ function jsonValue(value: unknown, type: string): unknown {
 
 /**
  * What the query reads and is billed for, as BigQuery measures it: of each table it references,
- * the bytes of the columns it reads (bytesRead); billed with BigQuery's minimums (billing.ts), so a
- * table it reads no column of still counts.
+ * the bytes of the columns it reads (duckdb-bytes.ts); billed with BigQuery's minimums
+ * (billing.ts), so a table it reads no column of still counts.
  */
 async function measuredUsage(
   warehouse: DuckDBInstance,
+  columnBytes: ColumnBytes,
   catalog: ReadableCatalog,
   checked: Pick<CheckedQuery, 'read' | 'referenced'>,
 ): Promise<QueryUsage> {
+  if (checked.referenced.length === 0) return { bytesProcessed: 0, bytesBilled: billedBytes([]) };
   const connection = await warehouse.connect();
   try {
-    const read = await bytesRead(connection, catalog, checked.read);
+    const read = await columnBytes.read(connection, catalog, checked.read);
     const perTable = checked.referenced.map((key) => read.get(key) ?? 0);
     return { bytesProcessed: perTable.reduce((sum, bytes) => sum + bytes, 0), bytesBilled: billedBytes(perTable) };
   } finally {
     connection.closeSync();
   }
-}
-
-/**
- * Bytes the query read of each table, counted as BigQuery counts them: for each column it reads,
- * every row's value, fixed-width types at their width, strings, bytes, JSON and lists at their length (+2).
- */
-async function bytesRead(
-  connection: DuckDBConnection,
-  catalog: ReadableCatalog,
-  read: Map<string, Set<string>>,
-): Promise<Map<string, number>> {
-  const bytes = new Map<string, number>();
-  for (const [key, names] of read) {
-    const table = catalog.get(key)!;
-    const columns = table.columns.filter((column) => names.has(column.name));
-    if (columns.length === 0) continue;
-    const { dataset, table: name } = physicalNames(table.ref);
-    const fixed = columns.reduce((sum, column) => sum + (column.repeated ? 0 : (FIXED_WIDTH[column.type] ?? 0)), 0);
-    const measured = columns.filter((column) => column.repeated || FIXED_WIDTH[column.type] === undefined);
-    const lengths = measured.map((column) => `coalesce(sum(strlen(CAST(${quotedIdentifier(column.name)} AS VARCHAR)) + 2), 0)`);
-    const reader = await connection.runAndReadAll(
-      `SELECT count(*) * ${fixed}${lengths.map((length) => ` + ${length}`).join('')} FROM ${quotedIdentifier(dataset)}.${quotedIdentifier(name)}`,
-    );
-    bytes.set(key, Number(reader.getRows()[0]![0]));
-  }
-  return bytes;
 }
 
 function copyOptions(format: Exclude<ExportFormat, 'AVRO'>, compression: ExportCompression): string {

@@ -24,6 +24,8 @@ export interface QueryRequest {
    * runs, and before an analysis rule refuses it (the worker records them for the owners' access logs).
    */
   onTables?: (keys: string[]) => Promise<void>;
+  /** BigQuery's maximumBytesBilled: a query that would be billed more fails (bytesBilledLimitExceeded) before it runs. */
+  maximumBytesBilled?: bigint;
 }
 
 /** What a query would read and be billed for, without running it (a dry run). */
@@ -65,7 +67,9 @@ export class QueryFailure extends Error {
     // stopped: the request's signal was aborted (a cancel, the timeout, the worker stopping).
     // resourcesExceeded: the query would take more memory or rows than the service allows one.
     // unsupported: an export the warehouse cannot make (a format and compression, or a storage backend).
-    readonly reason: 'invalidQuery' | 'accessDenied' | 'stopped' | 'resourcesExceeded' | 'unsupported',
+    // bytesBilledLimitExceeded: the query would be billed more than the job's maximumBytesBilled (BigQuery's reason).
+    readonly reason:
+      'invalidQuery' | 'accessDenied' | 'stopped' | 'resourcesExceeded' | 'unsupported' | 'bytesBilledLimitExceeded',
     message: string,
     /** A stopped query: what it had processed by then (BigQuery bills a cancelled job for it); none when it never started. */
     readonly usage?: QueryUsage,
@@ -85,6 +89,10 @@ export interface QueryEngine {
   dryRun(request: Pick<QueryRequest, 'sql' | 'catalog' | 'signal'>): Promise<QueryEstimate>;
   /** Rows `offset` to `offset + limit` of a stored result, in the result's order, keyed by column name; UpstreamError (502) when it cannot be read. */
   readRows(jobId: string, columns: ResultColumn[], range: { offset: number; limit: number }): Promise<Record<string, unknown>[]>;
+  /** A stored result's columns with their types as BigQuery names them (`INT64`, `ARRAY<STRING>`), for result pages. */
+  resultSchema(columns: ResultColumn[]): { name: string; type: string }[];
+  /** Deletes a stored result (its results expired); one that is not there is already deleted. */
+  dropResult(jobId: string): Promise<void>;
   /**
    * Writes a stored result in the format and compression asked for: into `file` (a local path),
    * which the caller then stores under `key` ('local-file'), or straight into object storage under
