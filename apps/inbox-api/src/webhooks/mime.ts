@@ -1,4 +1,5 @@
 import PostalMime, { type Address, addressParser, type Attachment, type Email } from 'postal-mime';
+import type { InboundMail } from '../messages/inbound-mail.js';
 
 /*
  * Raw RFC 5322 mail (SendGrid's raw mode, Mailgun's body-mime, SES's content or S3 object) to the
@@ -31,20 +32,8 @@ export interface ParsedAttachment {
   disposition: 'inline' | 'attachment';
 }
 
-/** The InboundMail (src/messages/receive.ts) that a raw mail makes, as plain data that crosses threads. */
-export interface ParsedMail {
-  from: string;
-  to: string[];
-  cc: string[];
-  replyTo: string[];
-  subject: string;
-  text: string;
-  html: string;
-  messageId?: string;
-  inReplyTo?: string;
-  references?: string;
-  date?: Date;
-  size: number;
+/** The InboundMail that a raw mail makes, as plain data that crosses threads (bytes, not Buffers). */
+export interface ParsedMail extends Omit<InboundMail, 'attachments'> {
   attachments: ParsedAttachment[];
 }
 
