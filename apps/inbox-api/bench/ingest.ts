@@ -10,7 +10,7 @@
  * round to warm up, then the round measured): how long it takes, the server's CPU time for it (event loop and workers), and the event loop's
  * delay meanwhile (its maximum and 99th percentile, from /metrics).
  *
- *   pnpm --filter inbox-api bench:ingest [--seconds 15] [--connections 8] [--shapes-only]
+ *   pnpm --filter inbox-api bench:ingest [--seconds 15] [--connections 8] [--shapes-only] [--cpu-prof DIR]
  *
  * The server runs as its own process with production settings on a scratch database of
  * TEST_DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432), dropped afterwards.
@@ -34,6 +34,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '15' },
     connections: { type: 'string', default: '8' },
     'shapes-only': { type: 'boolean', default: false },
+    // A folder for the server's CPU profile (node --cpu-prof), to see where its time goes.
+    'cpu-prof': { type: 'string' },
   },
 });
 const seconds = Number(values.seconds);
@@ -284,6 +286,7 @@ try {
     },
     timeoutMs: 60_000,
     keepLogs: false,
+    nodeArgs: values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['cpu-prof'])}`] : [],
   });
   try {
     const inbox = (await (

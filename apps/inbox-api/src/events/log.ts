@@ -55,24 +55,38 @@ export interface EventSignal {
  */
 export async function appendEvents(statements: Statements, events: NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
+  const appended = await statements.query<{ id: string }>(Prisma.sql`
+    WITH ${appendEventsCtes(events)}
+    SELECT id FROM notified ORDER BY id::bigint`);
+  return appended.map((row) => row.id);
+}
+
+/**
+ * The append as common table expressions (`locked`, `appended`, `notified`: the ids, as text),
+ * for a statement that writes the change and its events in one round trip (records.ts). `after`
+ * is the FROM clause of the lock: the lock is taken once for each of its rows, that is, only when
+ * the change wrote its row, and only after the change's own row locks (so that no statement
+ * waits for a row while it holds the lock). The statement must read `notified` whole, or the
+ * NOTIFY is not sent, and must be its transaction's last.
+ */
+export function appendEventsCtes(events: NewEvent[], after: Prisma.Sql = Prisma.empty): Prisma.Sql {
   const rows = JSON.stringify(
     events.map((event) => [event.type, event.organizationId, event.inboxId, event.threadId, event.messageId, event.data]),
   );
   // The ids are drawn (by the column's default) only once the lock is held: the rows come from `locked`.
-  const appended = await statements.query<{ id: string }>(Prisma.sql`
-    WITH locked AS (
-      SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY}::bigint)
+  return Prisma.sql`locked AS (
+      SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY}::bigint) ${after}
     ), appended AS (
       INSERT INTO events (type, organization_id, inbox_id, thread_id, message_id, data)
       SELECT event->>0, event->>1, (event->>2)::uuid, (event->>3)::uuid, (event->>4)::uuid, event->5
         FROM locked, jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS e(event, n)
        ORDER BY n
       RETURNING id, type, organization_id, inbox_id, thread_id
-    )
-    -- pg_notify returns void, which Prisma cannot read: called in a lateral subquery, its result not selected.
-    SELECT appended.id::text AS id
-      FROM appended, LATERAL (SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object(
-             'id', id::text, 'type', type, 'organization_id', organization_id, 'inbox_id', inbox_id, 'thread_id', thread_id)::text)) AS notified
-     ORDER BY appended.id`);
-  return appended.map((row) => row.id);
+    ), notified AS (
+      -- pg_notify returns void, which Prisma cannot read: called in a lateral subquery, its result not selected.
+      SELECT appended.id::text AS id
+        FROM appended, LATERAL (SELECT pg_notify(${EVENTS_CHANNEL}, json_build_object(
+               'id', id::text, 'type', type, 'organization_id', organization_id, 'inbox_id', inbox_id,
+               'thread_id', thread_id)::text)) AS notified
+    )`;
 }

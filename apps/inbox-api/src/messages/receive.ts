@@ -2,7 +2,7 @@ import type { CrashPoint } from '@repo/config';
 import { isUniqueViolation } from '@repo/db';
 import { type Database, pgStatements, pgTransaction, type Statements } from '../database.js';
 import { type Inbox, type Message, Prisma } from '../generated/prisma/client.js';
-import { appendEvents } from '../events/log.js';
+import { uuidv7 } from '../shared/ids.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import {
   chooseThread,
@@ -59,11 +59,14 @@ export async function receiveMessage(
   const { contentClean, preview, metadata } = await content();
   const attachments = await storeAttachments(deps, inbox.id, mail.attachments);
   deps.crashPoint('receive:attachments-stored');
+  // Known before the record is written: the summary request goes first, the record (with its event) last.
+  const threadId = place.threadId ?? uuidv7();
   try {
     const record = (statements: Statements) =>
       recordMessage(statements, {
         inboxId: inbox.id,
         threadId: place.threadId,
+        newThreadId: threadId,
         direction: 'inbound',
         status: 'received',
         labels: notes.labels,
@@ -85,16 +88,20 @@ export async function receiveMessage(
         references: mail.references.join(' ') || null,
         timestamp: mail.date,
         attachments,
+        event: (message) => messageEvent('message.received', inbox, message),
       });
-    // On pg directly, the bodies as they are (database.ts); the event last, as appendEvents needs.
-    const { message } = await pgTransaction(deps.db, async (client) => {
-      const recorded = await record(pgStatements(client));
-      await settlePendingObjects(pgStatements(client), attachments);
-      await deps.summaries.request(client, recorded.message.threadId);
-      await appendEvents(pgStatements(client), [messageEvent('message.received', inbox, recorded.message)]);
-      deps.crashPoint('receive:recorded');
-      return recorded;
-    });
+    // On pg directly, the bodies as they are (database.ts). The record with its event, last, as
+    // appendEvents needs; alone, when nothing else is written with it, as most mail is.
+    const alone = attachments.length === 0 && !deps.summaries.enabled;
+    const { message } = alone
+      ? await record(pgStatements(deps.db.pool))
+      : await pgTransaction(deps.db, async (client) => {
+          await settlePendingObjects(pgStatements(client), attachments);
+          await deps.summaries.request(client, threadId);
+          const recorded = await record(pgStatements(client));
+          deps.crashPoint('receive:recorded');
+          return recorded;
+        });
     return { message, duplicate: false };
   } catch (error) {
     await discardStoredObjects(

@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import { NotFoundError } from '@repo/errors';
 import type { OutboundMail } from '../adapters/mail/index.js';
 import type { Statements } from '../database.js';
+import { appendEventsCtes, type NewEvent } from '../events/log.js';
 import { type Attachment, type Message, Prisma } from '../generated/prisma/client.js';
 import { uuidv7 } from '../shared/ids.js';
 import { participantsOf } from '../threads/threading.js';
@@ -36,6 +37,8 @@ interface NewMessage {
   apiKeyId?: string;
   /** The thread to append to; a new thread is started when omitted. */
   threadId?: string;
+  /** The id of the thread started when `threadId` is omitted (one is drawn when this is omitted too). */
+  newThreadId?: string;
   direction: 'inbound' | 'outbound';
   /** `received` for inbound mail; `sending` (with `leaseUntil`) for an outbound message not sent yet. */
   status: 'received' | 'sending';
@@ -61,6 +64,11 @@ interface NewMessage {
   references: string | null;
   timestamp: Date;
   attachments: StoredAttachment[];
+  /**
+   * The event that reports the message, appended in the same statement (one round trip, not a
+   * transaction of two): the statement is then the last its transaction may run (appendEvents).
+   */
+  event?: (message: Message) => NewEvent;
 }
 
 /** The `size` of a message sent from here: its text and HTML bodies and its attachments, in bytes. */
@@ -90,7 +98,7 @@ export async function recordMessage(
   const now = new Date();
   const message: Message = {
     id: uuidv7(),
-    threadId: input.threadId ?? uuidv7(),
+    threadId: input.threadId ?? input.newThreadId ?? uuidv7(),
     inboxId: input.inboxId,
     direction: input.direction,
     status: input.status,
@@ -139,8 +147,12 @@ export async function recordMessage(
       INSERT INTO message_search (message_id, inbox_id, thread_id, created_at, search_text)
       SELECT id, inbox_id, thread_id, created_at, ${searchText} FROM recorded
     ), files AS (${insertAttachments(await attachmentRows(attachments))}
-    )${input.replayToken ? Prisma.sql`, token AS (${insertReplayToken(input.replayToken)})` : Prisma.empty}
-    SELECT EXISTS (SELECT FROM live) AS live, EXISTS (SELECT FROM recorded) AS recorded`);
+    )${input.replayToken ? Prisma.sql`, token AS (${insertReplayToken(input.replayToken)})` : Prisma.empty}${
+      input.event ? Prisma.sql`, ${appendEventsCtes([input.event(message)], eventLockAfter(input.replayToken))}` : Prisma.empty
+    }
+    SELECT EXISTS (SELECT FROM live) AS live, EXISTS (SELECT FROM recorded) AS recorded${
+      input.event ? Prisma.sql`, (SELECT count(*) FROM notified) AS events` : Prisma.empty
+    }`);
   if (!outcome?.live) throw new NotFoundError('Inbox not found', { inbox_id: message.inboxId });
   // Threads go only with their inbox: a live inbox has every thread it ever had.
   if (!outcome.recorded) throw new Error(`Thread ${message.threadId} of inbox ${message.inboxId} is missing`);
@@ -240,7 +252,17 @@ function insertAttachments(rows: string): Prisma.Sql {
 function insertReplayToken(replayToken: ReplayToken): Prisma.Sql {
   return Prisma.sql`
       INSERT INTO webhook_tokens (token, expires_at)
-      SELECT ${replayToken.token}, ${replayToken.expiresAt}::timestamptz FROM recorded`;
+      SELECT ${replayToken.token}, ${replayToken.expiresAt}::timestamptz FROM recorded
+      RETURNING token`;
+}
+
+/**
+ * When recordMessage's event takes the append lock: once the message is written (its thread's row
+ * locked) and its replay token too, whose key a concurrent replay may hold; the other rows are new,
+ * and no statement waits for them.
+ */
+function eventLockAfter(replayToken: ReplayToken | undefined): Prisma.Sql {
+  return replayToken ? Prisma.sql`FROM recorded, (SELECT count(*) FROM token) AS tokens` : Prisma.sql`FROM recorded`;
 }
 
 // Arrays that are empty mean "no such header": the API shows null, as the spec allows.

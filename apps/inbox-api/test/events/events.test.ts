@@ -203,6 +203,15 @@ describe('ids in commit order', () => {
     expect(seen).toEqual([...ids].sort((a, b) => Number(a) - Number(b)));
   });
 
+  it('records each of 30 mails racing into one thread with its event (record and event in one statement)', async () => {
+    const after = BigInt(await lastId(inA1()));
+    await Promise.all(Array.from({ length: 30 }, () => mail(keyA, inboxA2, inboxA, 'Racing into one thread')));
+    const received = await ctx.db.message.findMany({ where: { inboxId: inboxA.id, subject: 'Racing into one thread' } });
+    const events = await ctx.db.event.findMany({ where: { inboxId: inboxA.id, type: 'message.received', id: { gt: after } } });
+    expect(received).toHaveLength(30);
+    expect(events.map((event) => event.messageId).sort()).toEqual(received.map((message) => message.id).sort());
+  });
+
   it('keeps no event of a transaction that rolled back, and one of each that committed', async () => {
     const organizationId = `rollback-${Date.now()}`;
     await expect(
