@@ -59,16 +59,37 @@ function holdWarehouse(method: keyof Warehouse) {
   return { deps: { ...plainDeps(), warehouse }, reached, release };
 }
 
-/** Whether `promise` is still unsettled after a moment: the request it stands for is waiting its turn. */
-async function stillWaiting(promise: Promise<unknown>): Promise<boolean> {
-  const settled = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    sleep(300).then(() => false),
-  ]);
-  return !settled;
+/**
+ * The test database, counting the transactions begun through it. A change that finds another
+ * under way (inTurn) gives its transaction up and begins another after a pause: a second one
+ * begun while the first change is held shows that it is waiting its turn.
+ */
+function watchedDb() {
+  let begun = 0;
+  const db = new Proxy(ctx.db, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function') return value;
+      if (property !== '$transaction') return value.bind(target);
+      return (...args: unknown[]) => {
+        begun += 1;
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { db, deps: { ...plainDeps(), db }, begun: () => begun };
+}
+
+/** Whether the change started on `watched` waits its turn: it tries again, unsettled, until the held one is released. */
+async function waitsItsTurn(watched: { begun: () => number }, change: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  change.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const deadline = Date.now() + 10_000;
+  while (watched.begun() < 2 && !settled && Date.now() < deadline) await sleep(5);
+  return watched.begun() >= 2 && !settled;
 }
 
 /** Sessions of the test database inside a transaction, besides the one asking. */
@@ -102,8 +123,9 @@ describe('a change that depends on one under way', () => {
     const creating = createDataset(held.deps, editor, { name: 'late', project_id: project.id });
     await held.reached;
 
-    const deleting = archiveProject(ctx.db, editor, project.id);
-    expect(await stillWaiting(deleting)).toBe(true);
+    const watched = watchedDb();
+    const deleting = archiveProject(watched.db, editor, project.id);
+    expect(await waitsItsTurn(watched, deleting)).toBe(true);
     held.release();
 
     expect((await creating).project_id).toBe(project.id);
@@ -117,8 +139,9 @@ describe('a change that depends on one under way', () => {
     const deleting = archiveDataset(held.deps, editor, dataset.id);
     await held.reached;
 
-    const creating = createTable(plainDeps(), editor, tableInput(dataset.id));
-    expect(await stillWaiting(creating)).toBe(true);
+    const watched = watchedDb();
+    const creating = createTable(watched.deps, editor, tableInput(dataset.id));
+    expect(await waitsItsTurn(watched, creating)).toBe(true);
     held.release();
 
     await deleting;
@@ -133,8 +156,9 @@ describe('a change that depends on one under way', () => {
     const creating = createTable(held.deps, editor, tableInput(dataset.id));
     await held.reached;
 
-    const deleting = archiveDataset(plainDeps(), editor, dataset.id);
-    expect(await stillWaiting(deleting)).toBe(true);
+    const watched = watchedDb();
+    const deleting = archiveDataset(watched.deps, editor, dataset.id);
+    expect(await waitsItsTurn(watched, deleting)).toBe(true);
     held.release();
 
     const table = await creating;
@@ -150,8 +174,9 @@ describe('a change that depends on one under way', () => {
     const deleting = archiveTable(held.deps, editor, table.id);
     await held.reached;
 
-    const creating = createJob(ctx.db, editor, 'import', { status: 'pending', table_id: table.id });
-    expect(await stillWaiting(creating)).toBe(true);
+    const watched = watchedDb();
+    const creating = createJob(watched.db, editor, 'import', { status: 'pending', table_id: table.id });
+    expect(await waitsItsTurn(watched, creating)).toBe(true);
     held.release();
 
     await deleting;
@@ -166,8 +191,9 @@ describe('a change that depends on one under way', () => {
     const renaming = updateDataset(held.deps, editor, dataset.id, { name: 'After' });
     await held.reached;
 
-    const taking = createDataset(plainDeps(), editor, { name: 'before', project_id: project.id });
-    expect(await stillWaiting(taking)).toBe(true);
+    const watched = watchedDb();
+    const taking = createDataset(watched.deps, editor, { name: 'before', project_id: project.id });
+    expect(await waitsItsTurn(watched, taking)).toBe(true);
     // The warehouse refuses the rename: its dataset is gone from under it.
     await catalog.dropDataset(dataset.id);
     held.release();
