@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { crashTestSettings, httpSettings, setting, storageSettings } from '@repo/config';
-import { checkStorageBackendSettings, storageBackendSettings } from '@repo/storage';
-import { checkNotificationSettings, notificationSettings } from './adapters/notifications/index.js';
-import { checkWarehouseSettings, warehouseSettings } from './adapters/warehouse/index.js';
+import { checkStorageBackendSettings, storageBackendSettings } from '@repo/storage/settings';
+import { checkNotificationSettings, notificationSettings } from './adapters/notifications/settings.js';
+import { checkWarehouseSettings, warehouseSettings } from './adapters/warehouse/settings.js';
 import { agentSettings } from './agents/settings.js';
 import { approvalSettings } from './approvals/settings.js';
-import { type AuthSettings, authSettings, checkAuthSettings } from './auth/index.js';
+import { type AuthSettings, authSettings, checkAuthSettings } from './auth/settings.js';
 import { workerSettings } from './jobs/settings.js';
 import { exportSettings } from './exports/settings.js';
 import { loadJobSettings } from './load-jobs/settings.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { AuthSettings } from './auth/index.js';
+import type { AuthSettings } from './auth/settings.js';
 import { type Config, generatesLocalSecret } from './config.js';
 
 /** Where the development secret lives inside DATA_DIR. */

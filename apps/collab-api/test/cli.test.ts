@@ -67,6 +67,14 @@ describe('cli with DATABASE_URL and COLLAB_JWT_SECRET', () => {
     expect((await as(ctx.app, minted.stdout.trim()).get('/api/v1/tenants')).status).toBe(200);
   });
 
+  it('answers through scripts/collab, the way around pnpm, as through pnpm', async () => {
+    const { stdout } = await promisify(execFile)(path.join(appRoot, '../../scripts/collab'), ['token', '--sub', 'ada'], {
+      env: { ...process.env, ...env },
+    });
+    const [, payload] = stdout.trim().split('.');
+    expect(JSON.parse(Buffer.from(payload!, 'base64url').toString())).toMatchObject({ sub: 'ada' });
+  });
+
   it('refuses to link an identity that already has a user (exit 1)', async () => {
     await cli(bootstrapArgs('idp|twice'), env);
     const again = await cli(bootstrapArgs('idp|twice'), env);

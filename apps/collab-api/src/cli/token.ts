@@ -1,4 +1,4 @@
-import { mintLocalToken } from '../auth/index.js';
+import { mintLocalToken } from '../auth/mint.js';
 import type { Config } from '../config.js';
 import { resolveAuthSettings } from '../local-secret.js';
 import { defaultDataDir } from '../paths.js';

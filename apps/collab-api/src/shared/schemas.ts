@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginationQuery } from '@repo/http';
+import { paginationQuery } from '@repo/http/pagination';
 
 /** `skip` and `limit` of every list (default 0 and 100, `limit` at most 1000). */
 export const listQuery = z.strictObject(paginationQuery({ defaultLimit: 100, maxLimit: 1000, offsetName: 'skip' }));
