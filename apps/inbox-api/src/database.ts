@@ -17,6 +17,10 @@ export type Transaction = Prisma.TransactionClient;
 
 export function createDatabaseClient(url: string, poolSize: number): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle connection the server ends (a restart, a failover) is dropped from the pool and the
+  // next query opens another; with no listener its error would end the process. Prisma's adapter
+  // listens too, but only from its first query: the inbound path may run on the pool before that.
+  pool.on('error', () => {});
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   return Object.assign(client, { pool });
 }

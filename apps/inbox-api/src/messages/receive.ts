@@ -34,6 +34,9 @@ export interface ReceiptNotes {
 /** `content_clean` and preview of a received mail, and what its metadata notes about them (a fallback, say). */
 export type ReceivedContent = MessageContent & { metadata?: Prisma.InputJsonObject };
 
+/** What receiving needs to know of the inbox a mail is for. */
+export type ReceivingInbox = Pick<Inbox, 'id' | 'organizationId' | 'emailAddress'>;
+
 /** What a receipt answers with: the message stored, now or by an earlier delivery. */
 export type ReceivedMessage = Pick<Message, 'id' | 'threadId'>;
 
@@ -48,7 +51,7 @@ export type ReceivedMessage = Pick<Message, 'id' | 'threadId'>;
  */
 export async function receiveMessage(
   deps: ReceiveDeps,
-  inbox: Inbox,
+  inbox: ReceivingInbox,
   mail: StorableMail,
   content: () => Promise<ReceivedContent>,
   notes: ReceiptNotes = {},
@@ -130,7 +133,7 @@ function findReceived(db: Database, inboxId: string, providerMessageId: string):
  */
 async function placeFor(
   db: Database,
-  inbox: Inbox,
+  inbox: ReceivingInbox,
   mail: StorableMail,
 ): Promise<{ received: ReceivedMessage } | { threadId: string | undefined }> {
   const ids = [...new Set([mail.messageId, ...referencedMessageIds(mail.inReplyTo, mail.references.join(' '))])];

@@ -3,7 +3,9 @@ import type { Logger } from '@repo/http';
 import { Counter, type Registry } from 'prom-client';
 import { type ContentPool, ContentTooComplexError, fallbackContent } from '../messages/content/index.js';
 import { type InboundMail, storableMail } from '../messages/inbound-mail.js';
-import { type ReceiveDeps, type ReceivedContent, receiveMessage } from '../messages/receive.js';
+import { pgStatements } from '../database.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { type ReceiveDeps, type ReceivedContent, type ReceivingInbox, receiveMessage } from '../messages/receive.js';
 import type { InboundDelivery } from './delivery.js';
 import { authenticationOf, judge } from './verdicts.js';
 
@@ -61,8 +63,13 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     ...new Set([...delivery.recipients, ...mail.to, ...mail.cc].map((address) => address.trim().toLowerCase())),
   ];
   const ours = recipients.filter((address) => address.endsWith(domain));
+  // On pg directly, as every statement on the path each inbound mail takes (database.ts).
   const inboxes = ours.length
-    ? await deps.db.inbox.findMany({ where: { emailAddress: { in: ours }, deletedAt: null }, orderBy: { emailAddress: 'asc' } })
+    ? await pgStatements(deps.db.pool).query<ReceivingInbox>(Prisma.sql`
+        SELECT id, organization_id AS "organizationId", email_address AS "emailAddress"
+          FROM inboxes
+         WHERE email_address = ANY(${ours}::text[]) AND deleted_at IS NULL
+         ORDER BY email_address`)
     : [];
   const unrouted = ours.filter((address) => !inboxes.some((inbox) => inbox.emailAddress === address));
   if (unrouted.length > 0) count('unrouted', unrouted.length);
