@@ -37,24 +37,30 @@ afterAll(async () => {
   await ctx.close();
 });
 
-/** The app's warehouse with `method` held at its start until `release()`, and `reached` once called. */
-function holdWarehouse(method: keyof Warehouse) {
-  const real = ctx.deps.warehouse;
-  let release!: () => void;
-  let entered!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  const reached = new Promise<void>((resolve) => (entered = resolve));
-  const warehouse = new Proxy(real, {
+/** `target` itself, but each call of its `method` awaits `before()` first. */
+function beforeCalls<T extends object>(target: T, method: PropertyKey, before: () => void | Promise<void>): T {
+  return new Proxy(target, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property);
       if (typeof value !== 'function') return value;
       if (property !== method) return value.bind(target);
       return async (...args: unknown[]) => {
-        entered();
-        await gate;
+        await before();
         return value.apply(target, args);
       };
     },
+  });
+}
+
+/** The app's warehouse with `method` held at its start until `release()`, and `reached` once called. */
+function holdWarehouse(method: keyof Warehouse) {
+  let release!: () => void;
+  let entered!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const reached = new Promise<void>((resolve) => (entered = resolve));
+  const warehouse = beforeCalls(ctx.deps.warehouse, method, () => {
+    entered();
+    return gate;
   });
   return { deps: { ...plainDeps(), warehouse }, reached, release };
 }
@@ -66,16 +72,8 @@ function holdWarehouse(method: keyof Warehouse) {
  */
 function watchedDb() {
   let begun = 0;
-  const db = new Proxy(ctx.db, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property);
-      if (typeof value !== 'function') return value;
-      if (property !== '$transaction') return value.bind(target);
-      return (...args: unknown[]) => {
-        begun += 1;
-        return value.apply(target, args);
-      };
-    },
+  const db = beforeCalls(ctx.db, '$transaction', () => {
+    begun += 1;
   });
   return { db, deps: { ...plainDeps(), db }, begun: () => begun };
 }

@@ -3,7 +3,7 @@ import type { Logger } from '@repo/http';
 import { Counter, type Registry } from 'prom-client';
 import { type ContentPool, ContentTooComplexError, fallbackContent } from '../messages/content/index.js';
 import { type InboundMail, storableMail } from '../messages/inbound-mail.js';
-import { pgStatements } from '../database.js';
+import { type Database, pgStatements } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { type ReceiveDeps, type ReceivedContent, type ReceivingInbox, receiveMessage } from '../messages/receive.js';
 import type { InboundDelivery } from './delivery.js';
@@ -63,14 +63,7 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     ...new Set([...delivery.recipients, ...mail.to, ...mail.cc].map((address) => address.trim().toLowerCase())),
   ];
   const ours = recipients.filter((address) => address.endsWith(domain));
-  // On pg directly, as every statement on the path each inbound mail takes (database.ts).
-  const inboxes = ours.length
-    ? await pgStatements(deps.db.pool).query<ReceivingInbox>(Prisma.sql`
-        SELECT id, organization_id AS "organizationId", email_address AS "emailAddress"
-          FROM inboxes
-         WHERE email_address = ANY(${ours}::text[]) AND deleted_at IS NULL
-         ORDER BY email_address`)
-    : [];
+  const inboxes = ours.length ? await liveInboxesAt(deps.db, ours) : [];
   const unrouted = ours.filter((address) => !inboxes.some((inbox) => inbox.emailAddress === address));
   if (unrouted.length > 0) count('unrouted', unrouted.length);
 
@@ -121,6 +114,15 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     }
   }
   return { messages, unrouted };
+}
+
+/** The live inboxes at `addresses`, by address; on pg directly, as every statement on the inbound path (database.ts). */
+function liveInboxesAt(db: Database, addresses: string[]): Promise<ReceivingInbox[]> {
+  return pgStatements(db.pool).query<ReceivingInbox>(Prisma.sql`
+    SELECT id, organization_id AS "organizationId", email_address AS "emailAddress"
+      FROM inboxes
+     WHERE email_address = ANY(${addresses}::text[]) AND deleted_at IS NULL
+     ORDER BY email_address`);
 }
 
 /**
