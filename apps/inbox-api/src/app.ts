@@ -8,6 +8,7 @@ import { actorOf, authenticate, limitRequests, operatorKeys } from './auth.js';
 import type { Deps } from './deps.js';
 import { eventRoutes } from './events/routes.js';
 import { inboxRoutes } from './inboxes/routes.js';
+import { listRoutes } from './lists/routes.js';
 import { messageRoutes } from './messages/routes.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { threadRoutes } from './threads/routes.js';
@@ -49,6 +50,7 @@ export function buildApp(deps: Deps): Express {
   messageRoutes(api, deps);
   attachmentRoutes(api, deps);
   eventRoutes(api, deps);
+  listRoutes(api, deps);
   // Providers authenticate their own way (webhooks/verify.ts), not with the API keys.
   webhookRoutes(createApi({ router, openapi, errorBody: inboxErrorBody }), deps);
 

@@ -32,6 +32,16 @@ export const configSchema = z
       .describe(
         'Messages each inbox may send per hour, and each organization API key unless it sets its own (`send_limit_per_hour`); 0 disables the limit.',
       ),
+    INBOX_SEND_LIMIT_PER_DAY: setting
+      .integer({ min: 0 })
+      .default(1000)
+      .describe('Messages each inbox may send per day (a fixed 24-hour window, as the hourly one); 0 disables the limit.'),
+    INBOX_NEW_RECIPIENT_LIMIT_PER_DAY: setting
+      .integer({ min: 0 })
+      .default(200)
+      .describe(
+        'Distinct new recipients (addresses the inbox has never sent to) each inbox may write to in 24 hours; past it, a send with another new recipient answers 429. 0 disables the limit.',
+      ),
     INBOX_AUTH_FAILURES_PER_MINUTE: setting
       .integer({ min: 0 })
       .default(10)

@@ -49,8 +49,8 @@ export interface Deps {
   limits: {
     /** Requests per minute per API key (per client address when the API is open); each key may have its own limit. */
     requests: WindowedRateLimit<'minute'>;
-    /** Sends per inbox per hour. */
-    sends: RateLimit;
+    /** Sends per inbox per hour and per day (INBOX_SEND_LIMIT_PER_HOUR, INBOX_SEND_LIMIT_PER_DAY). */
+    sends: WindowedRateLimit<'hour' | 'day'>;
     /** Sends per organization API key per hour; each key may have its own limit. */
     keySends: WindowedRateLimit<'hour'>;
     /** Requests with a wrong API key per client address per minute. */
@@ -112,11 +112,10 @@ export async function createDeps(
   });
   const limits = {
     requests: createWindowedRateLimit({ keyPrefix: 'inbox:requests', windows: { minute: 60 }, describe: 'requests', redis }),
-    sends: createRateLimit({
+    sends: createWindowedRateLimit({
       keyPrefix: 'inbox:sends',
-      points: config.INBOX_SEND_LIMIT_PER_HOUR,
-      windowSeconds: 3600,
-      describe: `sends from this inbox: at most ${config.INBOX_SEND_LIMIT_PER_HOUR} per hour`,
+      windows: { hour: 3600, day: 86_400 },
+      describe: 'sends from this inbox',
       redis,
     }),
     keySends: createWindowedRateLimit({

@@ -22,6 +22,8 @@ interface Records {
   apiKeyId: string;
   /** The event of the message's send. */
   eventId: string;
+  /** A block-list entry of the inbox. */
+  listEntryId: string;
 }
 
 async function recordsIn(organizationId: string, username: string): Promise<Records> {
@@ -48,6 +50,11 @@ async function recordsIn(organizationId: string, username: string): Promise<Reco
     attachmentId: sent.body.attachments[0].id,
     apiKeyId: key.id,
     eventId: String((await ctx.db.event.findFirstOrThrow({ where: { messageId: sent.body.id } })).id),
+    listEntryId: (
+      await as(ctx.app, OPERATOR_KEY)
+        .post('/v1/lists', { inbox_id: inbox.id, direction: 'send', type: 'block', entry: `${username}.example.com` })
+        .expect(201)
+    ).body.id,
   };
 }
 
@@ -131,6 +138,10 @@ const CASES: Record<string, Case> = {
     calls: [(c, f) => c.get(`/v1/organizations/${f.organizationId}`), (c) => c.get('/v1/organizations/default')],
     status: { organization: 404, inbox: 404, approver: 404 },
   },
+  'PATCH /v1/organizations/{organization_id}': unreachable(
+    (c, f) => c.patch(`/v1/organizations/${f.organizationId}`, { sending_enabled: false }),
+    (c) => c.patch('/v1/organizations/default', { sending_enabled: false }),
+  ),
   'DELETE /v1/organizations/{organization_id}': {
     kind: 'foreign',
     calls: [(c, f) => c.delete(`/v1/organizations/${f.organizationId}`)],
@@ -165,7 +176,27 @@ const CASES: Record<string, Case> = {
     status: listed,
   },
   'GET /v1/inboxes/{inbox_id}': unreachable((c, f) => c.get(`/v1/inboxes/${f.inboxId}`)),
+  'PATCH /v1/inboxes/{inbox_id}': unreachable((c, f) => c.patch(`/v1/inboxes/${f.inboxId}`, { sending_enabled: false })),
   'DELETE /v1/inboxes/{inbox_id}': unreachable((c, f) => c.delete(`/v1/inboxes/${f.inboxId}`)),
+
+  'POST /v1/lists': unreachable(
+    (c, f) => c.post('/v1/lists', { inbox_id: f.inboxId, direction: 'send', type: 'block', entry: 'planted.example.com' }),
+    (c, f) =>
+      c.post('/v1/lists', { organization_id: f.organizationId, direction: 'send', type: 'allow', entry: 'planted.example.com' }),
+  ),
+  'GET /v1/lists': {
+    kind: 'list',
+    path: () => '/v1/lists',
+    belongs: (item, actor) =>
+      item.organization_id === own.organizationId &&
+      (actor !== 'inbox' || item.inbox_id === null || item.inbox_id === own.inboxId),
+    status: listed,
+  },
+  'DELETE /v1/lists/{entry_id}': unreachable(
+    (c, f) => c.delete(`/v1/lists/${f.listEntryId}`),
+    (c, f) => c.get(`/v1/lists?inbox_id=${f.inboxId}`),
+    (c, f) => c.get(`/v1/lists?organization_id=${f.organizationId}`),
+  ),
 
   'GET /v1/threads': unreachable((c, f) => c.get(`/v1/threads?inbox_id=${f.inboxId}`)),
   'GET /v1/threads/{thread_id}': unreachable((c, f) => c.get(`/v1/threads/${f.threadId}`)),
@@ -292,4 +323,10 @@ it('leaves the records out of reach exactly as they were', async () => {
   expect(await ctx.db.inbox.count({ where: { emailAddress: { startsWith: 'planted@' } } })).toBe(0);
   expect(await ctx.db.organization.count({ where: { name: 'Escalated' } })).toBe(0);
   expect(await ctx.db.message.count({ where: { subject: 's' } })).toBe(0);
+  for (const records of foreign.inbox) {
+    expect(await ctx.db.listEntry.count({ where: { id: records.listEntryId } })).toBe(1);
+    expect((await operator.get(`/v1/inboxes/${records.inboxId}`)).body.sending_enabled).toBe(true);
+  }
+  expect(await ctx.db.listEntry.count({ where: { entry: 'planted.example.com' } })).toBe(0);
+  expect(await ctx.db.organization.count({ where: { sendingEnabled: false } })).toBe(0);
 });

@@ -26,7 +26,18 @@ describe('/openapi.json', () => {
       /^\/v1\/([\w-]+)/.exec(path)?.[1] ?? (path.startsWith('/webhooks/') ? 'webhooks' : 'operations');
     expect(tags).toEqual(tags.map(({ path, method }) => ({ path, method, tags: [resource(path)] })));
     expect(new Set(tags.map((operation) => operation.tags?.[0]))).toEqual(
-      new Set(['organizations', 'api-keys', 'inboxes', 'threads', 'messages', 'attachments', 'events', 'webhooks', 'operations']),
+      new Set([
+        'organizations',
+        'api-keys',
+        'inboxes',
+        'threads',
+        'messages',
+        'attachments',
+        'events',
+        'lists',
+        'webhooks',
+        'operations',
+      ]),
     );
   });
 
@@ -59,7 +70,7 @@ describe('/openapi.json', () => {
   it('documents organizations, API keys, and the organization of an inbox', () => {
     const { schemas } = document.components;
     expect(schemas.Inbox?.required).toContain('organization_id');
-    expect(Object.keys(schemas.Organization?.properties ?? {})).toEqual(['id', 'name', 'created_at']);
+    expect(Object.keys(schemas.Organization?.properties ?? {})).toEqual(['id', 'name', 'sending_enabled', 'created_at']);
     expect(schemas.ApiKey?.properties).not.toHaveProperty('key');
     expect(schemas.ApiKey?.required).toEqual(expect.arrayContaining(['prefix', 'last_used_at', 'permissions', 'inbox_ids']));
     expect(schemas.CreatedApiKey?.required).toContain('key');

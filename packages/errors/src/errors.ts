@@ -7,6 +7,10 @@ export const ERROR_STATUS = {
   validation_error: 400,
   unauthorized: 401,
   forbidden: 403,
+  /** Inbox service: the inbox's or organization's kill switch (`sending_enabled` false) is on. */
+  sending_disabled: 403,
+  /** Inbox service: a recipient is on a block list, or off an allow list. */
+  recipient_blocked: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -89,6 +93,13 @@ export class UnauthorizedError extends AppError {
 export class ForbiddenError extends AppError {
   constructor(message = 'You are not allowed to do this') {
     super('forbidden', message);
+  }
+}
+
+/** A send refused by the outbound safety controls (kill switch, allow/block lists). */
+export class PolicyRefusal extends AppError {
+  constructor(code: 'sending_disabled' | 'recipient_blocked', message: string, details?: ErrorDetails) {
+    super(code, message, { details });
   }
 }
 

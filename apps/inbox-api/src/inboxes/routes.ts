@@ -2,8 +2,8 @@ import { requirePermission, scopeOf } from '../api-keys/scope.js';
 import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
 import { sendsWaitSeconds } from '../messages/outbox.js';
-import { createInboxBody, inboxPage, inboxParams, inboxSchema, listInboxesQuery } from './schemas.js';
-import { createInbox, deleteInbox, findInbox, listInboxes, toInboxResponse } from './service.js';
+import { createInboxBody, inboxPage, inboxParams, inboxSchema, listInboxesQuery, updateInboxBody } from './schemas.js';
+import { createInbox, deleteInbox, findInbox, listInboxes, toInboxResponse, updateInbox } from './service.js';
 
 export function inboxRoutes(api: InboxApi, deps: Deps): void {
   api.route({
@@ -42,6 +42,21 @@ export function inboxRoutes(api: InboxApi, deps: Deps): void {
     errors: [404],
     authorize: ({ actor }) => requirePermission(actor, 'read'),
     handler: async ({ actor, params }) => toInboxResponse(await findInbox(deps.db, scopeOf(actor), params.inbox_id)),
+  });
+  api.route({
+    method: 'patch',
+    path: '/v1/inboxes/{inbox_id}',
+    tags: ['inboxes'],
+    summary: 'Change an inbox’s name or safety settings',
+    description:
+      'Needs `manage`. `sending_enabled: false` is the inbox’s kill switch: every send from it answers 403 `sending_disabled` ' +
+      'until it is true again (scheduled drafts wait).',
+    params: inboxParams,
+    body: updateInboxBody,
+    response: inboxSchema,
+    errors: [404],
+    authorize: ({ actor }) => requirePermission(actor, 'manage'),
+    handler: ({ actor, params, body }) => updateInbox(deps.db, scopeOf(actor), params.inbox_id, body),
   });
   api.route({
     method: 'delete',

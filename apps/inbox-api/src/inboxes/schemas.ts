@@ -31,6 +31,20 @@ export type CreateInboxInput = z.output<typeof createInboxBody>;
 
 export const inboxParams = z.object({ inbox_id: id });
 
+export const updateInboxBody = z
+  .object({
+    name: displayName({ description: 'Display name', example: 'Support agent' }).optional(),
+    sending_enabled: z
+      .boolean()
+      .optional()
+      .meta({
+        description: 'Kill switch: false, and every send from the inbox answers 403 `sending_disabled`; scheduled drafts wait',
+      }),
+  })
+  .strict();
+
+export type UpdateInboxInput = z.output<typeof updateInboxBody>;
+
 export const listInboxesQuery = z.object(pageQuery).strict();
 
 export const inboxSchema = z
@@ -39,6 +53,7 @@ export const inboxSchema = z
     name: z.string(),
     email_address: z.string(),
     organization_id: z.string(),
+    sending_enabled: z.boolean().meta({ description: 'The inbox’s kill switch (PATCH /v1/inboxes/{inbox_id})' }),
     created_at: timestamp,
   })
   .meta({ id: 'Inbox' });

@@ -16,7 +16,7 @@ import { waitForSends } from '../messages/outbox.js';
 import { findOrganization } from '../organizations/service.js';
 import { isUuid } from '../shared/ids.js';
 import { page, type Page } from '../shared/schemas.js';
-import type { CreateInboxInput, InboxResponse } from './schemas.js';
+import type { CreateInboxInput, InboxResponse, UpdateInboxInput } from './schemas.js';
 
 export function toInboxResponse(inbox: Inbox): InboxResponse {
   return {
@@ -24,6 +24,7 @@ export function toInboxResponse(inbox: Inbox): InboxResponse {
     name: inbox.name,
     email_address: inbox.emailAddress,
     organization_id: inbox.organizationId,
+    sending_enabled: inbox.sendingEnabled,
     created_at: inbox.createdAt.toISOString(),
   };
 }
@@ -62,6 +63,18 @@ export async function findInbox(db: Database, scope: Scope, inboxId: string): Pr
   const inbox = isUuid(inboxId) ? await db.inbox.findFirst({ where: { id: inboxId, deletedAt: null } }) : null;
   if (!inbox || !canReachInbox(scope, inbox)) throw new NotFoundError('Inbox not found', { inbox_id: inboxId });
   return inbox;
+}
+
+/** Changes an inbox's name or settings (the inbox within the scope: 404 otherwise). */
+export async function updateInbox(db: Database, scope: Scope, inboxId: string, input: UpdateInboxInput): Promise<InboxResponse> {
+  const inbox = await findInbox(db, scope, inboxId);
+  const data = {
+    ...(input.name !== undefined && { name: input.name }),
+    ...(input.sending_enabled !== undefined && { sendingEnabled: input.sending_enabled }),
+  };
+  const [updated] = await db.inbox.updateManyAndReturn({ where: { id: inbox.id, deletedAt: null }, data });
+  if (!updated) throw new NotFoundError('Inbox not found', { inbox_id: inboxId });
+  return toInboxResponse(updated);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { OutboundMail } from '../adapters/mail/index.js';
 import { NotFoundError } from '@repo/errors';
 import type { ContentPool, MessageContent } from './content/index.js';
+import { refuseBlockedSender } from '../lists/service.js';
 import { storableMail } from './inbound-mail.js';
 import { type ReceiveDeps, receiveMessage } from './receive.js';
 import { outboundSize } from './records.js';
@@ -16,7 +17,11 @@ export interface LocalDeliveryDeps extends ReceiveDeps {
  * alone: nothing leaves the machine. Delivering the same message again stores nothing new.
  */
 export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<void> {
-  const inboxes = await localRecipients(deps, mail);
+  const recipients = await localRecipients(deps, mail);
+  if (recipients.length === 0) return;
+  // The receive lists apply as to mail from elsewhere (lists/service.ts); a redelivery checks again.
+  const refused = await refuseBlockedSender(deps.db, recipients, { from: mail.from, subject: mail.subject });
+  const inboxes = recipients.filter((inbox) => !refused.has(inbox.id));
   if (inboxes.length === 0) return;
   const received = storableMail(
     {

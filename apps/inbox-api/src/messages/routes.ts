@@ -17,8 +17,11 @@ export function messageRoutes(api: InboxApi, deps: Deps): void {
   const sendDeps: SendDeps = {
     ...deps,
     sendLimit: deps.limits.sends,
+    sendsPerHour: deps.config.INBOX_SEND_LIMIT_PER_HOUR,
+    sendsPerDay: deps.config.INBOX_SEND_LIMIT_PER_DAY,
     keySendLimit: deps.limits.keySends,
     keySendsPerHour: deps.config.INBOX_SEND_LIMIT_PER_HOUR,
+    newRecipientsPerDay: deps.config.INBOX_NEW_RECIPIENT_LIMIT_PER_DAY,
     emailDomain: deps.config.INBOX_EMAIL_DOMAIN,
     maxAttachmentBytes: deps.config.INBOX_MAX_ATTACHMENT_BYTES,
     leaseSeconds: deps.config.INBOX_SEND_LEASE_SECONDS,
@@ -33,12 +36,14 @@ export function messageRoutes(api: InboxApi, deps: Deps): void {
       'with In-Reply-To and References set. An `Idempotency-Key` header makes a retry return the first result and send nothing twice. ' +
       'The message is recorded before the provider is called: when the provider refuses it, the answer is 502 with its reason ' +
       'and the `message_id` of the record, which stays with `metadata.delivery.status` `failed` (the key is then free again). ' +
-      'Needs the `send` permission. An API key that is revoked sends nothing once its revocation has answered (401).',
+      'Needs the `send` permission. An API key that is revoked sends nothing once its revocation has answered (401). ' +
+      'The safety controls refuse a send with 403 `sending_disabled` (a kill switch is off), 403 `recipient_blocked` ' +
+      '(`details.addresses` are refused by the send lists) or 429 `rate_limited` (hourly, daily or new-recipient caps).',
     headers: sendMessageHeaders,
     body: sendMessageBody,
     status: 201,
     response: sendResultSchema,
-    errors: [404, 409, 413, 429, 502, 503],
+    errors: [403, 404, 409, 413, 429, 502, 503],
     authorize: ({ actor }) => requirePermission(actor, 'send'),
     handler: ({ actor, body, headers }) =>
       sendMessage(sendDeps, { actor, input: body, idempotencyKey: headers['idempotency-key'] }),

@@ -1,11 +1,10 @@
 import type { CrashPoint } from '@repo/config';
 import { AppError, PayloadTooLargeError } from '@repo/errors';
 import type { Logger } from '@repo/http';
-import type { RateLimit, WindowedRateLimit } from '@repo/rate-limit';
 import type { ObjectStorage } from '@repo/storage';
 import type { MailTransport, OutboundMail, SentMail } from '../adapters/mail/index.js';
 import { holdLiveKey } from '../api-keys/service.js';
-import { type Actor, effectiveLimit, scopeOf } from '../api-keys/scope.js';
+import { type Actor, scopeOf } from '../api-keys/scope.js';
 import { type Database, prismaStatements } from '../database.js';
 import type { Attachment, Message } from '../generated/prisma/client.js';
 import { findInbox, holdLiveInbox } from '../inboxes/service.js';
@@ -17,19 +16,15 @@ import { base64ByteLength } from './base64.js';
 import type { ContentPool } from './content/index.js';
 import { claimIdempotencyKey, idempotentRequest, keyForMessage, previousAnswer } from './idempotency.js';
 import { deliveryMetadata, leaseEnd, markFailed, markSent } from './outbox.js';
+import { checkOutbound, type PolicyDeps } from './policy.js';
 import { outboundSize, recordMessage, toSendResult } from './records.js';
 import type { SendMessageInput, SendResult } from './schemas.js';
 
-export interface SendDeps {
+export interface SendDeps extends PolicyDeps {
   db: Database;
   storage: ObjectStorage;
   mailer: MailTransport;
   content: ContentPool;
-  /** Sends per inbox per hour. */
-  sendLimit: RateLimit;
-  /** Sends per organization API key per hour: the key's send_limit_per_hour, else `keySendsPerHour`. */
-  keySendLimit: WindowedRateLimit<'hour'>;
-  keySendsPerHour: number;
   logger: Logger;
   crashPoint: CrashPoint;
   emailDomain: string;
@@ -42,7 +37,8 @@ export interface SendDeps {
  * Sends a message through the outbox (see outbox.ts), in four steps:
  * 1. everything that can refuse the request, before anything is written or sent: the inbox and
  *    thread exist within the caller's scope, the attachments fit, the Idempotency-Key is free or
- *    answers a replay, the send limits (the inbox's, the API key's) allow it, the content renders;
+ *    answers a replay, the safety gate lets it through (policy.ts: kill switches, send lists, the
+ *    inbox's, the API key's and the new-recipient caps), the content renders;
  * 2. the attachments' bytes, journaled until their record commits;
  * 3. the records (message `sending`, thread, search row, attachments, key) in one transaction
  *    that holds the inbox, so that a delete under way answers 404 and nothing is sent, and the
@@ -66,12 +62,7 @@ export async function sendMessage(
   const keyed = idempotencyKey === undefined ? undefined : idempotentRequest(inbox.id, idempotencyKey, input);
   const replay = keyed && (await previousAnswer(deps.db, keyed));
   if (replay) return replay;
-  await deps.sendLimit.consume(inbox.id);
-  if (actor.kind === 'key') {
-    await deps.keySendLimit.consume(actor.limitKey, {
-      hour: effectiveLimit(actor.limits.sendLimitPerHour, deps.keySendsPerHour),
-    });
-  }
+  await checkOutbound(deps, { actor, inbox, recipients: input.to });
   const content = await deps.content.renderMessage(input.body);
   const latest = thread ? await latestMessage(deps.db, thread.id) : null;
   const reply = latest ? replyHeaders(latest) : undefined;

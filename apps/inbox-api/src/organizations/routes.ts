@@ -1,4 +1,4 @@
-import { requireOperator, scopeOf } from '../api-keys/scope.js';
+import { requireOperator, requirePermission, scopeOf } from '../api-keys/scope.js';
 import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
 import {
@@ -7,6 +7,7 @@ import {
   organizationPage,
   organizationParams,
   organizationSchema,
+  updateOrganizationBody,
 } from './schemas.js';
 import {
   createOrganization,
@@ -14,6 +15,7 @@ import {
   findOrganization,
   listOrganizations,
   toOrganizationResponse,
+  updateOrganization,
 } from './service.js';
 
 export function organizationRoutes(api: InboxApi, deps: Deps): void {
@@ -50,6 +52,21 @@ export function organizationRoutes(api: InboxApi, deps: Deps): void {
     errors: [404],
     handler: async ({ actor, params }) =>
       toOrganizationResponse(await findOrganization(deps.db, scopeOf(actor), params.organization_id)),
+  });
+  api.route({
+    method: 'patch',
+    path: '/v1/organizations/{organization_id}',
+    tags: ['organizations'],
+    summary: 'Change an organization’s name or kill switch',
+    description:
+      'Needs `manage` and a key for the whole organization (or an operator key). `sending_enabled: false` stops every send ' +
+      'from every inbox of the organization (403 `sending_disabled`) until it is true again; scheduled drafts wait.',
+    params: organizationParams,
+    body: updateOrganizationBody,
+    response: organizationSchema,
+    errors: [404],
+    authorize: ({ actor }) => requirePermission(actor, 'manage'),
+    handler: ({ actor, params, body }) => updateOrganization(deps.db, scopeOf(actor), params.organization_id, body),
   });
   api.route({
     method: 'delete',

@@ -1,15 +1,26 @@
 import { ConflictError } from '@repo/errors';
 import { isForeignKeyViolation } from '@repo/db';
-import { canReachOrganization, DEFAULT_ORGANIZATION_ID, organizationNotFound, type Scope } from '../api-keys/scope.js';
+import {
+  canReachOrganization,
+  DEFAULT_ORGANIZATION_ID,
+  organizationNotFound,
+  requireWholeOrganization,
+  type Scope,
+} from '../api-keys/scope.js';
 import type { KeyDirectory } from '../api-keys/directory.js';
 import type { Database } from '../database.js';
 import type { Organization } from '../generated/prisma/client.js';
 import { isUuid } from '../shared/ids.js';
 import { page, type Page } from '../shared/schemas.js';
-import type { CreateOrganizationInput, OrganizationResponse } from './schemas.js';
+import type { CreateOrganizationInput, OrganizationResponse, UpdateOrganizationInput } from './schemas.js';
 
 export function toOrganizationResponse(organization: Organization): OrganizationResponse {
-  return { id: organization.id, name: organization.name, created_at: organization.createdAt.toISOString() };
+  return {
+    id: organization.id,
+    name: organization.name,
+    sending_enabled: organization.sendingEnabled,
+    created_at: organization.createdAt.toISOString(),
+  };
 }
 
 /** Organization ids are UUIDs, or `default`: any other string cannot name one. */
@@ -29,6 +40,27 @@ export async function findOrganization(db: Database, scope: Scope, organizationI
       : null;
   if (!organization) throw organizationNotFound(organizationId);
   return organization;
+}
+
+/**
+ * Changes an organization's name or kill switch (within the scope: 404 otherwise; a key limited
+ * to some inboxes cannot, 403: the change reaches inboxes beyond it).
+ */
+export async function updateOrganization(
+  db: Database,
+  scope: Scope,
+  organizationId: string,
+  input: UpdateOrganizationInput,
+): Promise<OrganizationResponse> {
+  await findOrganization(db, scope, organizationId);
+  requireWholeOrganization(scope);
+  const data = {
+    ...(input.name !== undefined && { name: input.name }),
+    ...(input.sending_enabled !== undefined && { sendingEnabled: input.sending_enabled }),
+  };
+  const [updated] = await db.organization.updateManyAndReturn({ where: { id: organizationId }, data });
+  if (!updated) throw organizationNotFound(organizationId);
+  return toOrganizationResponse(updated);
 }
 
 /** Newest first; an API key sees its own organization only. */

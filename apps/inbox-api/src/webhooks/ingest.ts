@@ -3,6 +3,8 @@ import type { Logger } from '@repo/http';
 import { Counter, type Registry } from 'prom-client';
 import { type ContentPool, ContentTooComplexError, fallbackContent } from '../messages/content/index.js';
 import { type InboundMail, storableMail } from '../messages/inbound-mail.js';
+import { MAX_SUBJECT_LENGTH } from '../messages/schemas.js';
+import { refuseBlockedSender } from '../lists/service.js';
 import { type Database, pgStatements } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { type ReceiveDeps, type ReceivedContent, type ReceivingInbox, receiveMessage } from '../messages/receive.js';
@@ -19,7 +21,7 @@ import { authenticationOf, judge } from './verdicts.js';
  * failure leaves nothing half-stored, and the provider's retry then stores what is missing once.
  */
 
-export type InboundOutcome = 'stored' | 'duplicate' | 'unrouted' | 'virus';
+export type InboundOutcome = 'stored' | 'duplicate' | 'unrouted' | 'virus' | 'blocked';
 
 export interface InboundMetrics {
   messages: Counter<'provider' | 'outcome'>;
@@ -32,7 +34,7 @@ export function inboundMetrics(registry: Registry): InboundMetrics {
   return {
     messages: new Counter({
       name: 'inbox_inbound_messages_total',
-      help: 'Inbound messages by provider and outcome: stored (per inbox), duplicate (a redelivery), unrouted (a recipient of our domain with no inbox), virus (dropped)',
+      help: 'Inbound messages by provider and outcome: stored (per inbox), duplicate (a redelivery), unrouted (a recipient of our domain with no inbox), virus (dropped), blocked (per inbox whose receive lists refuse the sender)',
       labelNames: ['provider', 'outcome'] as const,
       registers: [registry],
     }),
@@ -51,6 +53,8 @@ export type IngestResult = {
   messages: { inbox_id: string; message_id: string; thread_id: string; duplicate: boolean }[];
   /** Recipients of this service's domain that are no inbox. */
   unrouted: string[];
+  /** Inboxes whose receive lists refuse the sender: nothing stored, a `message.blocked` event each. */
+  blocked?: string[];
   /** Why nothing was stored, when nothing was. */
   dropped?: 'virus' | 'no_inbox';
 };
@@ -77,6 +81,14 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     deps.logger.info({ provider: delivery.provider, reference: delivery.reference, recipients }, 'inbound mail for no inbox');
     return { messages: [], unrouted, dropped: 'no_inbox' };
   }
+  const refused = await refuseBlockedSender(deps.db, inboxes, {
+    from: mail.from,
+    subject: mail.subject.slice(0, MAX_SUBJECT_LENGTH),
+  });
+  if (refused.size > 0) count('blocked', refused.size);
+  const blocked = refused.size > 0 ? { blocked: [...refused] } : {};
+  const accepted = inboxes.filter((inbox) => !refused.has(inbox.id));
+  if (accepted.length === 0) return { messages: [], unrouted, ...blocked };
 
   // Values the database can store and index (ids, subject, date); without a Message-ID, one
   // derived from the content still recognises the provider's redelivery.
@@ -98,10 +110,10 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
       'inbound mail could not be parsed: stored as it came',
     );
   }
-  for (const [index, inbox] of inboxes.entries()) {
+  for (const [index, inbox] of accepted.entries()) {
     // The request's token goes with the last copy: a crash before it leaves the token unused, and
     // the provider's retry stores the copies still missing (routes.ts records it when none is new).
-    const replayToken = index === inboxes.length - 1 ? delivery.replayToken : undefined;
+    const replayToken = index === accepted.length - 1 ? delivery.replayToken : undefined;
     try {
       const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, { ...notes, replayToken });
       count(duplicate ? 'duplicate' : 'stored');
@@ -113,7 +125,7 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
       unrouted.push(inbox.emailAddress);
     }
   }
-  return { messages, unrouted };
+  return { messages, unrouted, ...blocked };
 }
 
 /** The live inboxes at `addresses`, by address; on pg directly, as every statement on the inbound path (database.ts). */

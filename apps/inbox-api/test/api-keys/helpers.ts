@@ -10,6 +10,7 @@ export function as(app: Express, key: string) {
   return {
     get: (path: string) => request(app).get(path).set(auth),
     post: (path: string, body?: object) => request(app).post(path).set(auth).send(body),
+    patch: (path: string, body?: object) => request(app).patch(path).set(auth).send(body),
     delete: (path: string) => request(app).delete(path).set(auth),
   };
 }

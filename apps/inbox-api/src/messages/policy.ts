@@ -1,0 +1,111 @@
+/**
+ * The outbound safety gate: the one function every send asks before its outbox record is written
+ * (send.ts). In order: the kill switches (the inbox's and its organization's `sending_enabled`:
+ * 403 `sending_disabled`), the send lists (403 `recipient_blocked`, naming the addresses), then
+ * the caps (sends per inbox per hour and per day, the API key's sends per hour, new recipients
+ * per inbox per day: 429 `rate_limited` with Retry-After). Nothing is sent when it refuses.
+ */
+import { PolicyRefusal, RateLimitedError } from '@repo/errors';
+import type { WindowedRateLimit } from '@repo/rate-limit';
+import { type Actor, effectiveLimit } from '../api-keys/scope.js';
+import type { Database } from '../database.js';
+import type { Inbox } from '../generated/prisma/client.js';
+import { refusedAddresses } from '../lists/rules.js';
+import { listRulesFor } from '../lists/service.js';
+
+export interface PolicyDeps {
+  db: Database;
+  /** Sends per inbox per hour and per day. */
+  sendLimit: WindowedRateLimit<'hour' | 'day'>;
+  sendsPerHour: number;
+  sendsPerDay: number;
+  /** Sends per organization API key per hour: the key's send_limit_per_hour, else `keySendsPerHour`. */
+  keySendLimit: WindowedRateLimit<'hour'>;
+  keySendsPerHour: number;
+  /** Distinct addresses an inbox has never sent to, per 24 hours; 0: no limit. */
+  newRecipientsPerDay: number;
+}
+
+export interface OutboundRequest {
+  actor: Actor;
+  inbox: Pick<Inbox, 'id' | 'organizationId'>;
+  /** Every recipient: to, cc and bcc. */
+  recipients: readonly string[];
+}
+
+/** Throws when the send may not go; returns once every check has passed and the caps have counted it. */
+export async function checkOutbound(deps: PolicyDeps, request: OutboundRequest): Promise<void> {
+  await requireSendingEnabled(deps.db, request.inbox);
+  const refused = refusedAddresses(request.recipients, await listRulesFor(deps.db, request.inbox, 'send'));
+  if (refused.length > 0) {
+    throw new PolicyRefusal('recipient_blocked', `Blocked by the send lists: ${refused.join(', ')}`, { addresses: refused });
+  }
+  await deps.sendLimit.consume(request.inbox.id, { hour: deps.sendsPerHour, day: deps.sendsPerDay });
+  if (request.actor.kind === 'key') {
+    await deps.keySendLimit.consume(request.actor.limitKey, {
+      hour: effectiveLimit(request.actor.limits.sendLimitPerHour, deps.keySendsPerHour),
+    });
+  }
+  await countNewRecipients(deps, request.inbox.id, request.recipients);
+}
+
+/** 403 `sending_disabled` while the inbox's or its organization's kill switch is off. */
+export async function requireSendingEnabled(db: Database, inbox: { id: string; organizationId: string }): Promise<void> {
+  const state = await db.inbox.findUnique({
+    where: { id: inbox.id },
+    select: { sendingEnabled: true, organization: { select: { sendingEnabled: true } } },
+  });
+  if (state && !state.sendingEnabled) {
+    throw new PolicyRefusal('sending_disabled', 'Sending is disabled for this inbox (sending_enabled is false)', {
+      inbox_id: inbox.id,
+    });
+  }
+  if (state && !state.organization.sendingEnabled) {
+    throw new PolicyRefusal('sending_disabled', 'Sending is disabled for this organization (sending_enabled is false)', {
+      organization_id: inbox.organizationId,
+    });
+  }
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * Records the recipients the inbox has never written to, refusing the send (429) when they would
+ * bring the addresses first written to in the last 24 hours past the limit. One send of an inbox
+ * at a time counts (an advisory lock in its transaction), so replicas never let more through.
+ */
+async function countNewRecipients(deps: PolicyDeps, inboxId: string, recipients: readonly string[]): Promise<void> {
+  const limit = deps.newRecipientsPerDay;
+  if (limit === 0) return;
+  const addresses = [...new Set(recipients.map((address) => address.trim().toLowerCase()))];
+  await deps.db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`inbox-contacts:${inboxId}`}))`;
+    const known = await tx.inboxContact.findMany({ where: { inboxId, address: { in: addresses } }, select: { address: true } });
+    const fresh = newAddresses(
+      addresses,
+      known.map((contact) => contact.address),
+    );
+    if (fresh.length === 0) return;
+    const since = new Date(Date.now() - DAY_MS);
+    const recent = await tx.inboxContact.findMany({
+      where: { inboxId, firstSentAt: { gt: since } },
+      orderBy: { firstSentAt: 'asc' },
+      select: { firstSentAt: true },
+    });
+    if (recent.length + fresh.length > limit) {
+      // Room comes back as the oldest of them leave the 24 hours.
+      const freedBy = recent[Math.max(0, recent.length + fresh.length - limit - 1)]?.firstSentAt;
+      const retryAfter = freedBy ? (freedBy.getTime() + DAY_MS - Date.now()) / 1000 : DAY_MS / 1000;
+      const error = new RateLimitedError(`Too many new recipients from this inbox: at most ${limit} per day`, retryAfter);
+      Object.assign(error.details, { limit, new_recipients: fresh });
+      throw error;
+    }
+    await tx.inboxContact.createMany({ data: fresh.map((address) => ({ inboxId, address })), skipDuplicates: true });
+  });
+}
+
+/** The addresses not among those known, in order. */
+export function newAddresses(addresses: readonly string[], known: readonly string[]): string[] {
+  const seen = new Set(known);
+  return addresses.filter((address) => !seen.has(address));
+}

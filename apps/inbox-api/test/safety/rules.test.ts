@@ -1,0 +1,79 @@
+import { matchesEntry, normaliseListEntry, passesLists, refusedAddresses, type ListRule } from '../../src/lists/rules.js';
+import { newAddresses } from '../../src/messages/policy.js';
+
+describe('normaliseListEntry', () => {
+  it.each([
+    ['Bob@Example.COM', { kind: 'address', entry: 'bob@example.com' }],
+    ['  example.com ', { kind: 'domain', entry: 'example.com' }],
+    ['@Mail.Example.com', { kind: 'domain', entry: 'mail.example.com' }],
+    ["o'brien+tag@example.co.uk", { kind: 'address', entry: "o'brien+tag@example.co.uk" }],
+  ])('takes %j', (raw, expected) => {
+    expect(normaliseListEntry(raw)).toEqual(expected);
+  });
+
+  it.each([
+    '',
+    '   ',
+    'localhost',
+    'not an address',
+    'a@b',
+    'a@@example.com',
+    'a b@example.com',
+    'x@exa_mple.com',
+    'evil\u0000@example.com',
+    "'; DROP TABLE list_entries; --",
+    '-example.com',
+    'example..com',
+    `${'a'.repeat(300)}.com`,
+    'name@example.com\r\nBcc: x@y.z',
+  ])('refuses %j', (raw) => {
+    expect(normaliseListEntry(raw)).toBeUndefined();
+  });
+});
+
+describe('matchesEntry', () => {
+  it('matches an address exactly and a domain with its subdomains', () => {
+    expect(matchesEntry('Bob@Example.com', 'bob@example.com')).toBe(true);
+    expect(matchesEntry('bob@example.com.evil.net', 'bob@example.com')).toBe(false);
+    expect(matchesEntry('a@example.com', 'example.com')).toBe(true);
+    expect(matchesEntry('a@mail.example.com', 'example.com')).toBe(true);
+    expect(matchesEntry('a@notexample.com', 'example.com')).toBe(false);
+    expect(matchesEntry('a@example.com.evil.net', 'example.com')).toBe(false);
+  });
+});
+
+describe('passesLists', () => {
+  const org = (type: 'allow' | 'block', entry: string): ListRule => ({ level: 'organization', type, entry });
+  const inbox = (type: 'allow' | 'block', entry: string): ListRule => ({ level: 'inbox', type, entry });
+
+  it('lets everything through without rules', () => {
+    expect(passesLists('a@example.com', [])).toBe(true);
+  });
+
+  it('lets block win over allow, at either level', () => {
+    expect(passesLists('a@example.com', [org('allow', 'example.com'), inbox('block', 'a@example.com')])).toBe(false);
+    expect(passesLists('a@example.com', [inbox('allow', 'a@example.com'), org('block', 'example.com')])).toBe(false);
+  });
+
+  it('lets only allowed entries through where a level has an allow list', () => {
+    const rules = [org('allow', 'partner.com')];
+    expect(passesLists('x@partner.com', rules)).toBe(true);
+    expect(passesLists('x@other.com', rules)).toBe(false);
+  });
+
+  it('applies both levels’ allow lists', () => {
+    const rules = [org('allow', 'partner.com'), inbox('allow', 'boss@partner.com')];
+    expect(passesLists('boss@partner.com', rules)).toBe(true);
+    expect(passesLists('intern@partner.com', rules)).toBe(false);
+  });
+
+  it('names each refused address once, lower-case', () => {
+    expect(refusedAddresses(['A@Spam.com', 'a@spam.com', 'ok@good.com'], [org('block', 'spam.com')])).toEqual(['a@spam.com']);
+  });
+});
+
+describe('newAddresses', () => {
+  it('keeps the addresses not known, in order', () => {
+    expect(newAddresses(['a@x.com', 'b@x.com', 'c@x.com'], ['b@x.com'])).toEqual(['a@x.com', 'c@x.com']);
+  });
+});
