@@ -20,6 +20,7 @@ describe('POST /v1/inboxes', () => {
       name: 'Support agent',
       email_address: 'support.team@inbox.test',
       organization_id: 'default',
+      sending_enabled: true,
       created_at: expect.any(String),
     });
     expect(new Date(res.body.created_at).toISOString()).toBe(res.body.created_at);

@@ -16,7 +16,12 @@ describe('organizations, for operators', () => {
   it('are created, listed newest first, got and deleted', async () => {
     const created = await operator().post('/v1/organizations', { name: '  Acme agents  ' });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.stringMatching(UUID), name: 'Acme agents', created_at: expect.any(String) });
+    expect(created.body).toEqual({
+      id: expect.stringMatching(UUID),
+      name: 'Acme agents',
+      sending_enabled: true,
+      created_at: expect.any(String),
+    });
     expect(new Date(created.body.created_at).toISOString()).toBe(created.body.created_at);
     const second = await createOrganization(ctx.app, 'Second');
 

@@ -78,6 +78,8 @@ describe('database constraints', () => {
       'api_keys.organization_id': 'an organizations.id',
       'api_keys.secret_hash': 'a SHA-256 in hex, 64 characters (api-keys/secrets.ts)',
       'events.organization_id': "an organizations.id (the inbox's, copied by events/log.ts)",
+      'list_entries.organization_id': 'an organizations.id',
+      'inbox_contacts.address': 'a recipient address of a send, at most 320 characters (messages/schemas.ts)',
     };
     const rows = await ctx.db.$queryRaw<{ column: string }[]>`
       SELECT DISTINCT t.relname || '.' || a.attname AS column

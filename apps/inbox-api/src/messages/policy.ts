@@ -10,6 +10,7 @@ import type { WindowedRateLimit } from '@repo/rate-limit';
 import { type Actor, effectiveLimit } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import type { Inbox } from '../generated/prisma/client.js';
+import { holdLiveInbox } from '../inboxes/service.js';
 import { refusedAddresses } from '../lists/rules.js';
 import { listRulesFor } from '../lists/service.js';
 
@@ -79,6 +80,8 @@ async function countNewRecipients(deps: PolicyDeps, inboxId: string, recipients:
   if (limit === 0) return;
   const addresses = [...new Set(recipients.map((address) => address.trim().toLowerCase()))];
   await deps.db.$transaction(async (tx) => {
+    // A delete under way answers 404 here, as the send would (and its contacts go with the inbox).
+    await holdLiveInbox(tx, inboxId);
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`inbox-contacts:${inboxId}`}))`;
     const known = await tx.inboxContact.findMany({ where: { inboxId, address: { in: addresses } }, select: { address: true } });
     const fresh = newAddresses(
