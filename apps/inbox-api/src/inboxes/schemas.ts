@@ -34,12 +34,9 @@ export const inboxParams = z.object({ inbox_id: id });
 export const updateInboxBody = z
   .object({
     name: displayName({ description: 'Display name', example: 'Support agent' }).optional(),
-    sending_enabled: z
-      .boolean()
-      .optional()
-      .meta({
-        description: 'Kill switch: false, and every send from the inbox answers 403 `sending_disabled`; scheduled drafts wait',
-      }),
+    sending_enabled: z.boolean().optional().meta({
+      description: 'Kill switch: false, and every send from the inbox answers 403 `sending_disabled`; scheduled drafts wait',
+    }),
   })
   .strict();
 

@@ -19,13 +19,9 @@ const webhookResult = z
       .array(z.object({ inbox_id: z.string(), message_id: z.string(), thread_id: z.string(), duplicate: z.boolean() }))
       .optional(),
     unrouted: z.array(z.string()).optional(),
-    blocked: z
-      .array(z.string())
-      .optional()
-      .meta({
-        description:
-          'Inboxes whose receive lists refuse the sender: nothing was stored for them (a `message.blocked` event each)',
-      }),
+    blocked: z.array(z.string()).optional().meta({
+      description: 'Inboxes whose receive lists refuse the sender: nothing was stored for them (a `message.blocked` event each)',
+    }),
     dropped: z.enum(['virus', 'no_inbox']).optional(),
   })
   .catchall(z.unknown())
