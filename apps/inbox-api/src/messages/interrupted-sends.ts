@@ -65,6 +65,8 @@ async function resolveSend(deps: InterruptedSendDeps, messageId: string): Promis
       messageId,
       provider: deps.mailer.name,
       providerMessageId: message.providerMessageId,
+      // Mailgun (the one transport that can confirm a send) names it in its events by our Message-ID without brackets.
+      transportMessageId: deps.mailer.name === 'mailgun' ? message.providerMessageId.replace(/^<|>$/g, '') : undefined,
       result: toSendResult(message, message.attachments),
     });
   } else {

@@ -9,6 +9,7 @@ import { SEND_TIMEOUT_MS } from '../adapters/mail/index.js';
 import { type Database, prismaStatements } from '../database.js';
 import { appendEvents, type EventType } from '../events/log.js';
 import { Prisma } from '../generated/prisma/client.js';
+import type { DeliveryDetail } from '../webhooks/delivery-status.js';
 import { messageEvent } from './events.js';
 import type { SendResult } from './schemas.js';
 
@@ -38,6 +39,17 @@ export function deliveryMetadata(
       ...(options.reason !== undefined && { reason: options.reason }),
       updated_at: options.at.toISOString(),
     },
+  };
+}
+
+/** `delivery_detail` of a send's own outcome (the provider's events replace it later, webhooks/delivery-status.ts). Pure. */
+export function sendDetail(options: { provider: string; reason: string | null; at: Date }): DeliveryDetail {
+  return {
+    provider: options.provider,
+    event: 'send',
+    recipient: null,
+    reason: options.reason,
+    timestamp: options.at.toISOString(),
   };
 }
 
@@ -74,7 +86,7 @@ export function leaseEnd(tx: Transaction, leaseSeconds: number): Promise<Date> {
  */
 export async function markSent(
   db: Database,
-  send: { messageId: string; provider: string; providerMessageId: string; result: SendResult },
+  send: { messageId: string; provider: string; providerMessageId: string; transportMessageId?: string; result: SendResult },
 ): Promise<void> {
   const now = new Date();
   await db.$transaction(async (tx) => {
@@ -85,7 +97,10 @@ export async function markSent(
         status: 'sent',
         leaseUntil: null,
         providerMessageId: send.providerMessageId,
+        transportMessageId: send.transportMessageId ?? null,
         metadata: deliveryMetadata('sent', { provider: send.provider, at: now }),
+        deliveryStatus: 'sent',
+        deliveryDetail: sendDetail({ provider: send.provider, reason: null, at: now }),
       },
     });
     await tx.idempotencyKey.updateMany({
@@ -106,6 +121,8 @@ export async function markFailed(db: Database, send: { messageId: string; provid
         status: 'failed',
         leaseUntil: null,
         metadata: deliveryMetadata('failed', { provider: send.provider, reason: send.reason, at: new Date() }),
+        deliveryStatus: 'failed',
+        deliveryDetail: sendDetail({ provider: send.provider, reason: send.reason, at: new Date() }),
       },
     });
     await tx.idempotencyKey.deleteMany({ where: { messageId: send.messageId, completedAt: null } });

@@ -7,6 +7,7 @@ import { type Attachment, type Message, Prisma } from '../generated/prisma/clien
 import { uuidv7 } from '../shared/ids.js';
 import { participantsOf } from '../threads/threading.js';
 import type { MessageResponse, SendResult } from './schemas.js';
+import type { DeliveryDetail } from '../webhooks/delivery-status.js';
 import { searchTextOf } from './search.js';
 
 /** An attachment whose bytes are already in object storage. */
@@ -123,6 +124,10 @@ export async function recordMessage(
     timestamp: input.timestamp,
     createdAt: now,
     apiKeyId: input.apiKeyId ?? null,
+    // Written when the send completes (outbox.ts) and by the providers' delivery events; the insert leaves them null.
+    transportMessageId: null,
+    deliveryStatus: null,
+    deliveryDetail: null,
   };
   const attachments = input.attachments.map((attachment): Attachment => ({
     ...attachment,
@@ -291,6 +296,8 @@ export function toMessageResponse(message: Message): MessageResponse {
     in_reply_to: message.inReplyTo,
     references: message.references,
     metadata: message.metadata as Record<string, unknown>,
+    delivery_status: message.deliveryStatus,
+    delivery_detail: message.deliveryDetail as DeliveryDetail | null,
     created_at: message.createdAt.toISOString(),
   };
 }

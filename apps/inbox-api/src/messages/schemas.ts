@@ -119,6 +119,23 @@ export const listMessagesQuery = z
 
 export const messageParams = z.object({ message_id: id });
 
+const deliveryDetailSchema = z
+  .object({
+    provider: z.string().meta({ description: 'The transport: local, smtp, mailgun, sendgrid or ses', example: 'ses' }),
+    event: z.string().meta({
+      description:
+        "The provider's name of the event last applied (SES `Bounce`, Mailgun `failed`, SendGrid `spamreport`), or `send`",
+      example: 'Bounce',
+    }),
+    recipient: z.string().nullable().meta({ description: 'The recipient the event is about', example: 'jane@example.com' }),
+    reason: z.string().nullable().meta({
+      description: "The provider's reason or diagnostic (bounce type, SMTP reply)",
+      example: 'Permanent/General: smtp; 550 5.1.1 user unknown',
+    }),
+    timestamp: timestamp.meta({ description: 'When the provider says it happened' }),
+  })
+  .meta({ id: 'DeliveryDetail' });
+
 export const messageSchema = z
   .object({
     id: z.string(),
@@ -142,6 +159,16 @@ export const messageSchema = z
     in_reply_to: z.string().nullable(),
     references: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()),
+    delivery_status: z
+      .enum(['sent', 'delivered', 'bounced', 'complained', 'failed'])
+      .nullable()
+      .meta({
+        description:
+          'Outbound mail: `sent` once the provider took it, then what its delivery events report (`delivered`, `bounced`, ' +
+          '`complained`; `failed` when the transport refused it or the provider dropped it). Only ever moves to a worse ' +
+          'status (sent < delivered < bounced = failed < complained). Null for inbound mail and while sending.',
+      }),
+    delivery_detail: deliveryDetailSchema.nullable(),
     created_at: timestamp,
   })
   .meta({ id: 'Message' });

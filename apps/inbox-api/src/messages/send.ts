@@ -148,7 +148,13 @@ export async function sendMessage(
   }
   deps.crashPoint('send:transport-done');
   try {
-    await markSent(deps.db, { messageId: message.id, provider: deps.mailer.name, providerMessageId: sent.messageId, result });
+    await markSent(deps.db, {
+      messageId: message.id,
+      provider: deps.mailer.name,
+      providerMessageId: sent.messageId,
+      transportMessageId: sent.transportMessageId,
+      result,
+    });
   } catch (error) {
     // The mail has left: the answer is the record as it stands; the reconciler settles it.
     deps.logger.error({ err: error, messageId: message.id }, 'message was sent but could not be marked sent');

@@ -1,5 +1,6 @@
 import type { InboundMail } from '../messages/inbound-mail.js';
 import type { ReplayToken } from '../messages/records.js';
+import type { DeliveryEvent } from './delivery-status.js';
 import type { MimeFallback } from './parse.js';
 import type { Verdicts } from './verdicts.js';
 
@@ -20,5 +21,8 @@ export interface InboundDelivery {
   mimeFallback?: MimeFallback;
 }
 
-/** What a provider's request comes to: an e-mail to store, or a request the provider module has answered itself. */
-export type ProviderOutcome = { delivery: InboundDelivery } | { handled: Record<string, unknown> };
+/**
+ * What a provider's request comes to: an e-mail to store, delivery events of mail we sent
+ * (delivery-status.ts), or a request the provider module has answered itself.
+ */
+export type ProviderOutcome = { delivery: InboundDelivery } | { events: DeliveryEvent[] } | { handled: Record<string, unknown> };

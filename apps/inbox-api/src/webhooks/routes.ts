@@ -10,8 +10,16 @@ import { sendgridDelivery } from './providers/sendgrid.js';
 import { type SesDeps, sesOutcome } from './providers/ses.js';
 import type { ReplayToken } from '../messages/records.js';
 import { handleWithToken, isUsedToken, REPLAYED, replayToken } from './replay.js';
+import { type AppliedEvents, applyDeliveryEvents } from './delivery-status.js';
 import { createSnsVerifier } from './sns.js';
 import { checkMailgunSignature, checkSendgridSecret } from './verify.js';
+
+/** The answer to a provider's delivery events (delivery-status.ts). */
+const deliveryEventsFields = {
+  events: z.number().int().meta({ description: 'Delivery events in the request' }),
+  matched: z.number().int().meta({ description: 'Of those, events naming a message this service sent' }),
+  updated: z.number().int().meta({ description: 'Messages whose delivery_status changed' }),
+};
 
 const webhookResult = z
   .object({
@@ -23,6 +31,7 @@ const webhookResult = z
       description: 'Inboxes whose receive lists refuse the sender: nothing was stored for them (a `message.blocked` event each)',
     }),
     dropped: z.enum(['virus', 'no_inbox']).optional(),
+    ...z.object(deliveryEventsFields).partial().shape,
   })
   .catchall(z.unknown())
   .meta({ id: 'WebhookResult' });
@@ -92,9 +101,12 @@ export function webhookRoutes(api: Api, deps: Deps): void {
   api.route({
     method: 'post',
     path: '/webhooks/ses',
-    summary: 'Inbound mail from Amazon SES through Amazon SNS',
+    summary: 'Inbound mail, and bounces, complaints and deliveries of sent mail, from Amazon SES through Amazon SNS',
     description:
-      `${DESCRIPTION} SubscriptionConfirmation is confirmed by fetching its SubscribeURL (on the SNS endpoint of the ` +
+      `${DESCRIPTION} Bounce, Complaint and Delivery notifications (and event publishing's Reject) of mail sent through ` +
+      'SES update the message whose SES MessageId they name (delivery_status, delivery_detail, and an event), answering ' +
+      '`{events, matched, updated}`; notifications of unknown messages are answered 200 and change nothing. ' +
+      `SubscriptionConfirmation is confirmed by fetching its SubscribeURL (on the SNS endpoint of the ` +
       "topic's region only, 403 otherwise). With SES_SNS_TOPIC_ARNS set, messages of other topics are refused (403); " +
       'signatures are checked with a certificate from that endpoint which names SNS, and messages more than an hour old are refused (401).',
     tags: ['webhooks'],
@@ -102,7 +114,9 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     errors: [401, 403, 413, 415, 502],
     handler: async ({ req }) => {
       const outcome = await sesOutcome(await readWebhookBody(req, limits), sesDeps);
-      return 'handled' in outcome ? outcome.handled : store(outcome.delivery);
+      if ('handled' in outcome) return outcome.handled;
+      if ('events' in outcome) return deliveryResult(await applyDeliveryEvents(deps.db, outcome.events));
+      return store(outcome.delivery);
     },
   });
 
@@ -115,6 +129,11 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     if (await isUsedToken(deps.db, signature.token)) throw new UnauthorizedError(REPLAYED);
     return replayToken(signature.token, Number(signature.timestamp));
   }
+}
+
+/** The answer to a provider's delivery events. */
+function deliveryResult(applied: AppliedEvents): { events: number; matched: number; updated: number } {
+  return { events: applied.received, matched: applied.matched, updated: applied.updated.length };
 }
 
 function s3Location(config: Deps['config']): SesDeps['s3'] {

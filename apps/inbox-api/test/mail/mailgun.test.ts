@@ -19,7 +19,8 @@ describe('MailgunTransport', () => {
     const sent = await transport(mailgun.url).send(replyMail());
     await mailgun.close();
 
-    expect(sent).toEqual({ messageId: '<msg-2@inbox.example.com>' });
+    // Its events name the message without the angle brackets.
+    expect(sent).toEqual({ messageId: '<msg-2@inbox.example.com>', transportMessageId: 'msg-2@inbox.example.com' });
     const [request] = mailgun.requests;
     expect(request).toMatchObject({ method: 'POST', path: `/v3/${DOMAIN}/messages.mime` });
     expect(request!.headers.authorization).toBe(`Basic ${Buffer.from(`api:${API_KEY}`).toString('base64')}`);

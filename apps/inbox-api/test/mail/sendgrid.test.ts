@@ -14,7 +14,8 @@ describe('SendGridTransport', () => {
     const sent = await transport(sendgrid.url).send(replyMail());
     await sendgrid.close();
 
-    expect(sent).toEqual({ messageId: '<msg-2@inbox.example.com>' });
+    // The X-Message-Id its Event Webhook's sg_message_id starts with.
+    expect(sent).toEqual({ messageId: '<msg-2@inbox.example.com>', transportMessageId: 'sg-internal-id' });
     const [request] = sendgrid.requests;
     expect(request).toMatchObject({ method: 'POST', path: '/v3/mail/send' });
     expect(request!.headers.authorization).toBe(`Bearer ${API_KEY}`);

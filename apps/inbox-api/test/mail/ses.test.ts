@@ -50,7 +50,7 @@ describe('SesTransport', () => {
     const sent = await transport.send(replyMail());
     await ses.close();
 
-    expect(sent).toEqual({ messageId: `<${SES_ID}@eu-west-1.amazonses.com>` });
+    expect(sent).toEqual({ messageId: `<${SES_ID}@eu-west-1.amazonses.com>`, transportMessageId: SES_ID });
     const [request] = ses.requests;
     expect(request).toMatchObject({ method: 'POST', path: '/v2/email/outbound-emails' });
     expect(request!.headers['content-type']).toBe('application/json');
@@ -76,7 +76,10 @@ describe('SesTransport', () => {
   it('names us-east-1 Message-IDs after email.amazonses.com', async () => {
     const ses = await startProvider(() => ({ status: 200, body: { MessageId: SES_ID } }));
     const transport = new SesTransport({ region: 'us-east-1', credentials: CREDENTIALS, endpoint: ses.url, timeoutMs: 5_000 });
-    expect(await transport.send(replyMail())).toEqual({ messageId: `<${SES_ID}@email.amazonses.com>` });
+    expect(await transport.send(replyMail())).toEqual({
+      messageId: `<${SES_ID}@email.amazonses.com>`,
+      transportMessageId: SES_ID,
+    });
     await ses.close();
   });
 

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import PostalMime, { type Email } from 'postal-mime';
 import { SMTPServer } from 'smtp-server';
 import { UpstreamError } from '@repo/errors';
-import { SmtpTransport } from '../../src/adapters/mail/smtp.js';
+import { SmtpTransport, smtpQueueId } from '../../src/adapters/mail/smtp.js';
 import { ALL_BYTES, closedPort, replyMail } from './helpers.js';
 
 interface Delivery {
@@ -42,7 +42,7 @@ beforeAll(async () => {
           raw: Buffer.concat(chunks),
           user: session.user as string | undefined,
         });
-        callback();
+        callback(null, 'Ok: queued as 4BqD3x1XyZz');
       });
     },
   });
@@ -60,7 +60,8 @@ describe('SmtpTransport', () => {
     const sent = await transport.send(replyMail());
     await transport.close();
 
-    expect(sent).toEqual({ messageId: '<msg-2@inbox.example.com>' });
+    // The queue id of the server's reply (Postfix's words).
+    expect(sent).toEqual({ messageId: '<msg-2@inbox.example.com>', transportMessageId: '4BqD3x1XyZz' });
     expect(deliveries).toHaveLength(1);
     const [delivery] = deliveries as [Delivery];
     expect(delivery.from).toBe('agent@inbox.example.com');
@@ -130,5 +131,17 @@ describe('SmtpTransport', () => {
     await expect(failure).rejects.toMatchObject({ code: 'provider_error' });
     await expect(failure).rejects.toThrow(/^SMTP failed: .*ECONNREFUSED/);
     await transport.close();
+  });
+});
+
+describe('smtpQueueId', () => {
+  it.each([
+    ['250 2.0.0 Ok: queued as 4BqD3x1XyZz', '4BqD3x1XyZz'],
+    ['250 OK id=1rXyZ-000Abc-De', '1rXyZ-000Abc-De'],
+    ['250 2.0.0 OK 1700000000 d2e1a72fcca58-5e5b7a4a1e1si123456pfh.5 - gsmtp', undefined],
+    ['250 Message accepted <queued as <abc@host>>', 'abc@host'],
+    [undefined, undefined],
+  ])('reads %p as %p', (reply, id) => {
+    expect(smtpQueueId(reply)).toBe(id);
   });
 });

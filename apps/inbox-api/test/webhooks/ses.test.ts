@@ -163,9 +163,9 @@ describe('POST /webhooks/ses: SES receipts through SNS', () => {
     );
   });
 
-  it('ignores bounce notifications with 200', async () => {
+  it('answers a bounce of mail it did not send with 200, storing nothing (delivery-ses.test.ts has the rest)', async () => {
     const res = await postSns(ctx.app, JSON.parse(fixture('inbound/ses-sns/hard_bounce_sns_body.json').toString('utf8')));
-    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { ignored: 'Bounce' } });
+    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { events: 1, matched: 0, updated: 0 } });
   });
 
   it.each([

@@ -22,6 +22,12 @@ export interface SentMail {
    * where the provider replaces it (Amazon SES does).
    */
   messageId: string;
+  /**
+   * The provider's own id of the message, which its delivery events name (webhooks/providers/*-events.ts):
+   * SES's MessageId, SendGrid's X-Message-Id, Mailgun's id without angle brackets, an SMTP
+   * server's queue id when its reply names one. Absent when the transport gives none.
+   */
+  transportMessageId?: string;
 }
 
 export type MailTransportName = 'local' | 'smtp' | 'mailgun' | 'sendgrid' | 'ses';

@@ -33,7 +33,9 @@ export class MailgunTransport implements MailTransport {
     });
     // Mailgun answers the Message-ID it sends with: ours, taken from the MIME.
     const { id } = (await response.json()) as { id?: string };
-    return { messageId: id ?? mail.messageId };
+    const messageId = id ?? mail.messageId;
+    // Its events name the message by this id without the angle brackets.
+    return { messageId, transportMessageId: messageId.replace(/^<|>$/g, '') };
   }
 
   /**

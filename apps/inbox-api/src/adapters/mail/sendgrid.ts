@@ -23,12 +23,14 @@ export class SendGridTransport implements MailTransport {
 
   async send(mail: OutboundMail): Promise<SentMail> {
     const { baseUrl, apiKey, timeoutMs } = this.options;
-    await callProvider('SendGrid', `${baseUrl}/v3/mail/send`, {
+    const response = await callProvider('SendGrid', `${baseUrl}/v3/mail/send`, {
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify(mailSendRequest(mail)),
       timeoutMs,
     });
-    return { messageId: mail.messageId };
+    // The Event Webhook's sg_message_id is this id followed by a dot and SendGrid's suffix.
+    const transportMessageId = response.headers.get('x-message-id') ?? undefined;
+    return { messageId: mail.messageId, ...(transportMessageId && { transportMessageId }) };
   }
 
   async close(): Promise<void> {}

@@ -38,7 +38,7 @@ export class SesTransport implements MailTransport {
     );
     const response = await callProvider('Amazon SES', url, { headers, body, timeoutMs: this.options.timeoutMs });
     const { MessageId } = (await response.json()) as { MessageId: string };
-    return { messageId: sesMessageId(MessageId, this.options.region) };
+    return { messageId: sesMessageId(MessageId, this.options.region), transportMessageId: MessageId };
   }
 
   async close(): Promise<void> {}

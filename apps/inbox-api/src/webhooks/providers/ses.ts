@@ -8,6 +8,7 @@ import type { ProviderOutcome } from '../delivery.js';
 import { readMail } from '../parse.js';
 import { type SnsEnvelope, snsEnvelope, type SnsVerifier } from '../sns.js';
 import { verdict } from '../verdicts.js';
+import { SES_DELIVERY_TYPES, sesDeliveryEvents, sesNotificationType } from './ses-events.js';
 
 /*
  * Amazon SES receiving through SNS (https://docs.aws.amazon.com/ses/latest/dg/receiving-email-notifications-contents.html):
@@ -100,11 +101,13 @@ async function notificationOutcome(envelope: SnsEnvelope, deps: SesDeps): Promis
   } catch {
     throw new BadRequestError('The SNS message does not carry an SES notification');
   }
+  const type = sesNotificationType(json);
+  // Bounces, complaints and deliveries of mail sent through SES: its delivery status (ses-events.ts).
+  if ((SES_DELIVERY_TYPES as readonly (string | undefined)[]).includes(type)) return { events: sesDeliveryEvents(json) };
   const parsed = sesNotification.safeParse(json);
   if (!parsed.success) throw new BadRequestError('The SNS message does not carry an SES notification');
   const notification = parsed.data;
   if (notification.notificationType !== 'Received') {
-    // Bounces and complaints of mail sent through SES are not inbound mail.
     deps.logger.info(
       { notificationType: notification.notificationType, messageId: envelope.MessageId },
       'ignored an SES notification',

@@ -1,0 +1,157 @@
+import { type Database, prismaStatements } from '../database.js';
+import { appendEvents, type EventType, type NewEvent } from '../events/log.js';
+import type { DeliveryStatus } from '../generated/prisma/client.js';
+import { messageEvent } from '../messages/events.js';
+
+/*
+ * Delivery status from the providers: what SES (bounce, complaint and delivery notifications
+ * through SNS), Mailgun (event webhooks) and SendGrid (Event Webhook) tell about mail we sent.
+ * Each provider module (providers/*-events.ts) turns its payload into DeliveryEvents; this module
+ * finds the messages by the provider's id (messages.transport_message_id, recorded when the send
+ * completed, outbox.ts), moves their delivery_status forward (nextDeliveryStatus) and appends
+ * the event, in one transaction.
+ */
+
+export type { DeliveryStatus } from '../generated/prisma/client.js';
+export type EventProvider = 'ses' | 'mailgun' | 'sendgrid';
+/** What a provider's event can make of a message (never back to `sent`). */
+export type ReportedStatus = Exclude<DeliveryStatus, 'sent'>;
+
+/** `delivery_detail` of a message, as the API shows it: the delivery event last applied (or the send). */
+export type DeliveryDetail = {
+  /** The transport: local, smtp, mailgun, sendgrid or ses. */
+  provider: string;
+  /** The provider's own name of the event (SES `Bounce`, Mailgun `failed`, SendGrid `spamreport`), or `send`. */
+  event: string;
+  /** The recipient the event is about, when the provider names one. */
+  recipient: string | null;
+  /** The provider's reason or diagnostic (an SMTP reply, a bounce type), when it gives one. */
+  reason: string | null;
+  /** When the provider says the event happened (ISO 8601). */
+  timestamp: string;
+};
+
+/** One provider event about one sent message, as the provider modules parse it. */
+export interface DeliveryEvent {
+  provider: EventProvider;
+  /** The provider's id of the message (transport_message_id). */
+  transportMessageId: string;
+  status: ReportedStatus;
+  detail: DeliveryDetail;
+}
+
+/**
+ * How bad each status is. A provider's event moves a message only to a worse status, so that
+ * events arriving late, twice or out of order (SES and SendGrid promise no order; all three
+ * retry) never undo what is known:
+ * - `sent` (the provider took it) < `delivered` (a recipient's server accepted it);
+ * - `bounced` and `failed` (the provider gave up or dropped it) rank alike above `delivered`: a
+ *   server may accept mail and bounce it later (SES says so), and with several recipients one may
+ *   get it while another bounces; whichever of the two comes first stays;
+ * - `complained` ranks highest: a recipient got it and marked it as spam, which the sender must
+ *   act on whatever happened to the other recipients.
+ * An event of the status the message already has changes nothing (no second event).
+ */
+const RANK: Record<DeliveryStatus, number> = { sent: 0, delivered: 1, bounced: 2, failed: 2, complained: 3 };
+
+/**
+ * The status a message moves to on a provider's event, or undefined when it stays as it is:
+ * a message not yet handed to the provider (null: still sending, or inbound) is not moved, and
+ * no status is ever moved to a better or equal one. Pure.
+ */
+export function nextDeliveryStatus(current: DeliveryStatus | null, reported: ReportedStatus): DeliveryStatus | undefined {
+  if (current === null) return undefined;
+  return RANK[reported] > RANK[current] ? reported : undefined;
+}
+
+const EVENT_OF: Record<ReportedStatus, EventType> = {
+  delivered: 'message.delivered',
+  bounced: 'message.bounced',
+  complained: 'message.complained',
+  failed: 'message.failed',
+};
+
+/** What a batch of events did: how many named a message we sent, and which messages changed. */
+export interface AppliedEvents {
+  received: number;
+  matched: number;
+  updated: string[];
+}
+
+/** Events of one request at most; a provider's batch is far smaller (SendGrid: about 1,000 events or 768 KB). */
+export const MAX_EVENTS = 5000;
+
+/**
+ * Applies a provider's events to the outbound messages they name, in one transaction: the
+ * messages' rows are locked (in id order, so that two batches cannot deadlock), each event moves
+ * its message forward (nextDeliveryStatus) in the order given, and one event is appended per
+ * change, last. Events naming no message we sent with that provider (another account's mail, a
+ * message deleted since, mail sent before ids were recorded) change nothing: the provider is
+ * answered 2xx all the same, or it would retry them for days.
+ */
+export async function applyDeliveryEvents(db: Database, events: DeliveryEvent[]): Promise<AppliedEvents> {
+  if (events.length === 0) return { received: 0, matched: 0, updated: [] };
+  const provider = events[0]!.provider;
+  const ids = [...new Set(events.map((event) => event.transportMessageId))];
+  return db.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string; transport_message_id: string; delivery_status: DeliveryStatus | null }[]>`
+      SELECT id, transport_message_id, delivery_status::text AS delivery_status
+        FROM messages
+       WHERE transport_message_id IN (SELECT json_array_elements_text(${JSON.stringify(ids)}::json))
+         AND direction = 'outbound'
+         AND metadata->'delivery'->>'provider' = ${provider}
+       ORDER BY id
+         FOR UPDATE`;
+    const byTransportId = new Map<string, { id: string; status: DeliveryStatus | null }[]>();
+    for (const row of rows) {
+      const list = byTransportId.get(row.transport_message_id) ?? [];
+      list.push({ id: row.id, status: row.delivery_status });
+      byTransportId.set(row.transport_message_id, list);
+    }
+    const changes = new Map<string, { status: DeliveryStatus; detail: DeliveryDetail; events: EventType[] }>();
+    let matched = 0;
+    for (const event of events) {
+      const messages = byTransportId.get(event.transportMessageId) ?? [];
+      if (messages.length > 0) matched += 1;
+      for (const message of messages) {
+        const next = nextDeliveryStatus(message.status, event.status);
+        if (!next) continue;
+        message.status = next;
+        const change = changes.get(message.id) ?? { status: next, detail: event.detail, events: [] };
+        change.status = next;
+        change.detail = event.detail;
+        change.events.push(EVENT_OF[event.status]);
+        changes.set(message.id, change);
+      }
+    }
+    const appended: NewEvent[] = [];
+    for (const [id, change] of changes) {
+      const message = await tx.message.update({
+        where: { id },
+        data: { deliveryStatus: change.status, deliveryDetail: change.detail },
+        include: { inbox: { select: { organizationId: true } } },
+      });
+      const { inbox, ...record } = message;
+      // Each step is reported (delivered, then bounced), each carrying the message as it ends up.
+      for (const type of change.events) appended.push(messageEvent(type, inbox, record));
+    }
+    await appendEvents(prismaStatements(tx), appended);
+    return { received: events.length, matched, updated: [...changes.keys()] };
+  });
+}
+
+/** A provider's time (Unix seconds, possibly fractional, or text) as ISO 8601; now when it has none that parses. */
+export function isoTime(value: number | string | undefined, now = new Date()): string {
+  const time =
+    typeof value === 'number' ? value * 1000 : typeof value === 'string' && value !== '' ? Date.parse(value) : Number.NaN;
+  return Number.isFinite(time) && new Date(time).getFullYear() > 1970 ? new Date(time).toISOString() : now.toISOString();
+}
+
+/** Text from a provider, cut to a length that fits a detail (SMTP replies may be long). */
+export function shortText(value: unknown, max = 1000): string | null {
+  if (typeof value !== 'string' && typeof value !== 'number') return null;
+  const text = String(value)
+    .replace(/\s*\p{Cc}[\s\p{Cc}]*/gu, ' ')
+    .trim();
+  return text === '' ? null : text.slice(0, max);
+}
