@@ -50,6 +50,8 @@ describe('GET /v1/messages', () => {
         'in_reply_to',
         'references',
         'metadata',
+        'delivery_status',
+        'delivery_detail',
         'created_at',
       ].sort(),
     );

@@ -80,6 +80,7 @@ describe('database constraints', () => {
       'events.organization_id': "an organizations.id (the inbox's, copied by events/log.ts)",
       'list_entries.organization_id': 'an organizations.id',
       'inbox_contacts.address': 'a recipient address of a send, at most 320 characters (messages/schemas.ts)',
+      'messages.transport_message_id': 'at most 998 characters (outbox.ts, markSent); providers give 20 to 100',
     };
     const rows = await ctx.db.$queryRaw<{ column: string }[]>`
       SELECT DISTINCT t.relname || '.' || a.attname AS column

@@ -27,6 +27,9 @@ export type Delivery = {
 
 type Transaction = Prisma.TransactionClient | Database;
 
+/** The longest transport_message_id kept (as a Message-ID's line). */
+const MAX_TRANSPORT_ID = 998;
+
 /** What a send's outcome writes into the message's metadata. Pure. */
 export function deliveryMetadata(
   status: DeliveryStatus,
@@ -97,7 +100,11 @@ export async function markSent(
         status: 'sent',
         leaseUntil: null,
         providerMessageId: send.providerMessageId,
-        transportMessageId: send.transportMessageId ?? null,
+        // Providers' ids are 20 to 100 characters; a longer one is no id to match events by (and would not fit the index).
+        transportMessageId:
+          send.transportMessageId !== undefined && send.transportMessageId.length <= MAX_TRANSPORT_ID
+            ? send.transportMessageId
+            : null,
         metadata: deliveryMetadata('sent', { provider: send.provider, at: now }),
         deliveryStatus: 'sent',
         deliveryDetail: sendDetail({ provider: send.provider, reason: null, at: now }),

@@ -10,16 +10,18 @@ import { sendgridDelivery } from './providers/sendgrid.js';
 import { type SesDeps, sesOutcome } from './providers/ses.js';
 import type { ReplayToken } from '../messages/records.js';
 import { handleWithToken, isUsedToken, REPLAYED, replayToken } from './replay.js';
-import { type AppliedEvents, applyDeliveryEvents } from './delivery-status.js';
+import { type AppliedEvents, applyDeliveryEvents, type DeliveryEvent } from './delivery-status.js';
+import { mailgunDeliveryEvents } from './providers/mailgun-events.js';
 import { createSnsVerifier } from './sns.js';
 import { checkMailgunSignature, checkSendgridSecret } from './verify.js';
 
 /** The answer to a provider's delivery events (delivery-status.ts). */
 const deliveryEventsFields = {
-  events: z.number().int().meta({ description: 'Delivery events in the request' }),
+  events: z.number().int().meta({ description: 'Delivery events in the request that can change a status' }),
   matched: z.number().int().meta({ description: 'Of those, events naming a message this service sent' }),
   updated: z.number().int().meta({ description: 'Messages whose delivery_status changed' }),
 };
+const deliveryEventsResult = z.object(deliveryEventsFields).meta({ id: 'DeliveryEventsResult' });
 
 const webhookResult = z
   .object({
@@ -117,6 +119,33 @@ export function webhookRoutes(api: Api, deps: Deps): void {
       if ('handled' in outcome) return outcome.handled;
       if ('events' in outcome) return deliveryResult(await applyDeliveryEvents(deps.db, outcome.events));
       return store(outcome.delivery);
+    },
+  });
+
+  // Delivery events are small JSON (SendGrid batches up to about 768 KB).
+  const eventLimits: BodyLimits = { totalBytes: 2 * 1024 * 1024, files: 0 };
+  const applyEvents = async (events: DeliveryEvent[]) => deliveryResult(await applyDeliveryEvents(deps.db, events));
+
+  api.route({
+    method: 'post',
+    path: '/webhooks/mailgun/events',
+    summary: "Delivery events of sent mail from Mailgun's event webhooks",
+    description:
+      'Called by Mailgun, not by API clients: configure it as the URL of the `delivered`, `permanent_fail`, ' +
+      '`temporary_fail` and `complained` webhooks. The message named by `event-data.message.headers.message-id` moves ' +
+      "to delivered, bounced (a permanent failure the recipient's server caused), failed (other permanent failures) or " +
+      'complained, forward only, with an event; temporary failures and other events change nothing. Answers ' +
+      '`{events, matched, updated}`, 200 also for messages this service did not send. With MAILGUN_WEBHOOK_SIGNING_KEY ' +
+      'set, signed as the inbound route is: a valid signature of the last 5 minutes whose token no handled request used (401 otherwise).',
+    tags: ['webhooks'],
+    response: deliveryEventsResult,
+    errors: [400, 401, 413, 415],
+    handler: async ({ req }) => {
+      const body = await readWebhookBody(req, eventLimits);
+      const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
+      if (!key) return applyEvents(mailgunDeliveryEvents(body.json));
+      const token = await unusedMailgunToken(body, key);
+      return handleWithToken(deps.db, token, () => applyEvents(mailgunDeliveryEvents(body.json)));
     },
   });
 
