@@ -1,13 +1,15 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import express, { type Express, type Router } from 'express';
 import {
   hostHeaderValidation,
   localhostHostValidation,
 } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+// SDK v2 has no server transport for the legacy HTTP+SSE protocol: SSE keeps v1's, under a v2 server.
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ForbiddenError, NotFoundError } from '@repo/errors';
+import { createMcpHandler, type McpServer } from '@modelcontextprotocol/server';
+import { ForbiddenError, NotFoundError, requestIdOf } from '@repo/errors';
 import { createServiceApp, type Logger, type Metrics } from '@repo/http';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { InboxApiClient } from './api-client.js';
 import { askInboxApi, KeyChecks } from './auth/key-checks.js';
 import { authenticate, type Caller, callerOf, protectedResourceMetadataRoute, sameCaller } from './auth/middleware.js';
@@ -85,30 +87,60 @@ function dnsRebindingProtection(deps: HttpAppDeps) {
 }
 
 /**
- * Streamable HTTP in stateless mode: every POST gets a fresh server and transport, acting with
- * that request's own key, so any replica behind a load balancer can answer any request without
- * sticky sessions, and no request can reach state another key left behind. There is no
- * standalone server-to-client stream and no session to delete, which the protocol signals with
- * 405 on GET and DELETE. A request ends, cancelled, when its response stream closes or when a
- * `notifications/cancelled` for it reaches this process (from the same address and key).
+ * Streamable HTTP in stateless mode, both protocol eras on one endpoint (SDK v2's
+ * createMcpHandler): a 2026-07-28 request is answered on its own, a 2025-era one by the stateless
+ * fallback. Every POST gets a fresh server acting with that request's own key, so any replica
+ * behind a load balancer can answer any request without sticky sessions, and no request can reach
+ * state another key left behind. There is no standalone server-to-client stream and no session
+ * to delete, which the protocol signals with 405 on GET and DELETE. A request ends, cancelled,
+ * when its response stream closes or when a `notifications/cancelled` for it reaches this process
+ * (from the same address and key).
  */
 function streamableHttpRoutes(deps: HttpAppDeps): Router {
   const router = express.Router();
   const inFlight = new InFlightRequests();
+  // What the factory needs of the request it builds a server for: the caller's API and a hook for cancellation.
+  const perRequest = new WeakMap<Request, { api: InboxApiClient; requestId: unknown; created: (server: McpServer) => void }>();
+  const handler = createMcpHandler(
+    (context) => {
+      const request = context.requestInfo && perRequest.get(context.requestInfo);
+      if (!request) throw new Error('inbox-mcp: a server was asked for outside a request');
+      try {
+        const server = deps.createServer(request.api);
+        request.created(server);
+        return server;
+      } catch (error) {
+        deps.logger.error({ err: error, requestId: request.requestId }, 'mcp server not created');
+        throw error;
+      }
+    },
+    {
+      legacy: 'stateless',
+      maxRequestBodySize: MAX_MESSAGE_BYTES,
+      onerror: (error) => deps.logger.debug({ err: error }, 'mcp request rejected or failed'),
+    },
+  );
   router.post('/mcp', async (req, res) => {
     const client = InFlightRequests.clientOf(req);
     inFlight.cancelNamedIn(client, req.body);
-    const server = deps.createServer(callerOf(res).api);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const disconnected = new AbortController();
+    const servers = new Set<McpServer>();
     // Closing the server aborts its request handlers and ends the response stream.
-    const forget = inFlight.track(client, req.body, () => void server.close());
+    const forget = inFlight.track(client, req.body, () => {
+      for (const server of servers) void server.close();
+    });
     res.on('close', () => {
       forget();
-      void transport.close();
-      void server.close();
+      disconnected.abort();
     });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    const request = new Request(new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`), {
+      method: 'POST',
+      headers: webHeaders(req),
+      signal: disconnected.signal,
+    });
+    perRequest.set(request, { api: callerOf(res).api, requestId: requestIdOf(res), created: (server) => servers.add(server) });
+    const response = await handler.fetch(request, { parsedBody: req.body });
+    await sendWebResponse(response, res);
   });
   const notAllowed: express.RequestHandler = (_req, res) => {
     res
@@ -123,6 +155,31 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
   router.get('/mcp', notAllowed);
   router.delete('/mcp', notAllowed);
   return router;
+}
+
+/** An Express request's headers as Fetch API headers. */
+function webHeaders(req: express.Request): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  return headers;
+}
+
+/** A Fetch API response written to Express's, streaming its body (SSE) as it comes. */
+async function sendWebResponse(response: Response, res: express.Response): Promise<void> {
+  res.status(response.status);
+  response.headers.forEach((value, name) => res.append(name, value));
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  res.flushHeaders();
+  const body = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
+  res.on('close', () => body.destroy());
+  for await (const chunk of body) res.write(chunk);
+  res.end();
 }
 
 /**

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { loadConfigOrExit } from '@repo/config';
 import { createLogger, createMetrics, serve } from '@repo/http';
 import { InboxApiClient } from './api-client.js';
@@ -41,7 +41,8 @@ const api = new InboxApiClient({ baseUrl: config.SERVICE_API_URL, apiKey: config
 const createServer = (client: InboxApiClient) => createMcpServer({ api: client, logger });
 
 if (config.MCP_TRANSPORT === 'stdio') {
-  await createServer(api).connect(new StdioServerTransport());
+  // Both eras: the first message (`initialize`, or a 2026-07-28 request) picks the connection's.
+  serveStdio(() => createServer(api), { onerror: (error) => logger.warn({ err: error }, 'stdio') });
 } else {
   const app = buildHttpApp({
     transport: config.MCP_TRANSPORT,

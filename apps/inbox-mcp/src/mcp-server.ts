@@ -1,5 +1,5 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { McpServer } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { Logger } from '@repo/http';
 import type { InboxApiClient } from './api-client.js';
 import { registerRecentThreadsResource } from './resources/recent-threads.js';
@@ -24,17 +24,25 @@ const INSTRUCTIONS =
   'email://inbox/{inbox_id}/recent (recent threads, JSON) and email://thread/{thread_id} (a whole thread, Markdown) ' +
   'give overviews. Ids are UUIDs taken from earlier results.';
 
-// Shared by every instance: left to itself, each server compiles an Ajv of its own (about a
-// millisecond), once per request in stateless HTTP. It checks only answers to elicitations,
-// which this server never asks for.
+/**
+ * What the server can honour on every transport. The tools and resources never change while it
+ * runs, and over stateless HTTP there is no stream to announce a change on: no `listChanged`.
+ * No `subscribe` either (nothing to push updates over), no prompts, no logging.
+ */
+// Shared by every instance: left to itself, each server compiles an Ajv of its own, once per
+// request in stateless HTTP. It checks only answers to elicitations, which this server never asks for.
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
+export const CAPABILITIES = { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false } };
+
 /**
- * One MCP server instance with every tool and resource. Network transports create one per session
- * (SSE) or per request (stateless streamable HTTP), so nothing here may hold per-client state.
+ * One MCP server instance (SDK v2) with every tool and resource, serving either protocol era:
+ * 2025-11-25 (and older) after `initialize`, 2026-07-28 per request. Network transports create one
+ * per session (SSE) or per request (stateless streamable HTTP), so nothing here may hold
+ * per-client state.
  */
 export function createMcpServer(deps: ServerDeps): McpServer {
-  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, jsonSchemaValidator });
+  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: CAPABILITIES, jsonSchemaValidator });
   registerInboxTools(server, deps);
   registerSendTools(server, deps);
   registerMessageTools(server, deps);

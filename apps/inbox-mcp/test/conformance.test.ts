@@ -1,8 +1,10 @@
 /**
  * The MCP project's own conformance suite (@modelcontextprotocol/conformance, `server` mode)
- * against inbox-mcp's real entry point on streamable HTTP, backed by a real inbox-api. Every server
- * scenario of the suite is either run here or skipped for a reason written below (and in the
- * README), so a scenario a new version of the suite adds fails this test until it is classified.
+ * against inbox-mcp's real entry point on streamable HTTP, backed by a real inbox-api, twice: the
+ * published suite (0.1.x) for protocol 2025-11-25, and its 0.2.0 pre-release (installed as
+ * `conformance-next`) for 2026-07-28, against the same endpoint. Every server scenario of each
+ * suite is either run here or skipped for a reason written below (and in the README), so a
+ * scenario a new version of a suite adds fails this test until it is classified.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -52,16 +54,75 @@ const SKIPPED: Record<string, string> = {
     'needs a session id; the stateless server issues none (the scenario ends with a warning and no check)',
 };
 
-const conformanceCli = path.join(
-  path.dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/package.json')),
-  'dist',
-  'index.js',
-);
+/** Scenarios of the 0.2.0 pre-release for 2026-07-28 (`list --server --spec-version 2026-07-28`). */
+const RUN_2026 = [
+  'server-stateless',
+  'tools-list',
+  'resources-list',
+  'sep-2164-resource-not-found',
+  'dns-rebinding-protection',
+  'caching',
+  'http-header-validation',
+];
+const NO_INPUT = 'multi-round-trip input (elicitation, sampling, roots): no tool of this server asks the client for input';
+const SKIPPED_2026: Record<string, string> = {
+  ...Object.fromEntries(
+    [
+      'completion-complete',
+      'prompts-list',
+      'prompts-get-simple',
+      'prompts-get-with-args',
+      'prompts-get-embedded-resource',
+      'prompts-get-with-image',
+    ].map((scenario) => [scenario, SKIPPED[scenario]]),
+  ),
+  ...Object.fromEntries(
+    [
+      'tools-call-simple-text',
+      'tools-call-image',
+      'tools-call-audio',
+      'tools-call-embedded-resource',
+      'tools-call-mixed-content',
+      'tools-call-error',
+      'tools-call-with-progress',
+      'json-schema-2020-12',
+      'resources-read-text',
+      'resources-read-binary',
+      'resources-templates-read',
+    ].map((scenario) => [scenario, SKIPPED[scenario]]),
+  ),
+  'server-sse-multiple-streams': 'a 2026-07-28 server has no standalone stream to open several of',
+  'http-custom-header-server-validation':
+    'no tool of this server declares x-mcp-header parameters (the scenario has nothing to check)',
+  ...Object.fromEntries(
+    [
+      'input-required-result-basic-elicitation',
+      'input-required-result-basic-sampling',
+      'input-required-result-basic-list-roots',
+      'input-required-result-request-state',
+      'input-required-result-multiple-input-requests',
+      'input-required-result-multi-round',
+      'input-required-result-missing-input-response',
+      'input-required-result-non-tool-request',
+      'input-required-result-result-type',
+      'input-required-result-unsupported-methods',
+      'input-required-result-tampered-state',
+      'input-required-result-capability-check',
+      'input-required-result-ignore-extra-params',
+      'input-required-result-validate-input',
+    ].map((scenario) => [scenario, NO_INPUT]),
+  ),
+};
 
-/** Runs the suite's CLI; it writes nothing unless asked to, but runs in a folder of its own all the same. */
-async function conformance(args: string[], cwd: string): Promise<{ code: number; output: string }> {
+const cliOf = (suitePackage: string) =>
+  path.join(path.dirname(createRequire(import.meta.url).resolve(`${suitePackage}/package.json`)), 'dist', 'index.js');
+const SUITE_2025 = cliOf('@modelcontextprotocol/conformance');
+const SUITE_2026 = cliOf('conformance-next');
+
+/** Runs a suite's CLI; it writes nothing unless asked to, but runs in a folder of its own all the same. */
+async function conformance(args: string[], cwd: string, cli = SUITE_2025): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [conformanceCli, ...args], { cwd, timeout: 60_000 });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [cli, ...args], { cwd, timeout: 60_000 });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -102,5 +163,30 @@ describe('MCP conformance suite, server scenarios', () => {
     // Every check passed, and there was at least one.
     const allPassed = /^Passed: ([1-9]\d*)\/\1, 0 failed/m.test(output);
     expect({ code, result: allPassed ? 'all checks passed' : output }).toEqual({ code: 0, result: 'all checks passed' });
+  });
+});
+
+describe('MCP conformance suite 0.2.0 (pre-release), server scenarios of 2026-07-28', () => {
+  const VERSION = ['--spec-version', '2026-07-28'];
+  it('classifies every server scenario of 2026-07-28 as run or skipped', async () => {
+    const { code, output } = await conformance(['list', '--server', ...VERSION], workDir, SUITE_2026);
+    expect(code).toBe(0);
+    const listed = [...output.matchAll(/^\s+- (\S+)/gm)].map((match) => match[1]);
+    expect(listed.sort()).toEqual([...RUN_2026, ...Object.keys(SKIPPED_2026)].sort());
+    expect(Object.values(SKIPPED_2026).every((reason) => typeof reason === 'string' && reason.length > 0)).toBe(true);
+  });
+
+  // Checks the suite cannot run against a real server are listed, with the suite's reasons, in the
+  // baseline file; the suite fails a run with any other failure, or with a listed one passing.
+  const baseline = path.join(appRoot, 'test', 'conformance-2026-expected-failures.yaml');
+  it.each(RUN_2026)('passes %s', async (scenario) => {
+    const { code, output } = await conformance(
+      ['server', '--url', `${mcp.url}/mcp`, '--scenario', scenario, ...VERSION, '--expected-failures', baseline],
+      workDir,
+      SUITE_2026,
+    );
+    const passed = /^Passed: ([1-9]\d*)\/(\d+), (\d+) failed/m.exec(output);
+    const result = passed && (passed[3] === '0' || /Baseline check passed/.test(output)) ? 'passed' : output;
+    expect({ code, result }).toEqual({ code: 0, result: 'passed' });
   });
 });

@@ -13,7 +13,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { createLogger, createMetrics, type RunningServer, serve } from '@repo/http';
 import { startService } from '@repo/testing';
 import { InboxApiClient } from '../src/api-client.js';
@@ -124,7 +130,36 @@ async function buildServer(): Promise<string> {
   return path.join(appRoot, bin['inbox-mcp']!);
 }
 
-async function connect(transport: 'stdio' | 'sse' | 'http'): Promise<Client> {
+type Transport = 'stdio' | 'sse' | 'http' | 'v2-stdio' | 'v2-http';
+
+/**
+ * SDK v2's client, which speaks 2026-07-28 where the server does (both transports here), typed as
+ * v1's: the tests call the methods the two share. The era it settled on is checked.
+ */
+async function connectV2(transport: 'v2-stdio' | 'v2-http'): Promise<Client> {
+  const client = new ClientV2(
+    { name: 'test-client-v2', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  if (transport === 'v2-stdio') {
+    const entry = await buildServer();
+    await client.connect(
+      new StdioClientTransportV2({
+        command: process.execPath,
+        args: [entry],
+        env: { SERVICE_API_URL: inboxApi.url, LOG_LEVEL: 'warn' },
+        stderr: 'pipe',
+      }),
+    );
+  } else {
+    await client.connect(new StreamableHTTPClientTransportV2(new URL(`${await startInProcess('http')}/mcp`), withKey));
+  }
+  expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+  return client as unknown as Client;
+}
+
+async function connect(transport: Transport): Promise<Client> {
+  if (transport === 'v2-stdio' || transport === 'v2-http') return connectV2(transport);
   const client = new Client({ name: 'test-client', version: '1.0.0' });
   if (transport === 'stdio') {
     const entry = await buildServer();
@@ -175,17 +210,24 @@ function apiError(result: Awaited<ReturnType<Client['callTool']>>): { code: stri
 /** A result refused by the tool's input schema before anything reached the API. */
 function inputError(result: Awaited<ReturnType<Client['callTool']>>): string {
   expect(result.isError).toBe(true);
-  expect(textOf(result)).toMatch(/^MCP error -32602: Input validation error: /);
+  // SDK v2 no longer puts `MCP error -32602: ` before the message.
+  expect(textOf(result)).toMatch(/^Input validation error: /);
   return textOf(result);
 }
 
-describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (transport) => {
+// SDK v1's client (2025-11-25) over every transport; SDK v2's (2026-07-28) over stdio and HTTP.
+describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP client over %s', (transport) => {
   let client: Client;
   let alice: Inbox;
   let bob: Inbox;
   /** alice's first mail to bob, with one attachment (a second, "Agenda", follows it). */
   let firstSend: { id: string; thread_id: string; attachments: { id: string }[] };
   const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
+  /** A call with request options: v1's callTool takes them third (after a result schema), v2's second. */
+  const callWithOptions = (params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions) =>
+    transport.startsWith('v2-')
+      ? (client.callTool as unknown as (p: typeof params, o: RequestOptions) => ReturnType<Client['callTool']>)(params, options)
+      : client.callTool(params, undefined, options);
 
   beforeAll(async () => {
     [alice, bob] = [await createInbox(`${transport}-alice`), await createInbox(`${transport}-bob`)];
@@ -204,6 +246,11 @@ describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (trans
   afterAll(() => client?.close());
 
   it('lists the eight tools with their spec arguments, output schemas and truthful annotations', async () => {
+    // Only what it honours: no list-changed notifications (stateless HTTP cannot send them), no subscriptions.
+    const capabilities = client.getServerCapabilities();
+    expect(capabilities).toMatchObject({ tools: { listChanged: false }, resources: { listChanged: false } });
+    expect(capabilities?.resources?.subscribe).toBeFalsy();
+    expect(capabilities?.prompts).toBeUndefined();
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(TOOL_NAMES);
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
@@ -461,11 +508,11 @@ describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (trans
       ),
     );
     await expect(client.readResource({ uri: 'email://thread/00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({
-      code: -32002,
+      code: -32602,
     });
     await expect(client.readResource({ uri: 'email://inbox/00000000-0000-4000-8000-000000000000/recent' })).rejects.toMatchObject(
       {
-        code: -32002,
+        code: -32602,
       },
     );
   });
@@ -476,9 +523,8 @@ describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (trans
     );
     const [received] = (await rest('GET', `/v1/messages?inbox_id=${bob.id}&limit=1`)).items;
     const progress: Progress[] = [];
-    const waiting = client.callTool(
+    const waiting = callWithOptions(
       { name: 'wait_for_reply', arguments: { thread_id: sent.thread_id, timeout_seconds: 60 } },
-      undefined,
       {
         onprogress: (update) => progress.push(update),
       },
@@ -531,9 +577,8 @@ describe.each(['stdio', 'sse', 'http'] as const)('an MCP client over %s', (trans
       });
     const before = waits().length;
     const controller = new AbortController();
-    const waiting = client.callTool(
+    const waiting = callWithOptions(
       { name: 'wait_for_reply', arguments: { thread_id: threadId, timeout_seconds: 60 } },
-      undefined,
       {
         signal: controller.signal,
       },

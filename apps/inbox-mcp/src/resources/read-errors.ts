@@ -1,8 +1,11 @@
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import { InboxApiError, InboxApiUnreachableError } from '../api-client.js';
 
-/** The MCP specification's code for a resource that does not exist (the SDK has no constant for it). */
-export const RESOURCE_NOT_FOUND = -32002;
+/**
+ * The code for a resource that does not exist: invalid params, as the 2026-07-28 specification
+ * says for every revision (the SDK v2 sends it in place of 2025's -32002, which clients still accept).
+ */
+export const RESOURCE_NOT_FOUND = ErrorCode.InvalidParams;
 
 /**
  * A failed read, answered as a JSON-RPC error with this code, message and data. (The SDK's

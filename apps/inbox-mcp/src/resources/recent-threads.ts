@@ -1,4 +1,4 @@
-import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { ThreadSummary } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
 import { readOrFail } from './read-errors.js';
@@ -27,8 +27,10 @@ export function recentThreadsUri(inboxId: string): string {
 
 export function registerRecentThreadsResource(server: McpServer, deps: ServerDeps): void {
   const template = new ResourceTemplate(RECENT_THREADS_TEMPLATE, {
-    list: async (extra) => {
-      const inboxes = await readOrFail(RECENT_THREADS_TEMPLATE, () => deps.api.listInboxes({ limit: LISTED_INBOXES }, extra));
+    list: async (ctx) => {
+      const inboxes = await readOrFail(RECENT_THREADS_TEMPLATE, () =>
+        deps.api.listInboxes({ limit: LISTED_INBOXES }, ctx.mcpReq),
+      );
       return {
         resources: inboxes.items.map((inbox) => ({
           uri: recentThreadsUri(inbox.id),
@@ -48,9 +50,9 @@ export function registerRecentThreadsResource(server: McpServer, deps: ServerDep
         '{id, subject, last_message_at, message_count, participants, summary}. Read a thread with email://thread/{thread_id}.',
       mimeType: 'application/json',
     },
-    (uri, variables, extra) =>
+    (uri, variables, ctx) =>
       readOrFail(uri.href, async () => {
-        const page = await deps.api.listThreads({ inbox_id: String(variables.inbox_id), limit: RECENT_THREAD_COUNT }, extra);
+        const page = await deps.api.listThreads({ inbox_id: String(variables.inbox_id), limit: RECENT_THREAD_COUNT }, ctx.mcpReq);
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: recentThreadsJson(page.items) }] };
       }),
   );

@@ -1,4 +1,4 @@
-import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { Thread } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
 import { readOrFail } from './read-errors.js';
@@ -38,9 +38,9 @@ export function registerThreadResource(server: McpServer, deps: ServerDeps): voi
         '(← received, → sent), date (UTC) and content.',
       mimeType: 'text/markdown',
     },
-    (uri, variables, extra) =>
+    (uri, variables, ctx) =>
       readOrFail(uri.href, async () => {
-        const thread = await deps.api.getThread(String(variables.thread_id), extra);
+        const thread = await deps.api.getThread(String(variables.thread_id), ctx.mcpReq);
         return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: threadMarkdown(thread) }] };
       }),
   );

@@ -1,5 +1,5 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { ContentBlock } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { type Attachment, attachmentPageSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
@@ -62,9 +62,9 @@ export function registerAttachmentTools(server: McpServer, deps: ServerDeps): vo
       outputSchema: attachmentPageSchema,
       annotations: readAnnotations,
     },
-    (args, extra) =>
-      runTool({ logger: deps.logger, tool: 'list_attachments', signal: extra.signal }, async () =>
-        structuredResult(await deps.api.listAttachments({ ...args, limit: LIST_LIMIT }, extra)),
+    (args, ctx) =>
+      runTool({ logger: deps.logger, tool: 'list_attachments', signal: ctx.mcpReq.signal }, async () =>
+        structuredResult(await deps.api.listAttachments({ ...args, limit: LIST_LIMIT }, ctx.mcpReq)),
       ),
   );
 
@@ -81,11 +81,11 @@ export function registerAttachmentTools(server: McpServer, deps: ServerDeps): vo
       outputSchema: attachmentContentSchema,
       annotations: readAnnotations,
     },
-    (args, extra) =>
-      runTool({ logger: deps.logger, tool: 'get_attachment_content', signal: extra.signal }, async () => {
-        const attachment = await deps.api.getAttachment(args.attachment_id, extra);
+    (args, ctx) =>
+      runTool({ logger: deps.logger, tool: 'get_attachment_content', signal: ctx.mcpReq.signal }, async () => {
+        const attachment = await deps.api.getAttachment(args.attachment_id, ctx.mcpReq);
         // Through the signed download_url, which every storage backend provides.
-        const bytes = await deps.api.download(attachment.download_url, extra);
+        const bytes = await deps.api.download(attachment.download_url, ctx.mcpReq);
         const base64 = bytes.toString('base64');
         const description = {
           attachment_id: attachment.id,

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { inboxSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
@@ -24,9 +24,9 @@ export function registerInboxTools(server: McpServer, deps: ServerDeps): void {
       outputSchema: inboxSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    (args, extra) =>
-      runTool({ logger: deps.logger, tool: 'create_inbox', signal: extra.signal }, async () =>
-        structuredResult(await deps.api.createInbox({ name: args.name, email_username: args.username }, extra)),
+    (args, ctx) =>
+      runTool({ logger: deps.logger, tool: 'create_inbox', signal: ctx.mcpReq.signal }, async () =>
+        structuredResult(await deps.api.createInbox({ name: args.name, email_username: args.username }, ctx.mcpReq)),
       ),
   );
 }

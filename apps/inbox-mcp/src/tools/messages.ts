@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { messagePageSchema, searchPageSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
@@ -49,9 +49,9 @@ export function registerMessageTools(server: McpServer, deps: ServerDeps): void 
       outputSchema: messagePageSchema,
       annotations: readAnnotations,
     },
-    (args, extra) =>
-      runTool({ logger: deps.logger, tool: 'list_messages', signal: extra.signal }, async () =>
-        structuredResult(await deps.api.listMessages(args, extra)),
+    (args, ctx) =>
+      runTool({ logger: deps.logger, tool: 'list_messages', signal: ctx.mcpReq.signal }, async () =>
+        structuredResult(await deps.api.listMessages(args, ctx.mcpReq)),
       ),
   );
 
@@ -68,10 +68,10 @@ export function registerMessageTools(server: McpServer, deps: ServerDeps): void 
       outputSchema: searchPageSchema,
       annotations: readAnnotations,
     },
-    (args, extra) =>
-      runTool({ logger: deps.logger, tool: 'search_email', signal: extra.signal }, async () => {
+    (args, ctx) =>
+      runTool({ logger: deps.logger, tool: 'search_email', signal: ctx.mcpReq.signal }, async () => {
         const { query, ...filter } = args;
-        return structuredResult(await deps.api.searchMessages({ ...filter, q: query }, extra));
+        return structuredResult(await deps.api.searchMessages({ ...filter, q: query }, ctx.mcpReq));
       }),
   );
 }

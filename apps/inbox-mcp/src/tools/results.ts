@@ -1,4 +1,4 @@
-import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/server';
 import type { Logger } from '@repo/http';
 import { InboxApiError, InboxApiUnreachableError } from '../api-client.js';
 

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { SendMessageInput } from '../api-client.js';
 import { sendResultSchema } from '../api-schemas.js';
@@ -61,9 +61,9 @@ export function registerSendTools(server: McpServer, deps: ServerDeps): void {
       outputSchema: sendResultSchema,
       annotations: sendAnnotations,
     },
-    (args, extra) =>
-      runTool({ logger: deps.logger, tool: 'send_email', signal: extra.signal }, async () =>
-        structuredResult(await deps.api.sendMessage(toSendInput(args), extra)),
+    (args, ctx) =>
+      runTool({ logger: deps.logger, tool: 'send_email', signal: ctx.mcpReq.signal }, async () =>
+        structuredResult(await deps.api.sendMessage(toSendInput(args), ctx.mcpReq)),
       ),
   );
 
@@ -80,9 +80,9 @@ export function registerSendTools(server: McpServer, deps: ServerDeps): void {
       outputSchema: sendResultSchema,
       annotations: sendAnnotations,
     },
-    (args, extra) =>
-      runTool({ logger: deps.logger, tool: 'send_email_with_attachments', signal: extra.signal }, async () =>
-        structuredResult(await deps.api.sendMessage(toSendInput(args), extra)),
+    (args, ctx) =>
+      runTool({ logger: deps.logger, tool: 'send_email_with_attachments', signal: ctx.mcpReq.signal }, async () =>
+        structuredResult(await deps.api.sendMessage(toSendInput(args), ctx.mcpReq)),
       ),
   );
 }

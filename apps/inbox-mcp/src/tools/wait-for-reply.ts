@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { InboxApiError, InboxApiUnreachableError } from '../api-client.js';
 import { messageSchema } from '../api-schemas.js';
@@ -67,15 +67,15 @@ export function registerWaitForReplyTool(server: McpServer, deps: ServerDeps): v
       outputSchema: waitResultSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    (args, extra) =>
-      runTool({ logger: deps.logger, tool: 'wait_for_reply', signal: extra.signal }, async () => {
+    (args, ctx) =>
+      runTool({ logger: deps.logger, tool: 'wait_for_reply', signal: ctx.mcpReq.signal }, async () => {
         const started = performance.now();
         const waitedSeconds = () => Math.round(performance.now() - started) / 1000;
         const deadline = started + args.timeout_seconds * 1000;
-        const progressToken = extra._meta?.progressToken;
+        const progressToken = ctx.mcpReq._meta?.progressToken;
         const reportProgress = async () => {
           if (progressToken === undefined) return;
-          await extra.sendNotification({
+          await ctx.mcpReq.notify({
             method: 'notifications/progress',
             params: {
               progressToken,
@@ -86,7 +86,7 @@ export function registerWaitForReplyTool(server: McpServer, deps: ServerDeps): v
           });
         };
         const received = (after: number, wait?: number) =>
-          deps.api.receivedEvents({ thread_id: args.thread_id, after, limit: HEAD_PAGE, wait }, extra);
+          deps.api.receivedEvents({ thread_id: args.thread_id, after, limit: HEAD_PAGE, wait }, ctx.mcpReq);
 
         // Where the thread's log stands when the call starts: what is there is not the reply. An
         // unknown thread fails here, at once.
@@ -127,10 +127,10 @@ export function registerWaitForReplyTool(server: McpServer, deps: ServerDeps): v
               }
               after = page.next_after;
             } catch (error) {
-              if (!isTransient(error) || extra.signal.aborted) throw error;
+              if (!isTransient(error) || ctx.mcpReq.signal.aborted) throw error;
               deps.logger.warn({ err: error, threadId: args.thread_id }, 'wait_for_reply: wait failed, waiting on');
               await sleep(Math.min(RETRY_DELAY_MS, Math.max(0, deadline - performance.now())), undefined, {
-                signal: extra.signal,
+                signal: ctx.mcpReq.signal,
               });
             }
           }
