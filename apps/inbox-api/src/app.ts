@@ -13,6 +13,7 @@ import { messageRoutes } from './messages/routes.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { threadRoutes } from './threads/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import { webhookOutRoutes } from './webhooks-out/routes.js';
 
 export function buildApp(deps: Deps): Express {
   const openapi = new OpenAPIRegistry();
@@ -51,6 +52,7 @@ export function buildApp(deps: Deps): Express {
   attachmentRoutes(api, deps);
   eventRoutes(api, deps);
   listRoutes(api, deps);
+  webhookOutRoutes(api, deps);
   // Providers authenticate their own way (webhooks/verify.ts), not with the API keys.
   webhookRoutes(createApi({ router, openapi, errorBody: inboxErrorBody }), deps);
 

@@ -4,6 +4,7 @@ import { checkStorageBackendSettings, storageBackendSettings } from '@repo/stora
 import { checkLlmSettings, llmSettings } from './adapters/llm/index.js';
 import { checkMailSettings, mailSettings } from './adapters/mail/index.js';
 import { webhookSettings } from './webhooks/settings.js';
+import { webhookOutSettings } from './webhooks-out/settings.js';
 
 /** Every environment variable inbox-api reads. The README's configuration table mirrors this. */
 export const configSchema = z
@@ -101,6 +102,7 @@ export const configSchema = z
     ...storageBackendSettings(),
     ...mailSettings(),
     ...webhookSettings(),
+    ...webhookOutSettings(),
     ...llmSettings(),
     ...crashTestSettings(),
   })

@@ -14,6 +14,7 @@ import { type ContentPool, createContentPool } from './messages/content/index.js
 import { deliverLocally, type LocalDeliveryDeps, resumeLocalDelivery } from './messages/local-delivery.js';
 import { defaultDataDir } from './paths.js';
 import { type SummaryRequests, summaryRequests } from './summaries/service.js';
+import { createWebhookClient, type WebhookClient } from './webhooks-out/deliver.js';
 
 /** Bodies smaller than this are rendered and cleaned inline: a few milliseconds at most (see bench/content.ts). */
 const CONTENT_INLINE_BELOW_BYTES = 4 * 1024;
@@ -46,6 +47,8 @@ export interface Deps {
   events: EventListener;
   /** The organizations' API keys, looked up by secret (cached briefly in this process). */
   apiKeys: KeyDirectory;
+  /** Delivers to webhooks: kept-alive connections, only to addresses INBOX_WEBHOOK_ALLOW_PRIVATE allows. */
+  webhookClient: WebhookClient;
   limits: {
     /** Requests per minute per API key (per client address when the API is open); each key may have its own limit. */
     requests: WindowedRateLimit<'minute'>;
@@ -107,6 +110,10 @@ export async function createDeps(
     summaries,
   };
   const events = createEventListener({ connectionString: base.databaseUrl, logger });
+  const webhookClient = createWebhookClient({
+    allowPrivate: config.INBOX_WEBHOOK_ALLOW_PRIVATE,
+    timeoutSeconds: config.INBOX_WEBHOOK_TIMEOUT_SECONDS,
+  });
   const mailer = createMailTransport(config, {
     localDelivery: { deliver: (mail) => deliverLocally(delivery, mail), resume: (mail) => resumeLocalDelivery(delivery, mail) },
   });
@@ -148,12 +155,14 @@ export async function createDeps(
       summaries,
       events,
       apiKeys: keyDirectory(db),
+      webhookClient,
       limits,
     },
     close: async () => {
       // Jobs still running get no grace here: server.ts stops the worker first, with its grace.
       await jobs.stop(0);
       await events.close();
+      await webhookClient.close();
       await mailer.close();
       await content.close();
       await redis?.quit();

@@ -7,6 +7,7 @@ import { createDatabaseClient } from './database.js';
 import { createDeps } from './deps.js';
 import { defaultDataDir, migrationsDir } from './paths.js';
 import { startReconciler } from './reconciler.js';
+import { startWebhookDispatcher } from './webhooks-out/dispatch.js';
 
 const config = loadConfigOrExit(configSchema);
 const logger = createLogger({ service: 'inbox-api', level: config.LOG_LEVEL });
@@ -45,7 +46,8 @@ await serve(buildApp(deps), {
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
   onClose: [
-    // A summary being written gets the shutdown timeout to finish; one still running then is retried later.
+    // A summary being written (or a delivery under way) gets the shutdown timeout to finish; one still running then is retried later.
+    async () => dispatcher?.stop(),
     () => deps.jobs.stop(config.SHUTDOWN_TIMEOUT_MS / 1000),
     () => reconciler.stop(),
     close,
@@ -53,11 +55,17 @@ await serve(buildApp(deps), {
     () => connection.close(),
   ],
 });
-// Summaries are the only background jobs: with LLM_PROVIDER unset nothing is queued, and pg-boss never connects.
-// Started once the server listens: pg-boss may first install its schema.
-if (deps.languageModel) {
-  deps.jobs.work(deps).then(
-    () => logger.info({ provider: deps.languageModel?.provider }, 'thread summaries: worker started'),
-    (error: unknown) => logger.error({ err: error }, 'thread summaries: the worker could not start; summaries wait'),
-  );
-}
+// Background jobs (thread summaries, webhook deliveries) run in the API process. Started once the
+// server listens: pg-boss may first install its schema. The fan-out of events to webhooks starts
+// with it (it queues delivery jobs).
+let dispatcher: ReturnType<typeof startWebhookDispatcher> | undefined;
+deps.jobs.work(deps).then(
+  () => {
+    logger.info(
+      { summaries: deps.languageModel?.provider ?? 'off' },
+      'background jobs: worker started (webhook deliveries, summaries)',
+    );
+    dispatcher = startWebhookDispatcher(deps, { sweepSeconds: config.INBOX_WEBHOOK_SWEEP_SECONDS });
+  },
+  (error: unknown) => logger.error({ err: error }, 'background jobs: the worker could not start; deliveries and summaries wait'),
+);

@@ -5,6 +5,7 @@
  * such a record or counts it, and the records are unchanged afterwards. The route table must
  * cover every /v1 operation of the OpenAPI document, so a new route cannot be forgotten here.
  */
+import { randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { createTestContext, type TestContext } from './context.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from './api-keys/helpers.js';
@@ -24,6 +25,9 @@ interface Records {
   eventId: string;
   /** A block-list entry of the inbox. */
   listEntryId: string;
+  /** A webhook limited to the inbox, and a delivery of the event to it. */
+  webhookId: string;
+  deliveryId: string;
 }
 
 async function recordsIn(organizationId: string, username: string): Promise<Records> {
@@ -42,6 +46,18 @@ async function recordsIn(organizationId: string, username: string): Promise<Reco
     inbox_ids: [inbox.id],
     permissions: ['read'],
   });
+  const eventId = (await ctx.db.event.findFirstOrThrow({ where: { messageId: sent.body.id } })).id;
+  const webhook = await as(ctx.app, OPERATOR_KEY)
+    .post('/v1/webhooks', {
+      url: `https://hooks.example.com/${username}`,
+      event_types: ['message.sent'],
+      inbox_ids: [inbox.id],
+      organization_id: organizationId,
+    })
+    .expect(201);
+  const delivery = await ctx.db.webhookDelivery.create({
+    data: { id: randomUUID(), webhookId: webhook.body.id, eventId, status: 'delivered' },
+  });
   return {
     organizationId,
     inboxId: inbox.id,
@@ -49,12 +65,14 @@ async function recordsIn(organizationId: string, username: string): Promise<Reco
     messageId: sent.body.id,
     attachmentId: sent.body.attachments[0].id,
     apiKeyId: key.id,
-    eventId: String((await ctx.db.event.findFirstOrThrow({ where: { messageId: sent.body.id } })).id),
+    eventId: String(eventId),
     listEntryId: (
       await as(ctx.app, OPERATOR_KEY)
         .post('/v1/lists', { inbox_id: inbox.id, direction: 'send', type: 'block', entry: `${username}.example.com` })
         .expect(201)
     ).body.id,
+    webhookId: webhook.body.id,
+    deliveryId: delivery.id,
   };
 }
 
@@ -242,6 +260,41 @@ const CASES: Record<string, Case> = {
     (c, f) => c.get(`/v1/events/stream?inbox_id=${f.inboxId}`),
     (c, f) => c.get(`/v1/events/stream?thread_id=${f.threadId}`),
   ),
+
+  'POST /v1/webhooks': unreachable(
+    (c, f) =>
+      c.post('/v1/webhooks', {
+        url: 'https://hooks.example.com/planted',
+        event_types: ['message.received'],
+        organization_id: f.organizationId,
+        inbox_ids: [own.inboxId],
+      }),
+    (c, f) =>
+      c.post('/v1/webhooks', {
+        url: 'https://hooks.example.com/planted',
+        event_types: ['message.received'],
+        inbox_ids: [f.inboxId],
+      }),
+  ),
+  'GET /v1/webhooks': {
+    kind: 'list',
+    path: () => '/v1/webhooks',
+    belongs: (item, actor) =>
+      item.organization_id === own.organizationId &&
+      (actor !== 'inbox' || (item.inbox_ids as string[] | null)?.every((id) => id === own.inboxId) === true),
+    status: listed,
+  },
+  'GET /v1/webhooks/{webhook_id}': unreachable((c, f) => c.get(`/v1/webhooks/${f.webhookId}`)),
+  'PATCH /v1/webhooks/{webhook_id}': unreachable(
+    (c, f) => c.patch(`/v1/webhooks/${f.webhookId}`, { enabled: false }),
+    (c, f) => c.patch(`/v1/webhooks/${own.webhookId}`, { inbox_ids: [f.inboxId] }),
+  ),
+  'DELETE /v1/webhooks/{webhook_id}': unreachable((c, f) => c.delete(`/v1/webhooks/${f.webhookId}`)),
+  'GET /v1/webhooks/{webhook_id}/deliveries': unreachable((c, f) => c.get(`/v1/webhooks/${f.webhookId}/deliveries`)),
+  'POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry': unreachable(
+    (c, f) => c.post(`/v1/webhooks/${f.webhookId}/deliveries/${f.deliveryId}/retry`),
+    (c, f) => c.post(`/v1/webhooks/${own.webhookId}/deliveries/${f.deliveryId}/retry`),
+  ),
 };
 
 it('lists only the events of what each key reaches', async () => {
@@ -317,7 +370,16 @@ it('leaves the records out of reach exactly as they were', async () => {
     expect((await operator.get('/v1/api-keys?limit=200')).body.items.map((item: { id: string }) => item.id)).toContain(
       records.apiKeyId,
     );
+    expect((await operator.get(`/v1/webhooks/${records.webhookId}`).expect(200)).body).toMatchObject({
+      enabled: true,
+      inbox_ids: [records.inboxId],
+    });
+    expect(await ctx.db.webhookDelivery.findUniqueOrThrow({ where: { id: records.deliveryId } })).toMatchObject({
+      status: 'delivered',
+      manual: false,
+    });
   }
+  expect(await ctx.db.webhook.count({ where: { url: 'https://hooks.example.com/planted' } })).toBe(0);
   await operator.get(`/v1/organizations/${foreign.organization[0]!.organizationId}`).expect(200);
   expect(await ctx.db.apiKey.count({ where: { name: 'Planted' } })).toBe(0);
   expect(await ctx.db.inbox.count({ where: { emailAddress: { startsWith: 'planted@' } } })).toBe(0);

@@ -67,6 +67,24 @@ describe('/openapi.json', () => {
     expect(Object.keys(stream.responses['200']!.content ?? {})).toEqual(['text/event-stream']);
   });
 
+  it('documents webhooks: the secret only on create, deliveries with their attempts, and the retry', () => {
+    const { schemas } = document.components;
+    expect(schemas.CreatedWebhook?.required).toEqual(
+      expect.arrayContaining(['id', 'url', 'event_types', 'inbox_ids', 'enabled', 'secret', 'created_at']),
+    );
+    expect(schemas.Webhook?.properties).not.toHaveProperty('secret');
+    expect(schemas.WebhookDelivery?.required).toEqual(
+      expect.arrayContaining(['id', 'status', 'attempts', 'last_status_code', 'next_attempt_at', 'attempt_log']),
+    );
+    const paths = document.paths;
+    expect(Object.keys(paths['/v1/webhooks']!)).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(Object.keys(paths['/v1/webhooks/{webhook_id}']!)).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
+    expect(Object.keys(paths['/v1/webhooks/{webhook_id}/deliveries']!)).toEqual(['get']);
+    const retry = paths['/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry']!.post!;
+    expect(Object.keys(retry.responses)).toEqual(expect.arrayContaining(['202', '404']));
+    expect(Object.keys(paths['/v1/webhooks']!.post!.responses)).toEqual(expect.arrayContaining(['201', '400', '403']));
+  });
+
   it('documents organizations, API keys, and the organization of an inbox', () => {
     const { schemas } = document.components;
     expect(schemas.Inbox?.required).toContain('organization_id');

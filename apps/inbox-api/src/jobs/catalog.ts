@@ -7,6 +7,7 @@ import { defineJob as defineAnyJob, type JobDefinition } from '@repo/jobs';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { summarizeThread } from '../summaries/service.js';
+import { deliverDue } from '../webhooks-out/deliver.js';
 
 const defineJob = <P extends z.ZodType>(definition: JobDefinition<Deps, P>) => defineAnyJob(definition);
 
@@ -20,5 +21,20 @@ export const JOBS = {
     retryDelaySeconds: 30,
     expireInSeconds: 300,
     handle: (deps, payload) => summarizeThread(deps, payload.thread_id),
+  }),
+  /**
+   * Attempts a webhook's due deliveries (src/webhooks-out/deliver.ts). Queued with new deliveries
+   * and by the sweep when retries come due; one waits per webhook. Failed attempts are recorded on
+   * the deliveries (their own retry schedule), so a job fails only when the database does.
+   */
+  'deliver-webhook': defineJob({
+    payload: z.object({ webhook_id: z.uuid() }),
+    policy: 'short',
+    retryLimit: 3,
+    retryDelaySeconds: 5,
+    // A turn ends after about a minute, with at most one batch of attempts (the receiver timeout) past it.
+    expireInSeconds: 300,
+    concurrency: () => ({ perProcess: 8 }),
+    handle: (deps, payload, context) => deliverDue(deps, payload.webhook_id, context.signal),
   }),
 };

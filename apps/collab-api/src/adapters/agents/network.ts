@@ -1,24 +1,15 @@
 /**
  * The only way requests reach agents: a fetch whose every connection, redirects included, goes to
- * an address checked against the rules of addresses.ts. The host is resolved here, every address
- * it resolves to is checked (one refused address refuses the host), and the socket is opened to
- * the checked address itself, so DNS rebinding between the check and the connection, or a
- * redirect to another host, cannot reach a refused address. TLS still verifies the certificate
- * against the host name.
+ * an address checked against the rules of addresses.ts (@repo/net-guard's guarded agent: the host
+ * is resolved and every address checked at each connection, and the socket opened to the checked
+ * address itself, so neither DNS rebinding nor a redirect reaches a refused address).
  */
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { type AddressPolicy, refusalMessage, refusedAddress, refusedHost } from './addresses.js';
+import { addressRefusal, createGuardedAgent, type Resolve } from '@repo/net-guard';
+import { fetch as undiciFetch } from 'undici';
+import { type AddressPolicy, refusalMessage } from './addresses.js';
 import { AgentCallError } from './interface.js';
 
-/** The addresses a host name resolves to (dns.lookup, which follows /etc/hosts as the system does). */
-export type Resolve = (hostname: string) => Promise<{ address: string }[]>;
-
-const resolveHost: Resolve = (hostname) => lookup(hostname, { all: true, verbatim: true });
-
-/** A connection refused by the address rules, before any packet was sent. */
-export class AddressRefusedError extends Error {}
+export type { Resolve } from '@repo/net-guard';
 
 export interface AgentNetwork {
   fetch: typeof fetch;
@@ -26,29 +17,11 @@ export interface AgentNetwork {
 }
 
 export function createAgentNetwork(options: { policy: AddressPolicy; resolve?: Resolve }): AgentNetwork {
-  const resolve = options.resolve ?? resolveHost;
-  const connect = buildConnector({});
-  const checkedAddress = async (hostname: string): Promise<string> => {
-    const refusal = refusedHost(hostname, options.policy);
-    if (refusal) throw new AddressRefusedError(refusalMessage("The agent's host is", refusal, 'which is not allowed'));
-    const addresses = isIP(hostname) ? [hostname] : (await resolve(hostname)).map((entry) => entry.address);
-    if (addresses.length === 0) throw new Error(`${hostname} resolves to no address`);
-    for (const address of addresses) {
-      const refused = refusedAddress(address, options.policy);
-      if (refused) {
-        throw new AddressRefusedError(refusalMessage("The agent's host resolves to", refused, 'which is not allowed'));
-      }
-    }
-    return addresses[0]!;
-  };
-  const dispatcher = new Agent({
-    connect: (target, callback) => {
-      checkedAddress(target.hostname).then(
-        // The socket goes to the checked address; TLS takes its server name from the target's host.
-        (address) => connect({ ...target, hostname: address }, callback),
-        (error: Error) => callback(error, null),
-      );
-    },
+  const dispatcher = createGuardedAgent({
+    policy: options.policy,
+    resolve: options.resolve,
+    describe: (refusal, resolved) =>
+      refusalMessage(resolved ? "The agent's host resolves to" : "The agent's host is", refusal, 'which is not allowed'),
   });
   return {
     fetch: (async (input: Parameters<typeof undiciFetch>[0], init?: Parameters<typeof undiciFetch>[1]) => {
@@ -57,11 +30,8 @@ export function createAgentNetwork(options: { policy: AddressPolicy; resolve?: R
         return await undiciFetch(input, { ...init, dispatcher });
       } catch (error) {
         if (init?.signal?.aborted) throw error;
-        for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-          if (cause instanceof AddressRefusedError) {
-            throw new AgentCallError('address_refused', cause.message);
-          }
-        }
+        const refusal = addressRefusal(error);
+        if (refusal) throw new AgentCallError('address_refused', refusal.message);
         throw new AgentCallError('unreachable', 'The agent could not be reached', { cause: error });
       }
     }) as unknown as typeof fetch,

@@ -1,0 +1,256 @@
+/**
+ * The `deliver-webhook` job: attempts a webhook's due deliveries, a batch at a time. A batch is
+ * claimed with FOR UPDATE SKIP LOCKED (two jobs of one webhook, on any replica, never take the same
+ * delivery) by moving its due time past the attempt's end: that is the attempt's lease, so a
+ * delivery whose process died mid-attempt comes due again by itself. Every attempt of a delivery
+ * carries the same `webhook-id` (the delivery's id), a fresh timestamp and signature (sign.ts).
+ * A 2xx within the timeout is delivered; anything else (another status, a redirect, which is
+ * never followed, a timeout, a closed connection, an address refused) is a failed attempt, retried
+ * after the next delay of INBOX_WEBHOOK_RETRY_SCHEDULE; when the schedule is spent the delivery
+ * is failed and the webhook disabled with the reason.
+ */
+import type { Logger } from '@repo/http';
+import { addressRefusal, createGuardedAgent, refusalMessage, type Resolve } from '@repo/net-guard';
+import { type Agent, request } from 'undici';
+import type { Database } from '../database.js';
+import { toEventResponse } from '../events/service.js';
+import type { Event } from '../generated/prisma/client.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { AttemptRecord } from './schemas.js';
+import { signedHeaders } from './sign.js';
+
+/** Deliveries claimed (and attempted at once) by one batch. */
+const BATCH = 50;
+/** A job hands over to a fresh one after this long, so that one webhook's backlog does not hold a worker forever. */
+const JOB_TURN_MS = 60_000;
+/** Attempts kept in a delivery's attempt_log. */
+const ATTEMPT_LOG_LENGTH = 20;
+
+export interface WebhookClient {
+  agent: Agent;
+  timeoutSeconds: number;
+  close(): Promise<void>;
+}
+
+/** The HTTP client of deliveries: kept-alive connections, each to an address the net-guard rules allow. */
+export function createWebhookClient(options: {
+  allowPrivate: boolean;
+  timeoutSeconds: number;
+  resolve?: Resolve;
+}): WebhookClient {
+  const agent = createGuardedAgent({
+    policy: { allowPrivate: options.allowPrivate },
+    resolve: options.resolve,
+    describe: (refusal, resolved) =>
+      refusalMessage(
+        resolved ? "The webhook's host resolves to" : "The webhook's host is",
+        refusal,
+        'which is not allowed',
+        'INBOX_WEBHOOK_ALLOW_PRIVATE',
+      ),
+    agent: {
+      keepAliveTimeout: 30_000,
+      connections: BATCH,
+      headersTimeout: options.timeoutSeconds * 1000,
+      bodyTimeout: options.timeoutSeconds * 1000,
+    },
+  });
+  return { agent, timeoutSeconds: options.timeoutSeconds, close: () => agent.close() };
+}
+
+export interface DeliveryDeps {
+  db: Database;
+  jobs: JobQueue;
+  logger: Logger;
+  webhookClient: WebhookClient;
+  config: { INBOX_WEBHOOK_RETRY_SCHEDULE: number[] };
+}
+
+/** What one attempt came to. */
+export interface AttemptOutcome {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** A delivery's state after an attempt: delivered, due again after the schedule's next delay, or failed (schedule spent). */
+export interface NextState {
+  status: 'pending' | 'delivered' | 'failed';
+  /** Seconds until the next attempt while pending. */
+  retryInSeconds: number | null;
+  /** The schedule is spent: the webhook is to be disabled. */
+  exhausted: boolean;
+}
+
+/**
+ * Pure: the state after attempt number `attempts` (from 1). Attempt n failing waits schedule[n-1]
+ * before attempt n+1; after the last delay's attempt fails, the delivery has failed. A manual
+ * retry is one attempt: it fails without disabling anything.
+ */
+export function stateAfterAttempt(schedule: readonly number[], attempts: number, manual: boolean, ok: boolean): NextState {
+  if (ok) return { status: 'delivered', retryInSeconds: null, exhausted: false };
+  if (manual) return { status: 'failed', retryInSeconds: null, exhausted: false };
+  const delay = schedule[attempts - 1];
+  if (delay === undefined) return { status: 'failed', retryInSeconds: null, exhausted: true };
+  return { status: 'pending', retryInSeconds: delay, exhausted: false };
+}
+
+/** Pure: what a failed attempt is called in a delivery's record (never the receiver's body). */
+export function describeFailure(error: unknown, timeoutSeconds: number): string {
+  const refusal = addressRefusal(error);
+  if (refusal) return refusal.message;
+  const code = (error as { code?: string } | null)?.code;
+  const name = (error as { name?: string } | null)?.name;
+  if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return `No answer within ${timeoutSeconds} s`;
+  }
+  if (code === 'ECONNREFUSED') return 'Connection refused';
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE') return 'The connection was closed before an answer';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'The host name does not resolve';
+  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'The connection timed out';
+  return 'The request failed';
+}
+
+interface Claimed {
+  id: string;
+  event_id: bigint;
+  attempts: number;
+  manual: boolean;
+}
+
+interface Target {
+  id: string;
+  url: string;
+  secret: string;
+}
+
+/** The job's handler: attempts the webhook's due deliveries until none is left (or its turn ends). */
+export async function deliverDue(deps: DeliveryDeps, webhookId: string, signal: AbortSignal): Promise<void> {
+  const started = Date.now();
+  const leaseSeconds = deps.webhookClient.timeoutSeconds + 30;
+  while (!signal.aborted) {
+    const webhook = await deps.db.webhook.findUnique({ where: { id: webhookId } });
+    if (!webhook) return;
+    const claimed = await deps.db.$queryRaw<Claimed[]>`
+      UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
+       WHERE id IN (
+         SELECT id FROM webhook_deliveries
+          WHERE webhook_id = ${webhook.id}::uuid AND status = 'pending' AND next_attempt_at <= now()
+            AND (${webhook.enabled} OR manual)
+          ORDER BY next_attempt_at
+          LIMIT ${BATCH}
+          FOR UPDATE SKIP LOCKED)
+      RETURNING id::text, event_id, attempts, manual`;
+    if (claimed.length === 0) return;
+    const events = await deps.db.event.findMany({ where: { id: { in: claimed.map((delivery) => delivery.event_id) } } });
+    const byId = new Map(events.map((event) => [event.id, event]));
+    const outcomes = await Promise.all(
+      claimed.map((delivery) => attemptDelivery(deps.webhookClient, webhook, delivery.id, byId.get(delivery.event_id))),
+    );
+    await recordOutcomes(deps, webhook.id, claimed, outcomes);
+    if (Date.now() - started > JOB_TURN_MS) {
+      await deps.jobs.send('deliver-webhook', { webhook_id: webhookId }, { key: webhookId });
+      return;
+    }
+  }
+}
+
+/** One POST of the event to the receiver, signed; never throws. */
+export async function attemptDelivery(
+  client: WebhookClient,
+  webhook: Target,
+  deliveryId: string,
+  event: Event | undefined,
+): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const took = () => Math.round(performance.now() - started);
+  if (!event)
+    return { ok: false, statusCode: null, error: 'The event is no longer kept (INBOX_EVENT_RETENTION_DAYS)', durationMs: 0 };
+  const body = JSON.stringify(toEventResponse(event));
+  try {
+    const response = await request(webhook.url, {
+      method: 'POST',
+      body,
+      headers: {
+        ...signedHeaders(webhook.secret, deliveryId, body, new Date()),
+        'content-type': 'application/json',
+        'user-agent': 'inbox-api-webhooks/1',
+      },
+      dispatcher: client.agent,
+      // undici's request follows no redirect (a 3xx is a failed attempt): nothing can lead a delivery elsewhere.
+      signal: AbortSignal.timeout(client.timeoutSeconds * 1000),
+    });
+    // Read (and drop) what the receiver sends, so that the connection is kept for the next delivery.
+    await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+    const status = response.statusCode;
+    if (status >= 200 && status < 300) return { ok: true, statusCode: status, error: null, durationMs: took() };
+    const error = status >= 300 && status < 400 ? `Redirect (HTTP ${status}) not followed` : `HTTP ${status}`;
+    return { ok: false, statusCode: status, error, durationMs: took() };
+  } catch (error) {
+    return { ok: false, statusCode: null, error: describeFailure(error, client.timeoutSeconds), durationMs: took() };
+  }
+}
+
+/** Writes the batch's outcomes in one statement, and disables the webhook when a delivery spent the schedule. */
+async function recordOutcomes(deps: DeliveryDeps, webhookId: string, claimed: Claimed[], outcomes: AttemptOutcome[]) {
+  const now = new Date();
+  const schedule = deps.config.INBOX_WEBHOOK_RETRY_SCHEDULE;
+  let exhausted: { deliveryId: string; attempts: number; error: string | null } | undefined;
+  const rows = claimed.map((delivery, index) => {
+    const outcome = outcomes[index]!;
+    const attempts = delivery.attempts + 1;
+    const next = stateAfterAttempt(schedule, attempts, delivery.manual, outcome.ok);
+    if (next.exhausted) exhausted = { deliveryId: delivery.id, attempts, error: outcome.error };
+    const entry: AttemptRecord = {
+      at: now.toISOString(),
+      status_code: outcome.statusCode,
+      error: outcome.error,
+      duration_ms: outcome.durationMs,
+    };
+    return {
+      id: delivery.id,
+      status: next.status,
+      next_attempt_at: next.retryInSeconds === null ? null : new Date(now.getTime() + next.retryInSeconds * 1000).toISOString(),
+      status_code: outcome.statusCode,
+      error: outcome.error,
+      delivered: outcome.ok,
+      entry,
+    };
+  });
+  await deps.db.$executeRaw`
+    UPDATE webhook_deliveries d
+       SET status = r.status,
+           attempts = d.attempts + 1,
+           manual = false,
+           next_attempt_at = r.next_attempt_at,
+           last_attempt_at = ${now},
+           last_status_code = r.status_code,
+           last_error = r.error,
+           delivered_at = CASE WHEN r.delivered THEN ${now} ELSE d.delivered_at END,
+           attempt_log = (CASE WHEN jsonb_array_length(d.attempt_log) >= ${ATTEMPT_LOG_LENGTH} THEN d.attempt_log - 0 ELSE d.attempt_log END)
+                         || jsonb_build_array(r.entry)
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+           AS r(id uuid, status text, next_attempt_at timestamptz, status_code int, error text, delivered boolean, entry jsonb)
+     WHERE d.id = r.id`;
+  if (exhausted) {
+    const total = schedule.reduce((sum, seconds) => sum + seconds, 0);
+    const reason =
+      `Delivery ${exhausted.deliveryId} failed ${exhausted.attempts} times over the whole retry schedule ` +
+      `(${formatDuration(total)}); last attempt: ${exhausted.error ?? 'failed'}`;
+    await deps.db.webhook.updateMany({
+      where: { id: webhookId, enabled: true },
+      data: { enabled: false, disabledReason: reason },
+    });
+    deps.logger.warn(
+      { webhookId, deliveryId: exhausted.deliveryId },
+      'webhooks: a delivery failed for the whole schedule; webhook disabled',
+    );
+  }
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}

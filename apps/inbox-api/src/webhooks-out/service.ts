@@ -1,0 +1,247 @@
+/**
+ * Webhooks of an organization (the receivers of its events) and their deliveries. Scoped like
+ * API keys: a key sees the webhooks of its organization, and a key limited to some inboxes only
+ * those limited to inboxes it reaches (another scope's are not found: 404).
+ */
+import { ForbiddenError, NotFoundError, ValidationError } from '@repo/errors';
+import { refusalMessage, refusedHost } from '@repo/net-guard';
+import { isForeignKeyViolation } from '@repo/db';
+import { canReachInbox, canReachKey, organizationFor, organizationNotFound, type Scope } from '../api-keys/scope.js';
+import type { Database } from '../database.js';
+import type { EventType } from '../events/log.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { Prisma, type Webhook, type WebhookDelivery } from '../generated/prisma/client.js';
+import { findOrganization } from '../organizations/service.js';
+import { isUuid } from '../shared/ids.js';
+import { page, type Page } from '../shared/schemas.js';
+import type {
+  AttemptRecord,
+  CreatedWebhookResponse,
+  CreateWebhookInput,
+  DeliveryResponse,
+  UpdateWebhookInput,
+  WebhookResponse,
+} from './schemas.js';
+import { newSecret } from './sign.js';
+
+export interface WebhookSettings {
+  allowPrivate: boolean;
+}
+
+export function toWebhookResponse(webhook: Webhook): WebhookResponse {
+  return {
+    id: webhook.id,
+    url: webhook.url,
+    event_types: webhook.eventTypes as EventType[],
+    inbox_ids: webhook.inboxIds.length > 0 ? webhook.inboxIds : null,
+    enabled: webhook.enabled,
+    disabled_reason: webhook.disabledReason,
+    organization_id: webhook.organizationId,
+    created_at: webhook.createdAt.toISOString(),
+  };
+}
+
+/** 400 when the URL's host is refused as written (a loopback, private, link-local or metadata address); its resolved addresses are checked at every delivery. */
+export function checkReceiverUrl(url: string, settings: WebhookSettings): void {
+  const refusal = refusedHost(new URL(url).hostname, { allowPrivate: settings.allowPrivate });
+  if (refusal) {
+    const message = refusalMessage('The host is', refusal, 'which webhooks may not be called at', 'INBOX_WEBHOOK_ALLOW_PRIVATE');
+    throw new ValidationError([{ loc: ['body', 'url'], msg: message, type: 'value_error' }], message);
+  }
+}
+
+/** Whether a webhook is within the scope: its organization, and for a limited key only inboxes it reaches. */
+export function canReachWebhook(scope: Scope, webhook: Pick<Webhook, 'organizationId' | 'inboxIds'>): boolean {
+  return canReachKey(scope, {
+    organizationId: webhook.organizationId,
+    inboxIds: webhook.inboxIds.length > 0 ? webhook.inboxIds : undefined,
+  });
+}
+
+/** The ids, each a live inbox of the organization within the scope; 404 for the first that is not. */
+async function reachableInboxes(db: Database, scope: Scope, organizationId: string, ids: string[]): Promise<string[]> {
+  const found = await db.inbox.findMany({
+    where: { id: { in: ids.filter(isUuid) }, organizationId, deletedAt: null },
+    select: { id: true, organizationId: true },
+  });
+  const reachable = new Set(found.filter((inbox) => canReachInbox(scope, inbox)).map((inbox) => inbox.id));
+  const missing = ids.find((id) => !reachable.has(id));
+  if (missing !== undefined) throw new NotFoundError('Inbox not found', { inbox_id: missing });
+  return ids;
+}
+
+/** 403 for a key limited to some inboxes asking for every inbox: it would get events it cannot read. */
+function requireInboxesForLimitedKey(scope: Scope, inboxIds: string[] | null | undefined): void {
+  if (scope.inboxIds !== undefined && (inboxIds === null || inboxIds === undefined)) {
+    throw new ForbiddenError('A key limited to some inboxes can only create webhooks limited to some of them: give inbox_ids');
+  }
+}
+
+export async function createWebhook(
+  db: Database,
+  settings: WebhookSettings,
+  scope: Scope,
+  input: CreateWebhookInput,
+): Promise<CreatedWebhookResponse> {
+  checkReceiverUrl(input.url, settings);
+  const organizationId = organizationFor(scope, input.organization_id);
+  await findOrganization(db, scope, organizationId);
+  requireInboxesForLimitedKey(scope, input.inbox_ids);
+  const inboxIds = input.inbox_ids ? await reachableInboxes(db, scope, organizationId, input.inbox_ids) : [];
+  const secret = newSecret();
+  try {
+    // It gets the events committed after it: the log's last id now.
+    const [last] = await db.$queryRaw<{ id: bigint }[]>`SELECT COALESCE(MAX(id), 0)::bigint AS id FROM events`;
+    const webhook = await db.webhook.create({
+      data: { organizationId, url: input.url, eventTypes: input.event_types, inboxIds, secret, afterEventId: last!.id },
+    });
+    return { ...toWebhookResponse(webhook), secret };
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw organizationNotFound(organizationId);
+    throw error;
+  }
+}
+
+/** The webhook, or 404 (not a UUID, deleted, or outside the scope). */
+export async function findWebhook(db: Database, scope: Scope, webhookId: string): Promise<Webhook> {
+  const webhook = isUuid(webhookId) ? await db.webhook.findUnique({ where: { id: webhookId } }) : null;
+  if (!webhook || !canReachWebhook(scope, webhook)) throw new NotFoundError('Webhook not found', { webhook_id: webhookId });
+  return webhook;
+}
+
+function scopeWhere(scope: Scope): Prisma.Sql {
+  const conditions = [Prisma.sql`TRUE`];
+  if (scope.organizationId !== undefined) conditions.push(Prisma.sql`organization_id = ${scope.organizationId}`);
+  if (scope.inboxIds !== undefined) {
+    conditions.push(Prisma.sql`cardinality(inbox_ids) > 0 AND inbox_ids <@ ${[...scope.inboxIds]}::uuid[]`);
+  }
+  return Prisma.join(conditions, ' AND ');
+}
+
+/** The webhooks within the scope, newest first. */
+export async function listWebhooks(
+  db: Database,
+  scope: Scope,
+  options: { limit: number; offset: number },
+): Promise<Page<WebhookResponse>> {
+  const where = scopeWhere(scope);
+  const [ids, [count]] = await Promise.all([
+    db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM webhooks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${options.limit} OFFSET ${options.offset}`,
+    db.$queryRaw<{ total: number }[]>`SELECT COUNT(*)::int AS total FROM webhooks WHERE ${where}`,
+  ]);
+  const webhooks = await db.webhook.findMany({
+    where: { id: { in: ids.map((row) => row.id) } },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
+  return page(webhooks.map(toWebhookResponse), count!.total);
+}
+
+export async function updateWebhook(
+  db: Database,
+  settings: WebhookSettings,
+  scope: Scope,
+  webhookId: string,
+  input: UpdateWebhookInput,
+): Promise<WebhookResponse> {
+  const webhook = await findWebhook(db, scope, webhookId);
+  if (input.url !== undefined) checkReceiverUrl(input.url, settings);
+  if (input.inbox_ids !== undefined) requireInboxesForLimitedKey(scope, input.inbox_ids);
+  const inboxIds =
+    input.inbox_ids === undefined
+      ? undefined
+      : input.inbox_ids === null
+        ? []
+        : await reachableInboxes(db, scope, webhook.organizationId, input.inbox_ids);
+  const { count } = await db.webhook.updateMany({
+    where: { id: webhook.id },
+    data: {
+      ...(input.url !== undefined && { url: input.url }),
+      ...(input.event_types !== undefined && { eventTypes: input.event_types }),
+      ...(inboxIds !== undefined && { inboxIds }),
+      // Enabled again (by hand): the reason it was disabled no longer holds.
+      ...(input.enabled !== undefined && { enabled: input.enabled, disabledReason: null }),
+    },
+  });
+  if (count === 0) throw new NotFoundError('Webhook not found', { webhook_id: webhookId });
+  return toWebhookResponse(await findWebhook(db, scope, webhookId));
+}
+
+/** Deletes the webhook and its deliveries (a delivery under way may still arrive once). */
+export async function deleteWebhook(db: Database, scope: Scope, webhookId: string): Promise<void> {
+  const webhook = await findWebhook(db, scope, webhookId);
+  const { count } = await db.webhook.deleteMany({ where: { id: webhook.id } });
+  if (count === 0) throw new NotFoundError('Webhook not found', { webhook_id: webhookId });
+}
+
+export function toDeliveryResponse(delivery: WebhookDelivery, eventType: string | null): DeliveryResponse {
+  return {
+    id: delivery.id,
+    webhook_id: delivery.webhookId,
+    event_id: Number(delivery.eventId),
+    event_type: eventType as EventType | null,
+    status: delivery.status as DeliveryResponse['status'],
+    attempts: delivery.attempts,
+    last_status_code: delivery.lastStatusCode,
+    last_error: delivery.lastError,
+    last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
+    next_attempt_at: delivery.status === 'pending' ? (delivery.nextAttemptAt?.toISOString() ?? null) : null,
+    delivered_at: delivery.deliveredAt?.toISOString() ?? null,
+    created_at: delivery.createdAt.toISOString(),
+    attempt_log: delivery.attemptLog as AttemptRecord[],
+  };
+}
+
+async function withEventTypes(db: Database, deliveries: WebhookDelivery[]): Promise<DeliveryResponse[]> {
+  const events = await db.event.findMany({
+    where: { id: { in: deliveries.map((delivery) => delivery.eventId) } },
+    select: { id: true, type: true },
+  });
+  const types = new Map(events.map((event) => [event.id, event.type]));
+  return deliveries.map((delivery) => toDeliveryResponse(delivery, types.get(delivery.eventId) ?? null));
+}
+
+/** The webhook's deliveries, newest first. */
+export async function listDeliveries(
+  db: Database,
+  scope: Scope,
+  webhookId: string,
+  options: { status?: string; limit: number; offset: number },
+): Promise<Page<DeliveryResponse>> {
+  const webhook = await findWebhook(db, scope, webhookId);
+  const where = { webhookId: webhook.id, ...(options.status !== undefined && { status: options.status }) };
+  const [deliveries, total] = await Promise.all([
+    db.webhookDelivery.findMany({
+      where,
+      orderBy: [{ createdAt: 'desc' }, { eventId: 'desc' }],
+      take: options.limit,
+      skip: options.offset,
+    }),
+    db.webhookDelivery.count({ where }),
+  ]);
+  return page(await withEventTypes(db, deliveries), total);
+}
+
+/**
+ * Attempts the delivery again now, once, whatever its state (a delivered one is sent again, with
+ * the same webhook-id): it becomes pending and due; a failure of this attempt ends it failed again
+ * without disabling the webhook. 404 for a delivery of another webhook.
+ */
+export async function retryDelivery(
+  { db, jobs }: { db: Database; jobs: JobQueue },
+  scope: Scope,
+  ids: { webhookId: string; deliveryId: string },
+): Promise<DeliveryResponse> {
+  const webhook = await findWebhook(db, scope, ids.webhookId);
+  const notFound = () => new NotFoundError('Delivery not found', { delivery_id: ids.deliveryId });
+  if (!isUuid(ids.deliveryId)) throw notFound();
+  const { count } = await db.webhookDelivery.updateMany({
+    where: { id: ids.deliveryId, webhookId: webhook.id },
+    data: { status: 'pending', manual: true, nextAttemptAt: new Date() },
+  });
+  if (count === 0) throw notFound();
+  await jobs.send('deliver-webhook', { webhook_id: webhook.id }, { key: webhook.id });
+  jobs.wake('deliver-webhook');
+  const delivery = await db.webhookDelivery.findUniqueOrThrow({ where: { id: ids.deliveryId } });
+  return (await withEventTypes(db, [delivery]))[0]!;
+}
