@@ -81,6 +81,8 @@ describe('database constraints', () => {
       'list_entries.organization_id': 'an organizations.id',
       'inbox_contacts.address': 'a recipient address of a send, at most 320 characters (messages/schemas.ts)',
       'messages.transport_message_id': 'at most 998 characters (outbox.ts, markSent); providers give 20 to 100',
+      'webhooks.organization_id': 'an organizations.id',
+      'webhook_deliveries.status': '`pending`, `delivered` or `failed` (webhooks-out/deliver.ts)',
     };
     const rows = await ctx.db.$queryRaw<{ column: string }[]>`
       SELECT DISTINCT t.relname || '.' || a.attname AS column

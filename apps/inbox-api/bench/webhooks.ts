@@ -1,0 +1,164 @@
+/**
+ * Webhooks out: (1) fan-out, how many deliveries per second reach a receiver on 127.0.0.1 when
+ * each received message goes to `--webhooks` webhooks (all to that receiver), with the latency
+ * from the message's `created_at` (before its commit: an upper bound) to the receiver; (2) what
+ * one webhook subscribed to every event costs ingestion: Mailgun route posts from `--concurrency`
+ * clients for `--seconds`, without a webhook and then with one.
+ *
+ *   pnpm --filter inbox-api bench:webhooks [--seconds 10] [--rate 100] [--webhooks 10] [--concurrency 16]
+ *
+ * The server runs as its own process with production settings on a scratch database (bench/service.ts).
+ * Prints Markdown.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { withBenchService } from './service.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '100' },
+    webhooks: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '16' },
+  },
+});
+const seconds = Number(values.seconds);
+const rate = Number(values.rate);
+const webhookCount = Number(values.webhooks);
+const concurrency = Number(values.concurrency);
+
+function mailgunForm(to: string): string {
+  const messageId = `<${randomUUID()}@bench.example.com>`;
+  return new URLSearchParams({
+    recipient: to,
+    sender: 'bob@example.com',
+    from: 'Bob <bob@example.com>',
+    subject: `Report ${messageId}`,
+    'body-plain': 'Hi,\r\n\r\nthe report is ready.\r\n\r\nBob\r\n',
+    'Message-Id': messageId,
+  }).toString();
+}
+
+const post = (url: string, to: string) =>
+  fetch(`${url}/webhooks/mailgun`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: mailgunForm(to),
+  }).then(async (res) => {
+    await res.arrayBuffer();
+    return res.ok;
+  });
+
+async function json<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
+  const res = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** A receiver that answers 204 at once, recording when each delivery arrived and its event's created_at. */
+async function startReceiver() {
+  const arrivals: { at: number; latency: number }[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { created_at: string } };
+      const now = Date.now();
+      arrivals.push({ at: now, latency: now - Date.parse(event.data.created_at) });
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    arrivals,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+
+async function inbox(url: string) {
+  return json<{ id: string; email_address: string }>(`${url}/v1/inboxes`, 'POST', { name: 'Bench', email_username: 'bench' });
+}
+
+/** Closed loop: `concurrency` clients posting for `forSeconds`; messages accepted per second. */
+async function ingestFlat(url: string, to: string, forSeconds: number): Promise<{ perSecond: number; failed: number }> {
+  let sent = 0;
+  let failed = 0;
+  const end = performance.now() + forSeconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        if (await post(url, to).catch(() => false)) sent++;
+        else failed++;
+      }
+    }),
+  );
+  return { perSecond: sent / ((performance.now() - started) / 1000), failed };
+}
+
+const env = { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' };
+
+// (1) Fan-out.
+const receiver = await startReceiver();
+const fanout = await withBenchService('webhooks', env, async (service) => {
+  const { email_address: to } = await inbox(service.url);
+  await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
+  for (let i = 0; i < webhookCount; i++) {
+    await json(`${service.url}/v1/webhooks`, 'POST', { url: receiver.url, event_types: ['message.received'] });
+  }
+  const expected = rate * seconds * webhookCount;
+  const started = Date.now();
+  let accepted = 0;
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < rate * seconds; i++) {
+    const wait = started + (i * 1000) / rate - Date.now();
+    if (wait > 0) await sleep(wait);
+    pending.push(post(service.url, to).then((ok) => void (ok && accepted++)));
+  }
+  await Promise.all(pending);
+  const deadline = Date.now() + 120_000;
+  while (receiver.arrivals.length < accepted * webhookCount && Date.now() < deadline) await sleep(100);
+  const arrivals = receiver.arrivals;
+  const last = Math.max(...arrivals.map((arrival) => arrival.at));
+  const sorted = arrivals.map((arrival) => arrival.latency).sort((a, b) => a - b);
+  return [
+    `Fan-out: ${accepted} messages received at ${rate}/s for ${seconds} s, each to ${webhookCount} webhooks: ` +
+      `${arrivals.length} of ${expected} deliveries in ${((last - started) / 1000).toFixed(1)} s, ` +
+      `**${(arrivals.length / ((last - started) / 1000)).toFixed(0)} deliveries/s**; ` +
+      `created_at to receiver p50 ${percentile(sorted, 50)} ms, p95 ${percentile(sorted, 95)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`,
+  ];
+});
+
+// (2) Ingestion without and with one webhook on every event.
+const ingestion: string[] = ['| Ingestion (Mailgun route posts) | messages/s | failed | deliveries |', '| --- | --- | --- | --- |'];
+for (const subscribed of [false, true]) {
+  receiver.arrivals.length = 0;
+  const row = await withBenchService('webhooks', env, async (service) => {
+    const { email_address: to } = await inbox(service.url);
+    await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
+    if (subscribed) {
+      await json(`${service.url}/v1/webhooks`, 'POST', {
+        url: receiver.url,
+        event_types: ['message.received', 'message.sent', 'message.delivered', 'message.failed', 'thread.summarized'],
+      });
+    }
+    const result = await ingestFlat(service.url, to, seconds);
+    await sleep(3000);
+    return `| ${subscribed ? 'one webhook, every event' : 'no webhook'} | ${result.perSecond.toFixed(0)} | ${result.failed} | ${receiver.arrivals.length} |`;
+  });
+  ingestion.push(row);
+}
+await receiver.close();
+console.log([...fanout, '', ...ingestion].join('\n'));
