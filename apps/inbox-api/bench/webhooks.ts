@@ -53,7 +53,11 @@ const post = (url: string, to: string) =>
   });
 
 async function json<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
-  const res = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
 }
@@ -142,7 +146,10 @@ const fanout = await withBenchService('webhooks', env, async (service) => {
 });
 
 // (2) Ingestion without and with one webhook on every event.
-const ingestion: string[] = ['| Ingestion (Mailgun route posts) | messages/s | failed | deliveries |', '| --- | --- | --- | --- |'];
+const ingestion: string[] = [
+  '| Ingestion (Mailgun route posts) | messages/s | failed | deliveries |',
+  '| --- | --- | --- | --- |',
+];
 for (const subscribed of [false, true]) {
   receiver.arrivals.length = 0;
   const row = await withBenchService('webhooks', env, async (service) => {
