@@ -287,6 +287,7 @@ const CASES: Record<string, Case> = {
     call: (c) => c.get('/api/v1/approval/pending'),
     status: { admin: 200, editor: 403, user: 403 },
   },
+  'GET /api/v1/approval/mine': { kind: 'own', call: (c) => c.get('/api/v1/approval/mine'), status: everyone(200) },
   // Internal: a user's token is no internal token.
   'POST /api/v1/approval/expire': { kind: 'own', call: (c) => c.post('/api/v1/approval/expire'), status: everyone(401) },
   'GET /api/v1/approval/{approval_id}': {

@@ -61,9 +61,15 @@ function messageId(approvalId: string, event: MailEvent, recipientId: string): s
   return `approval-${approvalId}-${event}-${recipientId}@collab-api`;
 }
 
-/** Where an Org admin reviews a request: the web interface, or the API's details operation. */
-function reviewUrl(config: Deps['config'], approvalId: string): string {
-  if (config.COLLAB_PUBLIC_UI_URL) return `${config.COLLAB_PUBLIC_UI_URL}/approvals/${approvalId}`;
-  const base = config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
-  return `${base}/api/v1/approval/${approvalId}`;
+/**
+ * Where an Org admin reviews a request: its page of the web console, under COLLAB_PUBLIC_UI_URL
+ * (the console's own address) or else under the service's public address, whose console is at
+ * /console. The page asks for a token first when the tab has none, then shows the request.
+ */
+export function reviewUrl(
+  config: Pick<Deps['config'], 'COLLAB_PUBLIC_UI_URL' | 'PUBLIC_BASE_URL' | 'PORT'>,
+  approvalId: string,
+): string {
+  const consoleUrl = config.COLLAB_PUBLIC_UI_URL ?? `${config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`}/console`;
+  return `${consoleUrl.replace(/\/+$/, '')}/approvals/${approvalId}`;
 }

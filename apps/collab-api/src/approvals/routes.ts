@@ -8,6 +8,7 @@ import {
   approvalParams,
   emptyObject,
   expireQuery,
+  myApprovals,
   pendingApprovals,
   projectDatasetApprovalSchema,
   projectDatasetRequestBody,
@@ -19,6 +20,7 @@ import {
   approve,
   expireByOperator,
   getApprovalDetails,
+  listMine,
   listPending,
   reject,
   requestProjectDataset,
@@ -66,6 +68,17 @@ export function approvalRoutes(api: UserApi, internal: InternalApi, deps: Deps):
     response: pendingApprovals,
     errors: [403],
     handler: ({ query, actor }) => listPending(deps, actor, query),
+  });
+  api.route({
+    method: 'get',
+    path: '/api/v1/approval/mine',
+    summary: 'The requests the caller made, newest first, in every state',
+    description:
+      'Any role: the requests this user made (pending, approved, rejected or expired), so that a requester can follow them. A pending request whose 15 days are over shows as expired. `skip` and `limit` apply to each of the two lists.',
+    tags: ['approvals'],
+    query: listQuery,
+    response: myApprovals,
+    handler: ({ query, actor }) => listMine(deps, actor, query),
   });
   internal.route({
     method: 'post',

@@ -31,6 +31,11 @@ export function isDue(request: Pick<RequestState, 'expiresAt'>, now: Date): bool
   return request.expiresAt.getTime() <= now.getTime();
 }
 
+/** The status a request shows at `now`: a pending one whose time is up is expired, marked yet or not. */
+export function statusAt(request: RequestState, now: Date): ApprovalStatus {
+  return request.status === 'pending' && isDue(request, now) ? 'expired' : request.status;
+}
+
 const ENDED: Record<Exclude<ApprovalStatus, 'pending'>, string> = {
   approved: 'The request was already approved',
   rejected: 'The request was already rejected',

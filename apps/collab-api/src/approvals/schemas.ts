@@ -49,6 +49,13 @@ export const pendingApprovals = z
   })
   .meta({ id: 'PendingApprovals' });
 
+export const myApprovals = z
+  .object({
+    project_tenant_approvals: z.array(projectTenantApprovalSchema),
+    project_dataset_approvals: z.array(projectDatasetApprovalSchema),
+  })
+  .meta({ id: 'MyApprovals' });
+
 const requesterFields = {
   project_id: z.uuid(),
   project_name: z.string(),

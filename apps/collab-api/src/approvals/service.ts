@@ -21,6 +21,7 @@ import {
   requireOtherTenant,
   requireReviewer,
   requireVisible,
+  statusAt,
 } from './rules.js';
 import type { ApprovalDetails, ProjectDatasetApproval, ProjectTenantApproval } from './schemas.js';
 
@@ -219,6 +220,31 @@ export async function listPending(
   return {
     project_tenant_approvals: (await pendingOf('project_tenant')).map(toProjectTenantApproval),
     project_dataset_approvals: (await pendingOf('project_dataset')).map(toProjectDatasetApproval),
+  };
+}
+
+/**
+ * The requests the actor made, newest first, in every state; a pending one whose time is over
+ * shows as expired (the hourly sweep has not marked it yet).
+ */
+export async function listMine(
+  deps: ApprovalDeps,
+  actor: Actor,
+  page: ListOptions,
+): Promise<{ project_tenant_approvals: ProjectTenantApproval[]; project_dataset_approvals: ProjectDatasetApproval[] }> {
+  const now = deps.now();
+  const mineOf = (kind: ApprovalKind) =>
+    deps.db.approvalRequest.findMany({
+      where: { requestedBy: actor.userId, requesterTenantId: actor.tenantId, kind },
+      include: WITH_NAMES,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      skip: page.skip,
+      take: page.limit,
+    });
+  const asOfNow = (request: NamedRequest): NamedRequest => ({ ...request, status: statusAt(request, now) });
+  return {
+    project_tenant_approvals: (await mineOf('project_tenant')).map(asOfNow).map(toProjectTenantApproval),
+    project_dataset_approvals: (await mineOf('project_dataset')).map(asOfNow).map(toProjectDatasetApproval),
   };
 }
 

@@ -14,7 +14,7 @@ export function approvalSettings() {
       .url()
       .optional()
       .describe(
-        "Base URL of the web interface where Org admins review approval requests: the request's e-mail links to `{COLLAB_PUBLIC_UI_URL}/approvals/{approval_id}`. Unset: it links to the get-approval-details operation under PUBLIC_BASE_URL.",
+        "Base URL of the web console where Org admins review approval requests (this service's /console, as the public reaches it): the request's e-mail links to `{COLLAB_PUBLIC_UI_URL}/approvals/{approval_id}`. Unset: it links to `{PUBLIC_BASE_URL}/console/approvals/{approval_id}`.",
       ),
   };
 }

@@ -21,13 +21,24 @@ export const CONSOLE_CONTENT_TYPES: Readonly<Record<string, string>> = {
 const SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
 /**
+ * Pages whose last segment is a record's id (the links in e-mails): the folder's page that shows
+ * one record, which reads the id from the address.
+ */
+const RECORD_PAGES: Readonly<Record<string, string>> = {
+  approvals: 'approvals/request.html',
+};
+
+/**
  * The file under the console's folder that a path below /console names: the page `index.html` for
- * /console itself and for a folder (`approvals` → `approvals/index.html`); undefined for a path
- * that names no servable file (another extension, a dot file, `..`).
+ * /console itself and for a folder (`approvals` → `approvals/index.html`), a record's page for
+ * `approvals/<id>`; undefined for a path that names no servable file (another extension, a dot
+ * file, `..`).
  */
 export function consoleFileName(segments: readonly string[]): string | undefined {
   if (!segments.every((segment) => SEGMENT.test(segment))) return undefined;
   const last = segments.at(-1);
+  const recordPage = segments.length === 2 && Object.hasOwn(RECORD_PAGES, segments[0]!) ? RECORD_PAGES[segments[0]!] : undefined;
+  if (recordPage !== undefined && last !== undefined && path.extname(last) === '') return recordPage;
   if (last === undefined || path.extname(last) === '') return [...segments, 'index.html'].join('/');
   return Object.hasOwn(CONSOLE_CONTENT_TYPES, path.extname(last)) ? segments.join('/') : undefined;
 }

@@ -1,5 +1,6 @@
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '@repo/errors';
 import { Role } from '../../src/access/index.js';
+import { reviewUrl } from '../../src/approvals/mail.js';
 import { escapeHtml, requestCreatedMail, requestDecidedMail, type RequestView } from '../../src/approvals/messages.js';
 import {
   APPROVAL_LIFETIME_DAYS,
@@ -13,6 +14,7 @@ import {
   requireOtherTenant,
   requireReviewer,
   requireVisible,
+  statusAt,
 } from '../../src/approvals/rules.js';
 
 const created = new Date('2026-11-01T10:00:00.000Z');
@@ -26,6 +28,33 @@ describe('lifetime', () => {
     expect(isDue({ expiresAt }, before)).toBe(false);
     expect(isDue({ expiresAt }, expiresAt)).toBe(true);
     expect(expiring(expiresAt)).toEqual({ status: 'pending', expiresAt: { lte: expiresAt } });
+  });
+});
+
+describe('statusAt (what a list shows)', () => {
+  it('shows a pending request whose time is up as expired, and any other state as it is', () => {
+    expect(statusAt({ status: 'pending', expiresAt }, before)).toBe('pending');
+    expect(statusAt({ status: 'pending', expiresAt }, expiresAt)).toBe('expired');
+    for (const status of ['approved', 'rejected', 'expired'] as const) {
+      expect(statusAt({ status, expiresAt }, expiresAt)).toBe(status);
+      expect(statusAt({ status, expiresAt }, before)).toBe(status);
+    }
+  });
+});
+
+describe('reviewUrl (the link of the e-mail to the deciding Org admins)', () => {
+  const id = '0195a6c1-0000-7000-8000-000000000001';
+  it("is the request's console page: under COLLAB_PUBLIC_UI_URL, else the public URL's /console, else the local port", () => {
+    expect(
+      reviewUrl({ COLLAB_PUBLIC_UI_URL: 'https://ui.example.com', PUBLIC_BASE_URL: 'https://api.example.com', PORT: 8000 }, id),
+    ).toBe(`https://ui.example.com/approvals/${id}`);
+    expect(reviewUrl({ COLLAB_PUBLIC_UI_URL: 'https://collab.example.com/console/', PORT: 8000 }, id)).toBe(
+      `https://collab.example.com/console/approvals/${id}`,
+    );
+    expect(reviewUrl({ PUBLIC_BASE_URL: 'https://collab.example.com', PORT: 8000 }, id)).toBe(
+      `https://collab.example.com/console/approvals/${id}`,
+    );
+    expect(reviewUrl({ PORT: 8123 }, id)).toBe(`http://127.0.0.1:8123/console/approvals/${id}`);
   });
 });
 

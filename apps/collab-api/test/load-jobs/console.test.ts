@@ -1,7 +1,7 @@
 /**
  * The console in a real browser (Debian's chromium driven by playwright-core): sign in with a
  * token, pick the table, upload a CSV, and see the job reach Completed through the details view's
- * 5-second refresh. Saves the screenshot the README shows (docs/console.png). Then the same pages
+ * 5-second refresh. Then the same pages
  * from the built server (`node dist/server.js`, as the image runs it), which serves the files the
  * build compiled into dist/.
  */
@@ -11,7 +11,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Page } from 'playwright-core';
 import request from 'supertest';
 import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
 import { mintLocalToken } from '../../src/auth/index.js';
@@ -19,7 +18,8 @@ import { compileScript } from '../../src/console/files.js';
 import { createDatabaseClient } from '../../src/database.js';
 import { appRoot, migrationsDir } from '../../src/paths.js';
 import { bootstrapTenant } from '../../src/tenants/bootstrap.js';
-import { CHROMIUM_FLAGS, ensureChromium } from '../browser/chromium.js';
+import { ensureChromium } from '../browser/chromium.js';
+import { signIn, unlabelled, withBrowser } from '../browser/page.js';
 import { createTestContext, TEST_SECRET, type TestContext } from '../context.js';
 import { start } from '../service-process.js';
 import { loadFixture, type LoadFixture } from './helpers.js';
@@ -53,43 +53,28 @@ afterAll(async () => {
 });
 
 it('serves the console under a strict Content-Security-Policy, from this service alone', async () => {
-  for (const file of ['/console', '/console/console.css', '/console/console.js']) {
+  for (const file of [
+    '/console',
+    '/console/load-jobs',
+    '/console/console.css',
+    '/console/session.js',
+    '/console/load-jobs/load-jobs.js',
+  ]) {
     const res = await request(ctx.app).get(file);
     expect(res.status).toBe(200);
     expect(res.headers['content-security-policy']).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     );
   }
-  expect((await request(ctx.app).get('/console/console.js')).text).not.toMatch(/: (string|number|boolean)\b[,)]/);
-});
-
-/** A page of a fresh chromium, the errors it reports (scripts, CSP, failed loads) gathered in `problems`. */
-async function withBrowser(use: (page: Page, problems: string[]) => Promise<void>): Promise<void> {
-  const profile = await mkdtemp(path.join(os.tmpdir(), 'collab-console-chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: ensureChromium(),
-    args: CHROMIUM_FLAGS,
-    viewport: { width: 1100, height: 900 },
-  });
-  try {
-    const page = browser.pages()[0] ?? (await browser.newPage());
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    await use(page, problems);
-  } finally {
-    await browser.close();
-    await rm(profile, { recursive: true, force: true });
+  for (const script of ['/console/session.js', '/console/load-jobs/load-jobs.js']) {
+    expect((await request(ctx.app).get(script)).text).not.toMatch(/: (string|number|boolean)\b[,)]/);
   }
-}
+});
 
 it('uploads a CSV and follows the job to Completed', async () => {
   await withBrowser(async (page, problems) => {
-    await page.goto(`${baseUrl}/console`);
-    await page.getByLabel('Access token').fill(fixture.token);
-    await page.getByRole('button', { name: 'Use token' }).click();
+    await page.goto(`${baseUrl}/console/load-jobs`);
+    await signIn(page, fixture.token);
     await page.getByLabel('Table', { exact: true }).locator('option', { hasText: 'orders' }).waitFor({ state: 'attached' });
     await page.getByLabel('File', { exact: true }).setInputFiles({
       name: 'orders.csv',
@@ -107,7 +92,7 @@ it('uploads a CSV and follows the job to Completed', async () => {
     await page.locator('#jobs .status-Completed').first().waitFor();
     expect(await page.locator('#job-fields').textContent()).toContain('3');
     expect(problems).toEqual([]);
-    await page.screenshot({ path: path.join(appRoot, 'docs', 'console.png') });
+    expect(await unlabelled(page)).toEqual([]);
   });
 });
 
@@ -137,7 +122,10 @@ describe('the built server (node dist/server.js, as the image runs it)', () => {
   it('serves the page and its script, stylesheet and icon (200), the script compiled by the build', async () => {
     const files: [string, string][] = [
       ['/console', 'text/html; charset=utf-8'],
-      ['/console/console.js', 'text/javascript; charset=utf-8'],
+      ['/console/load-jobs', 'text/html; charset=utf-8'],
+      ['/console/approvals/0195a6c1-0000-7000-8000-000000000000', 'text/html; charset=utf-8'],
+      ['/console/session.js', 'text/javascript; charset=utf-8'],
+      ['/console/load-jobs/load-jobs.js', 'text/javascript; charset=utf-8'],
       ['/console/console.css', 'text/css; charset=utf-8'],
       ['/console/favicon.svg', 'image/svg+xml'],
     ];
@@ -146,21 +134,30 @@ describe('the built server (node dist/server.js, as the image runs it)', () => {
       expect({ file, status: res.status, type: res.headers.get('content-type') }).toEqual({ file, status: 200, type });
       expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'self';/);
     }
-    const script = await (await fetch(`${service.url}/console/console.js`)).text();
-    const source = await readFile(path.join(appRoot, 'src', 'console', 'static', 'console.ts'), 'utf8');
-    expect(script).toBe(compileScript(source));
-    // JavaScript that node parses as the module the page loads.
-    const checked = path.join(dataDir, 'console.mjs');
-    await writeFile(checked, script);
-    await promisify(execFile)(process.execPath, ['--check', checked]);
+    for (const name of ['session', 'home', 'load-jobs/load-jobs', 'approvals/approvals', 'approvals/request']) {
+      const script = await (await fetch(`${service.url}/console/${name}.js`)).text();
+      const source = await readFile(path.join(appRoot, 'src', 'console', 'static', `${name}.ts`), 'utf8');
+      expect(script).toBe(compileScript(source));
+      // JavaScript that node parses as the module the page loads.
+      const checked = path.join(dataDir, `${name.replace('/', '-')}.mjs`);
+      await writeFile(checked, script);
+      await promisify(execFile)(process.execPath, ['--check', checked]);
+    }
   });
 
-  it('runs the page in the browser: a token signs in, with no error', async () => {
+  it('runs the pages in the browser: a token signs in, with no error, and lasts while the tab does', async () => {
     await withBrowser(async (page, problems) => {
       await page.goto(`${service.url}/console`);
-      await page.getByLabel('Access token').fill(mintLocalToken({ secret: TEST_SECRET, sub }));
-      await page.getByRole('button', { name: 'Use token' }).click();
-      await page.getByText('Ada · ada@built.test').waitFor();
+      await signIn(page, mintLocalToken({ secret: TEST_SECRET, sub }));
+      await page.getByText('Signed in as Ada (Org admin) · ada@built.test').waitFor();
+      for (const [link, heading] of [
+        ['Approvals', 'Awaiting your decision'],
+        ['Load jobs', 'Load a file'],
+      ]) {
+        await page.getByRole('navigation').getByRole('link', { name: link }).click();
+        await page.getByRole('heading', { name: heading }).waitFor();
+        expect(await page.getByRole('link', { name: link, exact: true }).getAttribute('aria-current')).toBe('page');
+      }
       expect(problems).toEqual([]);
     });
   });

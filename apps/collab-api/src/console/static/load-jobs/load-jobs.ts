@@ -1,9 +1,11 @@
 /**
- * The load-job console: a token kept in session storage, project → dataset → table, an upload
+ * The load-job page: project → dataset → table, an upload
  * with its progress, the table's jobs, and a job's details, read again every 5 seconds while it
  * is Pending or Running. Served as is with its types stripped (see ../routes.ts); no framework,
  * nothing from the network but this service.
  */
+
+import { $, api, detailOf, signOut, startPage, token } from '../session.js';
 
 interface Named {
   id: string;
@@ -31,32 +33,8 @@ interface LoadJob {
   ended_at: string | null;
 }
 
-const TOKEN_KEY = 'collab-console-token';
 const REFRESH_MS = 5000;
 const ACTIVE = new Set(['Pending', 'Running']);
-
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-
-function token(): string | null {
-  return sessionStorage.getItem(TOKEN_KEY);
-}
-
-/** The API's `detail` (a message, or FastAPI's list of invalid fields) as one line. */
-function detailOf(body: unknown, status: number): string {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  if (typeof detail === 'string') return detail;
-  if (Array.isArray(detail))
-    return detail.map((issue: { loc?: unknown[]; msg?: string }) => `${(issue.loc ?? []).join('.')}: ${issue.msg}`).join('; ');
-  return `The service answered ${status}`;
-}
-
-async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(path, { ...init, headers: { ...init.headers, Authorization: `Bearer ${token()}` } });
-  const body: unknown = await response.json().catch(() => null);
-  if (response.status === 401) signOut('The token was refused (expired, or not valid here): paste another one.');
-  if (!response.ok) throw new Error(detailOf(body, response.status));
-  return body as T;
-}
 
 function fill(select: HTMLSelectElement, items: Named[], empty: string): void {
   select.replaceChildren(...(items.length === 0 ? [new Option(empty, '')] : items.map((item) => new Option(item.name, item.id))));
@@ -270,43 +248,13 @@ function report(error: unknown): void {
   $('upload-status').textContent = error instanceof Error ? error.message : String(error);
 }
 
-function signOut(message = ''): void {
-  sessionStorage.removeItem(TOKEN_KEY);
-  stopRefresh();
-  $('workspace').hidden = true;
-  $('sign-in').hidden = false;
-  $('sign-out').hidden = true;
-  $('who').textContent = '';
-  $('sign-in-error').textContent = message;
-}
-
-async function signIn(): Promise<void> {
-  const me = await api<{ email: string; name: string }>('/api/v1/users/me');
-  $('who').textContent = `${me.name} · ${me.email}`;
-  $('sign-in').hidden = true;
-  $('workspace').hidden = false;
-  $('sign-out').hidden = false;
-  await loadProjects();
-}
-
 function start(): void {
-  $('token-form').addEventListener('submit', (event) => {
-    event.preventDefault();
-    const value = $<HTMLTextAreaElement>('token').value.trim();
-    if (!value) return;
-    sessionStorage.setItem(TOKEN_KEY, value);
-    $<HTMLTextAreaElement>('token').value = '';
-    signIn().catch((error: unknown) => {
-      if (token()) signOut(error instanceof Error ? error.message : String(error));
-    });
-  });
-  $('sign-out').addEventListener('click', () => signOut());
   $('project').addEventListener('change', () => void loadDatasets().catch(report));
   $('dataset').addEventListener('change', () => void loadTables().catch(report));
   $('table').addEventListener('change', () => void tableChosen().catch(report));
   $('refresh-jobs').addEventListener('click', () => void loadJobs().catch(report));
   $<HTMLFormElement>('upload-form').addEventListener('submit', upload);
-  if (token()) void signIn().catch((error: unknown) => signOut(error instanceof Error ? error.message : String(error)));
+  startPage(loadProjects, stopRefresh);
 }
 
 start();
