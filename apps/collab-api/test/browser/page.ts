@@ -72,9 +72,27 @@ export function unlabelled(page: Page): Promise<string[]> {
     .map((control) => control.outerHTML.slice(0, 120))`);
 }
 
-/** Whether the page is wider than its viewport (a horizontal scroll of the whole page). */
-export function overflows(page: Page): Promise<boolean> {
-  return page.evaluate('document.documentElement.scrollWidth > document.documentElement.clientWidth');
+/**
+ * What makes the page wider than its viewport (a horizontal scroll of the whole page): the
+ * outermost elements that reach past its right edge; [] when it fits.
+ */
+export function overflows(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth <= width) return [];
+    const clipped = (element) => {
+      for (let parent = element.parentElement; parent; parent = parent.parentElement)
+        if (getComputedStyle(parent).overflowX !== 'visible') return true;
+      return false;
+    };
+    const wide = [...document.body.querySelectorAll('*')].filter(
+      (element) => element.getBoundingClientRect().right > width + 0.5 && !clipped(element),
+    );
+    return wide
+      .filter((element) => !wide.some((other) => other !== element && other.contains(element)))
+      .map((element) => element.outerHTML.slice(0, 100))
+      .concat([\`scrollWidth \${document.documentElement.scrollWidth} > \${width}\`]);
+  })()`);
 }
 
 /** The text of the element that has the keyboard's focus. */

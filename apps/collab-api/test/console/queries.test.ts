@@ -1,0 +1,151 @@
+/**
+ * The queries page in Debian's chromium, on the DuckDB warehouse with a worker: a consumer writes a
+ * query over a dataset another tenant shares, dry-runs it (bytes, cost, the rules it obeys), runs
+ * it and reads the result with the private column marked masked; exports a result and downloads
+ * the file through its link; cancels a running job; an Org admin sees the quota. Saved names with
+ * markup show as text; every control is labelled; the page fits 375 px.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { freePort, listen, overflows, signIn, unlabelled, withBrowser } from '../browser/page.js';
+import { ensureChromium } from '../browser/chromium.js';
+import { createTestContext, type TestContext } from '../context.js';
+import { ownerAndSharer, type QueryFixture, shareDataset } from '../query-jobs/helpers.js';
+
+jest.setTimeout(240_000);
+
+// Four billion rows over the table's ten: minutes of work, unless it is stopped.
+const HEAVY =
+  'SELECT sum(n) AS total FROM sales.nums, (SELECT unnest(range(20000)) AS a) x, (SELECT unnest(range(20000)) AS b) y WHERE a + b >= 0';
+
+let ctx: TestContext;
+let server: Server;
+let baseUrl: string;
+let owner: QueryFixture;
+
+beforeAll(async () => {
+  ensureChromium();
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  ctx = await createTestContext({ PUBLIC_BASE_URL: baseUrl });
+  await ctx.startWorker();
+  let sharer: QueryFixture;
+  ({ owner, sharer } = await ownerAndSharer(ctx, {
+    orders: "INSERT INTO {table} VALUES ('ada', 0.5), ('bob', 0.25), ('cy', 0.75)",
+    people: "INSERT INTO {table} VALUES ('ada', 100, 'x'), ('bob', NULL, 'y'), ('cy', 300, 'x')",
+  }));
+  await shareDataset(ctx, { owner, sharer });
+  const nums = await owner.table('nums', [{ name: 'n', type: 'INT64' }]);
+  await owner.fill(nums, 'INSERT INTO {table} SELECT range FROM range(10)');
+  server = await listen(ctx.app, port);
+}, 120_000);
+afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  await ctx?.close();
+});
+
+const queriesPage = () => `${baseUrl}/console/queries?project=${owner.projectId}`;
+
+it("runs a consumer's query over shared data: dry run, job, result with the masked column marked", async () => {
+  await withBrowser(async (page, problems) => {
+    await page.goto(queriesPage());
+    await signIn(page, owner.tenant.editor.token);
+    await page.getByRole('button', { name: 'New query' }).click();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('<i>People</i> by team');
+    await page.getByLabel('Description').fill('Shared by Sharer');
+    await page.getByLabel(/^SQL/).fill('SELECT name, salary, team FROM hr.people ORDER BY name');
+    await page.getByRole('button', { name: 'Dry run' }).click();
+    const dry = page.locator('#dry-run-fields');
+    await dry.getByText('Estimated cost').waitFor();
+    expect(await dry.textContent()).toMatch(/\$0\.\d{6}/);
+    expect(await dry.textContent()).toContain('hr.people: salary masked (join only)');
+    // Saved, with its name as text.
+    await page.getByRole('cell', { name: '<i>People</i> by team', exact: true }).waitFor();
+    expect(await page.locator('#queries i').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.locator('#job-fields .status', { hasText: 'DONE' }).waitFor({ timeout: 60_000 });
+    const header = page.locator('#result-rows thead th');
+    await header.nth(2).waitFor();
+    expect(await header.allTextContents()).toEqual(['nameSTRING', 'salarymaskedINT64', 'teamSTRING']);
+    const cells = await page.locator('#result-rows tbody tr').allTextContents();
+    expect(cells).toEqual(['adamaskedx', 'bobmaskedy', 'cymaskedx']);
+    expect(await page.locator('#results-note').textContent()).toContain(
+      "Masked: salary comes from another tenant's private column",
+    );
+    expect(await unlabelled(page)).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+});
+
+it("exports a result and downloads the file through the link; another format's link is there too", async () => {
+  await withBrowser(async (page, problems) => {
+    await page.goto(queriesPage());
+    await signIn(page, owner.tenant.editor.token);
+    await page.getByRole('button', { name: 'New query' }).click();
+    await page.getByLabel(/^SQL/).fill('SELECT person, margin FROM sales.orders ORDER BY person');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.locator('#job-fields .status', { hasText: 'DONE' }).waitFor({ timeout: 60_000 });
+    await page.getByLabel('Format').selectOption('CSV');
+    await page.getByLabel('Compression').selectOption('NONE');
+    await page.getByRole('button', { name: 'Export' }).click();
+    const link = page.getByRole('link', { name: 'Download csv' });
+    await link.waitFor({ timeout: 60_000 });
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const file = await readFile((await download.path()), 'utf8');
+    expect(file.trim().split('\n')).toEqual(['person,margin', 'ada,0.5', 'bob,0.25', 'cy,0.75']);
+
+    await page.getByLabel('Format').selectOption('PARQUET');
+    await page.getByLabel('Compression').selectOption('GZIP');
+    await page.getByRole('button', { name: 'Export' }).click();
+    await page.getByRole('link', { name: 'Download parquet' }).waitFor({ timeout: 60_000 });
+    const [parquet] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download parquet' }).click(),
+    ]);
+    expect((await readFile((await parquet.path()))).subarray(0, 4).toString()).toBe('PAR1');
+    expect(problems).toEqual([]);
+  });
+});
+
+it('cancels a running job from the page', async () => {
+  await withBrowser(async (page, problems) => {
+    await page.goto(queriesPage());
+    await signIn(page, owner.tenant.editor.token);
+    await page.getByRole('button', { name: 'New query' }).click();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Heavy');
+    await page.getByLabel(/^SQL/).fill(HEAVY);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.locator('#job-fields .status', { hasText: 'RUNNING' }).waitFor({ timeout: 60_000 });
+    expect(await page.locator('#job-refresh').textContent()).toContain('every second while it is RUNNING');
+    await page.getByRole('button', { name: 'Cancel job' }).click();
+    await page.locator('#job-fields .status', { hasText: 'CANCELLED' }).waitFor({ timeout: 60_000 });
+    expect(await page.locator('#job-fields').textContent()).toContain('stopped: The job was cancelled');
+    expect(await page.getByRole('button', { name: 'Cancel job' }).isHidden()).toBe(true);
+    expect(await page.locator('#results').isHidden()).toBe(true);
+    expect(problems).toEqual([]);
+  });
+});
+
+it('shows an Org admin the quota used today and this month, reopens a query from the address, and fits 375 px', async () => {
+  await withBrowser(
+    async (page, problems) => {
+      await page.goto(queriesPage());
+      await signIn(page, owner.tenant.admin.token);
+      const quota = page.locator('#quota-fields');
+      await quota.getByText('Used this month').waitFor();
+      expect(await quota.textContent()).toMatch(/Used today\$\d+\.\d{6} of \$\d+\.\d{6} \(\d+\.\d %\)/);
+      await page.getByRole('button', { name: 'Open <i>People</i> by team' }).click();
+      await page.locator('#job-fields .status', { hasText: 'DONE' }).waitFor();
+      await page.locator('#result-rows tbody tr').nth(2).waitFor();
+      expect(page.url()).toMatch(/query=[0-9a-f-]{36}&job=[0-9a-f-]{36}$/);
+      await page.reload();
+      await page.locator('#result-rows tbody tr').nth(2).waitFor();
+      expect(await page.getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe('<i>People</i> by team');
+      expect(await overflows(page)).toEqual([]);
+      expect(await unlabelled(page)).toEqual([]);
+      expect(problems).toEqual([]);
+    },
+    { width: 375, height: 800 },
+  );
+});
