@@ -26,7 +26,11 @@ export async function withBrowser(
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
     page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
+      // A failed load is reported with its address below.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()} ${response.request().method()} ${response.url()}`);
     });
     await use(page, problems);
   } finally {

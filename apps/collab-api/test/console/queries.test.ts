@@ -3,14 +3,15 @@
  * query over a dataset another tenant shares, dry-runs it (bytes, cost, the rules it obeys), runs
  * it and reads the result with the private column marked masked; exports a result and downloads
  * the file through its link; cancels a running job; an Org admin sees the quota. Saved names with
- * markup show as text; every control is labelled; the page fits 375 px.
+ * markup show as text; every control is labelled; the page fits 375 px. Then the shared-data page:
+ * the consumer's shared datasets with their columns, and the owner's access log, newest first.
  */
 import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { freePort, listen, overflows, signIn, unlabelled, withBrowser } from '../browser/page.js';
 import { ensureChromium } from '../browser/chromium.js';
 import { createTestContext, type TestContext } from '../context.js';
-import { ownerAndSharer, type QueryFixture, shareDataset } from '../query-jobs/helpers.js';
+import { ownerAndSharer, type QueryFixture, runToEnd, shareDataset } from '../query-jobs/helpers.js';
 
 jest.setTimeout(240_000);
 
@@ -22,6 +23,7 @@ let ctx: TestContext;
 let server: Server;
 let baseUrl: string;
 let owner: QueryFixture;
+let sharer: QueryFixture;
 
 beforeAll(async () => {
   ensureChromium();
@@ -29,7 +31,6 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${port}`;
   ctx = await createTestContext({ PUBLIC_BASE_URL: baseUrl });
   await ctx.startWorker();
-  let sharer: QueryFixture;
   ({ owner, sharer } = await ownerAndSharer(ctx, {
     orders: "INSERT INTO {table} VALUES ('ada', 0.5), ('bob', 0.25), ('cy', 0.75)",
     people: "INSERT INTO {table} VALUES ('ada', 100, 'x'), ('bob', NULL, 'y'), ('cy', 300, 'x')",
@@ -92,7 +93,7 @@ it("exports a result and downloads the file through the link; another format's l
     const link = page.getByRole('link', { name: 'Download csv' });
     await link.waitFor({ timeout: 60_000 });
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
-    const file = await readFile((await download.path()), 'utf8');
+    const file = await readFile(await download.path(), 'utf8');
     expect(file.trim().split('\n')).toEqual(['person,margin', 'ada,0.5', 'bob,0.25', 'cy,0.75']);
 
     await page.getByLabel('Format').selectOption('PARQUET');
@@ -103,7 +104,7 @@ it("exports a result and downloads the file through the link; another format's l
       page.waitForEvent('download'),
       page.getByRole('link', { name: 'Download parquet' }).click(),
     ]);
-    expect((await readFile((await parquet.path()))).subarray(0, 4).toString()).toBe('PAR1');
+    expect((await readFile(await parquet.path())).subarray(0, 4).toString()).toBe('PAR1');
     expect(problems).toEqual([]);
   });
 });
@@ -148,4 +149,43 @@ it('shows an Org admin the quota used today and this month, reopens a query from
     },
     { width: 375, height: 800 },
   );
+});
+
+it("shows the consumer the shared datasets' schemas, and the owner who used them, newest first", async () => {
+  const newest = 'SELECT team, count(*) AS n FROM hr.people GROUP BY team /* <b>newest</b> */';
+  expect((await runToEnd(ctx, owner, owner.tenant, newest)).status).toBe('DONE');
+  await withBrowser(async (page, problems) => {
+    await page.goto(`${baseUrl}/console/shared-data`);
+    await signIn(page, owner.tenant.editor.token);
+    await page.getByRole('combobox', { name: /^Project/ }).selectOption(owner.projectId);
+    const dataset = page.locator('#shared article', { hasText: 'hr' });
+    await dataset.getByText('Table people').waitFor();
+    expect(await dataset.locator('tbody tr').allTextContents()).toEqual([
+      'nameSTRINGNULLABLEYes',
+      'salaryINT64NULLABLENomasked (join key only)',
+      'teamSTRINGNULLABLEYes',
+    ]);
+    // The consumer's own dataset is not among those shared with it; the access log is for Org admins.
+    expect(await page.locator('#shared h3').allTextContents()).toEqual(['hr']);
+    expect(await page.locator('#owner').isHidden()).toBe(true);
+    await page.getByText("Only Org admins see who used the tenant's datasets.").waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, sharer.tenant.admin.token);
+    await page.getByRole('combobox', { name: /^Your dataset/ }).selectOption(sharer.datasetId);
+    const log = page.locator('#access-log tbody tr');
+    await log.nth(1).waitFor();
+    const texts = await log.allTextContents();
+    expect(texts).toHaveLength(2);
+    expect(texts[0]).toContain(newest);
+    expect(await page.locator('#access-log b').count()).toBe(0);
+    expect(texts[1]).toContain('SELECT name, salary, team FROM hr.people ORDER BY name');
+    expect(texts[1]).toContain(owner.tenant.editor.email);
+    expect(texts[1]).toContain('Owner');
+    expect(texts[1]).toContain('✓ DONE');
+    expect(texts[1]).toContain('hr.people: salary masked');
+    expect(await page.locator('#log-page').textContent()).toBe('Page 1 of 1 (2 jobs)');
+    expect(await unlabelled(page)).toEqual([]);
+    expect(problems).toEqual([]);
+  });
 });

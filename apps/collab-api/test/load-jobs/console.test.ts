@@ -123,6 +123,8 @@ describe('the built server (node dist/server.js, as the image runs it)', () => {
     const files: [string, string][] = [
       ['/console', 'text/html; charset=utf-8'],
       ['/console/load-jobs', 'text/html; charset=utf-8'],
+      ['/console/queries', 'text/html; charset=utf-8'],
+      ['/console/shared-data', 'text/html; charset=utf-8'],
       ['/console/approvals/0195a6c1-0000-7000-8000-000000000000', 'text/html; charset=utf-8'],
       ['/console/session.js', 'text/javascript; charset=utf-8'],
       ['/console/load-jobs/load-jobs.js', 'text/javascript; charset=utf-8'],
@@ -134,7 +136,16 @@ describe('the built server (node dist/server.js, as the image runs it)', () => {
       expect({ file, status: res.status, type: res.headers.get('content-type') }).toEqual({ file, status: 200, type });
       expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'self';/);
     }
-    for (const name of ['session', 'home', 'load-jobs/load-jobs', 'approvals/approvals', 'approvals/request']) {
+    for (const name of [
+      'session',
+      'home',
+      'load-jobs/load-jobs',
+      'approvals/approvals',
+      'approvals/kinds',
+      'approvals/request',
+      'queries/queries',
+      'shared-data/shared-data',
+    ]) {
       const script = await (await fetch(`${service.url}/console/${name}.js`)).text();
       const source = await readFile(path.join(appRoot, 'src', 'console', 'static', `${name}.ts`), 'utf8');
       expect(script).toBe(compileScript(source));
@@ -152,6 +163,8 @@ describe('the built server (node dist/server.js, as the image runs it)', () => {
       await page.getByText('Signed in as Ada (Org admin) · ada@built.test').waitFor();
       for (const [link, heading] of [
         ['Approvals', 'Awaiting your decision'],
+        ['Queries', 'Saved queries'],
+        ['Shared data', 'Shared with your projects'],
         ['Load jobs', 'Load a file'],
       ]) {
         await page.getByRole('navigation').getByRole('link', { name: link }).click();
