@@ -9,6 +9,7 @@ import {
   attachmentPageSchema,
   attachmentSchema,
   errorEnvelopeSchema,
+  eventPageSchema,
   type Inbox,
   inboxPageSchema,
   inboxSchema,
@@ -103,7 +104,7 @@ export class InboxApiClient {
     return this.request(inboxSchema, 'POST', '/v1/inboxes', { body: input, ...options });
   }
 
-  listInboxes(query: { limit: number }, options?: CallOptions) {
+  listInboxes(query: { limit: number; offset?: number }, options?: CallOptions) {
     return this.request(inboxPageSchema, 'GET', '/v1/inboxes', { query, ...options });
   }
 
@@ -130,8 +131,16 @@ export class InboxApiClient {
     return this.request(searchPageSchema, 'GET', '/v1/messages', { query: { ...filter }, ...options });
   }
 
+  /** Events of the log after `after` (GET /v1/events), filtered as the query says. */
+  listEvents(
+    query: { after?: number; types?: string; inbox_id?: string; thread_id?: string; limit: number },
+    options?: CallOptions,
+  ) {
+    return this.request(eventPageSchema, 'GET', '/v1/events', { query, ...options });
+  }
+
   /** Thread summaries of an inbox, newest activity first. */
-  listThreads(query: { inbox_id: string; limit: number }, options?: CallOptions) {
+  listThreads(query: { inbox_id: string; limit: number; offset?: number }, options?: CallOptions) {
     return this.request(threadPageSchema, 'GET', '/v1/threads', { query, ...options });
   }
 

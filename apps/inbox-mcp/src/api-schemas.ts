@@ -92,6 +92,35 @@ export const receivedEventPageSchema = z.object({
 });
 export const searchPageSchema = pageOf(searchItemSchema);
 
+/** GET /v1/events: every type of event, in commit order, with the cursor for the next call. */
+export const EVENT_TYPES = [
+  'message.received',
+  'message.sent',
+  'message.delivered',
+  'message.bounced',
+  'message.complained',
+  'message.failed',
+  'message.blocked',
+  'thread.summarized',
+] as const;
+export const eventPageSchema = z.object({
+  items: z.array(
+    z.object({
+      id: z.number().int().describe('Ordered by commit: an event committed later has a larger id'),
+      type: z.enum(EVENT_TYPES),
+      created_at: timestamp,
+      organization_id: z.string(),
+      inbox_id: z.string(),
+      thread_id: z.string().nullable(),
+      message_id: z.string().nullable(),
+      data: z
+        .record(z.string(), z.unknown())
+        .describe("The message's list view (message events) or the thread's (thread events)"),
+    }),
+  ),
+  next_after: z.number().int().describe("The cursor for the next call: the last item's id, or `after` when there is none"),
+});
+
 export const threadSummarySchema = z.object({
   id: z.string(),
   subject: z.string(),

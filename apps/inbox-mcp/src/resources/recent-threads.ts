@@ -1,6 +1,7 @@
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { ThreadSummary } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
+import { UNTRUSTED_META_KEY } from '../tools/results.js';
 import { readOrFail } from './read-errors.js';
 
 export const RECENT_THREADS_TEMPLATE = 'email://inbox/{inbox_id}/recent';
@@ -53,7 +54,8 @@ export function registerRecentThreadsResource(server: McpServer, deps: ServerDep
     (uri, variables, ctx) =>
       readOrFail(uri.href, async () => {
         const page = await deps.api.listThreads({ inbox_id: String(variables.inbox_id), limit: RECENT_THREAD_COUNT }, ctx.mcpReq);
-        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: recentThreadsJson(page.items) }] };
+        const _meta = { [UNTRUSTED_META_KEY]: { source: 'email', fields: ['[].subject', '[].participants', '[].summary'] } };
+        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: recentThreadsJson(page.items), _meta }] };
       }),
   );
 }

@@ -1,6 +1,7 @@
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import type { Thread } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
+import { UNTRUSTED_META_KEY } from '../tools/results.js';
 import { readOrFail } from './read-errors.js';
 
 export const THREAD_TEMPLATE = 'email://thread/{thread_id}';
@@ -41,7 +42,9 @@ export function registerThreadResource(server: McpServer, deps: ServerDeps): voi
     (uri, variables, ctx) =>
       readOrFail(uri.href, async () => {
         const thread = await deps.api.getThread(String(variables.thread_id), ctx.mcpReq);
-        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: threadMarkdown(thread) }] };
+        // The messages are the senders' words: marked untrusted, as tool results carrying mail are.
+        const _meta = { [UNTRUSTED_META_KEY]: { source: 'email', fields: ['text'] } };
+        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: threadMarkdown(thread), _meta }] };
       }),
   );
 }

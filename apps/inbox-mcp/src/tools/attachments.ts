@@ -3,7 +3,7 @@ import type { ContentBlock } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { type Attachment, attachmentPageSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
-import { runTool, structuredResult } from './results.js';
+import { runTool, untrustedResult } from './results.js';
 
 // The largest page inbox-api serves; the tool takes no paging arguments (the spec gives it none).
 const LIST_LIMIT = 200;
@@ -64,7 +64,7 @@ export function registerAttachmentTools(server: McpServer, deps: ServerDeps): vo
     },
     (args, ctx) =>
       runTool({ logger: deps.logger, tool: 'list_attachments', signal: ctx.mcpReq.signal }, async () =>
-        structuredResult(await deps.api.listAttachments({ ...args, limit: LIST_LIMIT }, ctx.mcpReq)),
+        untrustedResult(await deps.api.listAttachments({ ...args, limit: LIST_LIMIT }, ctx.mcpReq), ['items[].filename']),
       ),
   );
 
@@ -95,8 +95,8 @@ export function registerAttachmentTools(server: McpServer, deps: ServerDeps): vo
           format: args.format,
         };
         return args.format === 'base64'
-          ? structuredResult({ ...description, content: base64 })
-          : structuredResult(description, [binaryContent(attachment, base64)]);
+          ? untrustedResult({ ...description, content: base64 }, ['filename', 'content'])
+          : untrustedResult(description, ['filename'], [binaryContent(attachment, base64)]);
       }),
   );
 }

@@ -2,7 +2,10 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { messagePageSchema, searchPageSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
-import { runTool, structuredResult } from './results.js';
+import { runTool, untrustedResult } from './results.js';
+
+/** Where senders' text is in a page of messages. */
+const MAIL_FIELDS = ['items[].subject', 'items[].from_address', 'items[].text', 'items[].content_clean'];
 
 // inbox-api pages hold at most 200 items.
 const MAX_LIMIT = 200;
@@ -51,7 +54,7 @@ export function registerMessageTools(server: McpServer, deps: ServerDeps): void 
     },
     (args, ctx) =>
       runTool({ logger: deps.logger, tool: 'list_messages', signal: ctx.mcpReq.signal }, async () =>
-        structuredResult(await deps.api.listMessages(args, ctx.mcpReq)),
+        untrustedResult(await deps.api.listMessages(args, ctx.mcpReq), [...MAIL_FIELDS, 'items[].html', 'items[].preview']),
       ),
   );
 
@@ -71,7 +74,7 @@ export function registerMessageTools(server: McpServer, deps: ServerDeps): void 
     (args, ctx) =>
       runTool({ logger: deps.logger, tool: 'search_email', signal: ctx.mcpReq.signal }, async () => {
         const { query, ...filter } = args;
-        return structuredResult(await deps.api.searchMessages({ ...filter, q: query }, ctx.mcpReq));
+        return untrustedResult(await deps.api.searchMessages({ ...filter, q: query }, ctx.mcpReq), MAIL_FIELDS);
       }),
   );
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { InboxApiError, InboxApiUnreachableError } from '../api-client.js';
 import { messageSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
-import { runTool, structuredResult } from './results.js';
+import { runTool, structuredResult, untrustedResult } from './results.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 300;
 // A request held open longer than this outlives the idle timeouts of most proxies and clients.
@@ -118,12 +118,10 @@ export function registerWaitForReplyTool(server: McpServer, deps: ServerDeps): v
               const page = await received(after, Math.min(LONG_POLL_SECONDS, Math.ceil(remaining / 1000)));
               const [reply] = page.items;
               if (reply) {
-                return structuredResult({
-                  status: 'replied',
-                  thread_id: args.thread_id,
-                  waited_seconds: waitedSeconds(),
-                  message: reply.data,
-                });
+                return untrustedResult(
+                  { status: 'replied', thread_id: args.thread_id, waited_seconds: waitedSeconds(), message: reply.data },
+                  ['message.subject', 'message.from_address', 'message.text', 'message.html', 'message.content_clean'],
+                );
               }
               after = page.next_after;
             } catch (error) {
