@@ -201,7 +201,7 @@ function structured(result: Awaited<ReturnType<Client['callTool']>>) {
   expect(result.isError).toBeFalsy();
   const text = textOf(result);
   const wrapped = WRAPPED.exec(text);
-  const marker = (result._meta)?.[UNTRUSTED];
+  const marker = result._meta?.[UNTRUSTED];
   if (wrapped) {
     expect(marker).toMatchObject({ source: 'email', fields: expect.any(Array) });
     expect(wrapped[1]).not.toContain('<');
@@ -215,7 +215,7 @@ function structured(result: Awaited<ReturnType<Client['callTool']>>) {
 
 /** Whether a result's mail content is marked untrusted. */
 const markedUntrusted = (result: Awaited<ReturnType<Client['callTool']>>) =>
-  WRAPPED.test(textOf(result)) && (result._meta)?.[UNTRUSTED] !== undefined;
+  WRAPPED.test(textOf(result)) && result._meta?.[UNTRUSTED] !== undefined;
 
 /** The text of a resource's only content. */
 function resourceText(result: Awaited<ReturnType<Client['readResource']>>): string {
