@@ -235,6 +235,17 @@ const CASES: Record<string, Case> = {
     (c, f) => c.get(`/v1/messages?thread_id=${f.threadId}&q=secret`),
   ),
   'GET /v1/messages/{message_id}': unreachable((c, f) => c.get(`/v1/messages/${f.messageId}`)),
+  'PATCH /v1/messages/{message_id}': unreachable(
+    (c, f) => c.patch(`/v1/messages/${f.messageId}`, { add_labels: ['planted'] }),
+    (c, f) => c.patch(`/v1/messages/${f.messageId}`, { remove_labels: ['sent'] }),
+  ),
+  'POST /v1/messages/{message_id}/reply': unreachable(
+    (c, f) => c.post(`/v1/messages/${f.messageId}/reply`, { body: 'Planted' }),
+    (c, f) => c.post(`/v1/messages/${f.messageId}/reply`, { body: 'Planted', reply_all: true }),
+  ),
+  'POST /v1/messages/{message_id}/forward': unreachable((c, f) =>
+    c.post(`/v1/messages/${f.messageId}/forward`, { to: ['x@example.com'], body: 'Planted' }),
+  ),
 
   'GET /v1/attachments': unreachable(
     (c, f) => c.get(`/v1/attachments?inbox_id=${f.inboxId}`),
@@ -391,4 +402,6 @@ it('leaves the records out of reach exactly as they were', async () => {
   }
   expect(await ctx.db.listEntry.count({ where: { entry: 'planted.example.com' } })).toBe(0);
   expect(await ctx.db.organization.count({ where: { sendingEnabled: false } })).toBe(0);
+  expect(await ctx.db.message.count({ where: { labels: { has: 'planted' } } })).toBe(0);
+  expect(await ctx.db.message.count({ where: { text: { contains: 'Planted' } } })).toBe(0);
 });

@@ -182,3 +182,54 @@ describe('migration 20261125175613_organizations_api_keys', () => {
     }
   });
 });
+
+describe('migration 20261126022630_system_labels', () => {
+  it('gives existing messages their system labels, ahead of those they had', async () => {
+    const database = await createScratchDatabase({ label: 'inbox_labels' });
+    try {
+      const migrations = await readMigrations(migrationsDir);
+      const before = migrations.filter((migration) => migration.name < '20261126022630');
+      await withClient(database.url, async (client) => {
+        await applyMigrations(client, before);
+        const {
+          rows: [inbox],
+        } = await client.query<{ id: string }>(
+          `INSERT INTO inboxes (id, name, email_address) VALUES (gen_random_uuid(), 'a', 'a@schema.test') RETURNING id`,
+        );
+        const {
+          rows: [thread],
+        } = await client.query<{ id: string }>(
+          `INSERT INTO threads (id, inbox_id, subject, subject_key, last_message_at, participants)
+           VALUES (gen_random_uuid(), $1, 's', '', now(), '{}') RETURNING id`,
+          [inbox!.id],
+        );
+        const rows: [string, string, string[]][] = [
+          ['<in-1@x>', 'inbound', []],
+          ['<in-2@x>', 'inbound', ['spam']],
+          ['<out-1@x>', 'outbound', []],
+        ];
+        for (const [id, direction, labels] of rows) {
+          await client.query(
+            `INSERT INTO messages (id, thread_id, inbox_id, direction, status, provider_message_id, subject, from_address,
+                                   to_addresses, cc_addresses, bcc_addresses, reply_to_addresses, text, html, content_clean,
+                                   preview, size, labels, timestamp)
+             VALUES (gen_random_uuid(), $1, $2, $3::"MessageDirection", $4::"MessageStatus", $5, 's', 'a@x', '{}', '{}', '{}',
+                     '{}', '', '', '', '', 0, $6::text[], now())`,
+            [thread!.id, inbox!.id, direction, direction === 'inbound' ? 'received' : 'sent', id, labels],
+          );
+        }
+        await applyMigrations(client, migrations);
+        const { rows: labelled } = await client.query<{ provider_message_id: string; labels: string[] }>(
+          'SELECT provider_message_id, labels FROM messages ORDER BY provider_message_id',
+        );
+        expect(labelled).toEqual([
+          { provider_message_id: '<in-1@x>', labels: ['received', 'unread'] },
+          { provider_message_id: '<in-2@x>', labels: ['received', 'unread', 'spam'] },
+          { provider_message_id: '<out-1@x>', labels: ['sent'] },
+        ]);
+      });
+    } finally {
+      await database.drop();
+    }
+  });
+});

@@ -43,7 +43,7 @@ describe('POST /v1/messages', () => {
       cc_addresses: null,
       in_reply_to: null,
       references: null,
-      labels: [],
+      labels: ['sent'],
       metadata: { delivery: { status: 'sent', provider: 'local', updated_at: expect.any(String) } },
     });
     expect(message.provider_message_id).toMatch(/^<[0-9a-f-]{36}@inbox\.test>$/);

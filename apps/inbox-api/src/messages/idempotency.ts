@@ -19,19 +19,26 @@ export interface IdempotentRequest extends KeyOfInbox {
 }
 
 /** The request's key, checked, with the hash that tells its request apart from others. */
-export function idempotentRequest(inboxId: string, key: string, input: SendMessageInput): IdempotentRequest {
+export function idempotentRequest(
+  inboxId: string,
+  key: string,
+  input: SendMessageInput,
+  /** What else tells the request apart: the message a reply answers or a forward carries. */
+  context: { answering?: string; forwarding?: string } = {},
+): IdempotentRequest {
   if (!VALID_KEY.test(key)) throw new BadRequestError('Idempotency-Key must be 1 to 255 printable ASCII characters');
-  return { inboxId, key, requestHash: requestHash(input) };
+  return { inboxId, key, requestHash: requestHash(input, context) };
 }
 
 /**
  * sha256 over the request, attachments' contents included, without building one more copy of
  * the (up to 33 MB) body as a string.
  */
-function requestHash(input: SendMessageInput): string {
+function requestHash(input: SendMessageInput, context: { answering?: string; forwarding?: string }): string {
   const hash = createHash('sha256');
   const attachments = input.attachments ?? [];
-  hash.update(JSON.stringify({ ...input, attachments: attachments.map(({ content: _, ...rest }) => rest) }));
+  const extra = context.answering || context.forwarding ? { _context: context } : {};
+  hash.update(JSON.stringify({ ...input, ...extra, attachments: attachments.map(({ content: _, ...rest }) => rest) }));
   for (const attachment of attachments) hash.update('\0').update(attachment.content);
   return hash.digest('hex');
 }

@@ -7,6 +7,7 @@ import { type Attachment, type Message, Prisma } from '../generated/prisma/clien
 import { uuidv7 } from '../shared/ids.js';
 import { participantsOf } from '../threads/threading.js';
 import type { MessageResponse, SendResult } from './schemas.js';
+import { initialLabels } from './labels.js';
 import type { DeliveryDetail } from '../webhooks/delivery-status.js';
 import { searchTextOf } from './search.js';
 
@@ -45,6 +46,7 @@ interface NewMessage {
   status: 'received' | 'sending';
   leaseUntil?: Date;
   metadata?: Prisma.InputJsonObject;
+  /** Labels besides the system's for the direction (`received`, `unread`; `sent`): labels.ts. */
   labels?: string[];
   providerMessageId: string;
   subject: string;
@@ -55,6 +57,8 @@ interface NewMessage {
   from: string;
   to: string[];
   cc: string[];
+  /** Blind copies of a message sent from here (the sender's record keeps them; no header carries them). */
+  bcc?: string[];
   replyTo: string[];
   text: string;
   html: string;
@@ -109,8 +113,8 @@ export async function recordMessage(
     fromAddress: input.from,
     toAddresses: input.to,
     ccAddresses: input.cc,
-    // The API sends no blind copies, and inbound mail does not reveal them.
-    bccAddresses: [],
+    // Inbound mail does not reveal blind copies; a sent message's record keeps its own.
+    bccAddresses: input.bcc ?? [],
     replyToAddresses: input.replyTo,
     text: input.text,
     html: input.html,
@@ -119,7 +123,7 @@ export async function recordMessage(
     size: input.size,
     inReplyTo: input.inReplyTo,
     references: input.references,
-    labels: input.labels ?? [],
+    labels: initialLabels(input.direction, input.labels),
     metadata: (input.metadata ?? {}) as Prisma.JsonObject,
     timestamp: input.timestamp,
     createdAt: now,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
 import { base64ByteLength } from './base64.js';
+import { labelList } from './labels.js';
 
 // One address, as the API takes it: no display name, no comments, nothing a header could be smuggled in.
 const emailAddress = z
@@ -51,18 +52,70 @@ const attachmentInput = z
   })
   .strict();
 
+const MAX_RECIPIENTS = 50;
+const recipients = (description: string) => z.array(emailAddress).max(MAX_RECIPIENTS).meta({ description });
+const ccField = recipients('Copy recipients (Cc header)').optional();
+const bccField = recipients('Blind copy recipients: on the envelope only, never in any header').optional();
+const labelsField = labelList.optional().meta({
+  description: 'Labels of the sent message besides `sent`: lower-case slugs of at most 64 characters',
+});
+const markdownBody = z.string().max(1_000_000).meta({ description: 'Markdown, converted to HTML' });
+const attachmentsField = z.array(attachmentInput).max(100).optional();
+
 export const sendMessageBody = z
   .object({
     inbox_id: id.meta({ description: 'Inbox to send from' }),
-    to: z.array(emailAddress).min(1).max(50),
+    to: z.array(emailAddress).min(1).max(MAX_RECIPIENTS),
+    cc: ccField,
+    bcc: bccField,
+    reply_to: z
+      .union([emailAddress, z.array(emailAddress).max(10)])
+      .optional()
+      .transform((value) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]))
+      .meta({ description: 'Reply-To address(es): where replies should go' }),
     subject: headerText(MAX_SUBJECT_LENGTH).meta({ example: 'Re: Your order #1234' }),
-    body: z.string().max(1_000_000).meta({ description: 'Markdown, converted to HTML' }),
+    body: markdownBody,
     reply_to_thread_id: id.optional().meta({ description: 'Thread to reply into' }),
-    attachments: z.array(attachmentInput).max(100).optional(),
+    attachments: attachmentsField,
+    labels: labelsField,
   })
   .strict();
 
 export type SendMessageInput = z.output<typeof sendMessageBody>;
+
+export const replyBody = z
+  .object({
+    body: markdownBody,
+    attachments: attachmentsField,
+    reply_all: z.boolean().optional().meta({ description: 'Also to the other To and Cc recipients (as Cc)' }),
+    cc: ccField,
+    bcc: bccField,
+    labels: labelsField,
+  })
+  .strict();
+
+export type ReplyInput = z.output<typeof replyBody>;
+
+export const forwardBody = z
+  .object({
+    to: z.array(emailAddress).min(1).max(MAX_RECIPIENTS),
+    body: markdownBody.optional().meta({ description: 'A note above the forwarded message (Markdown)' }),
+    cc: ccField,
+    bcc: bccField,
+    labels: labelsField,
+  })
+  .strict();
+
+export type ForwardInput = z.output<typeof forwardBody>;
+
+export const updateMessageBody = z
+  .object({
+    add_labels: labelList.optional().meta({ description: 'Labels to add' }),
+    remove_labels: labelList.optional().meta({ description: 'Labels to remove (wins over add_labels)' }),
+  })
+  .strict();
+
+export type UpdateMessageInput = z.output<typeof updateMessageBody>;
 
 export const sendMessageHeaders = z.object({
   'idempotency-key': z

@@ -1,5 +1,5 @@
 import type { CrashPoint } from '@repo/config';
-import { AppError, PayloadTooLargeError } from '@repo/errors';
+import { AppError, BadRequestError, PayloadTooLargeError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import type { ObjectStorage } from '@repo/storage';
 import type { MailTransport, OutboundMail, SentMail } from '../adapters/mail/index.js';
@@ -16,6 +16,7 @@ import { base64ByteLength } from './base64.js';
 import type { ContentPool } from './content/index.js';
 import { claimIdempotencyKey, idempotentRequest, keyForMessage, previousAnswer } from './idempotency.js';
 import { deliveryMetadata, leaseEnd, markFailed, markSent } from './outbox.js';
+import { fixedLabelsTouched } from './labels.js';
 import { checkOutbound, type PolicyDeps } from './policy.js';
 import { outboundSize, recordMessage, toSendResult } from './records.js';
 import type { SendMessageInput, SendResult } from './schemas.js';
@@ -33,6 +34,19 @@ export interface SendDeps extends PolicyDeps {
   summaries: SummaryRequests;
 }
 
+export interface SendOptions {
+  actor: Actor;
+  input: SendMessageInput;
+  idempotencyKey?: string;
+  /**
+   * A reply (messages/conversations.ts): the message answered, which In-Reply-To and References
+   * name (rather than the thread's newest message).
+   */
+  answering?: { id: string; providerMessageId: string; references: string | null };
+  /** A forward: the forwarded message's id, and its attachments, carried along. */
+  forwarding?: { id: string; files: AttachmentFile[] };
+}
+
 /**
  * Sends a message through the outbox (see outbox.ts), in four steps:
  * 1. everything that can refuse the request, before anything is written or sent: the inbox and
@@ -48,27 +62,35 @@ export interface SendDeps extends PolicyDeps {
  * Once the provider has the message, nothing answers 5xx: what could not be recorded after it
  * is logged and resolved by the reconciler.
  */
-export async function sendMessage(
-  deps: SendDeps,
-  { actor, input, idempotencyKey }: { actor: Actor; input: SendMessageInput; idempotencyKey?: string },
-): Promise<SendResult> {
+export async function sendMessage(deps: SendDeps, options: SendOptions): Promise<SendResult> {
+  const { actor, input, idempotencyKey, answering, forwarding } = options;
   const scope = scopeOf(actor);
   const apiKeyId = actor.kind === 'key' ? actor.keyId : undefined;
+  const fixed = fixedLabelsTouched({ add: input.labels });
+  if (fixed.length > 0) {
+    throw new BadRequestError(`Labels ${fixed.join(', ')} are set by the service`, { labels: fixed });
+  }
   const inbox = await findInbox(deps.db, scope, input.inbox_id);
   const thread = input.reply_to_thread_id
     ? await findThread(deps.db, scope, { threadId: input.reply_to_thread_id, inboxId: inbox.id })
     : undefined;
-  const files = decodeAttachments(input.attachments ?? [], deps.maxAttachmentBytes);
-  const keyed = idempotencyKey === undefined ? undefined : idempotentRequest(inbox.id, idempotencyKey, input);
+  const files = decodeAttachments(input.attachments ?? [], deps.maxAttachmentBytes, forwarding?.files ?? []);
+  const keyed =
+    idempotencyKey === undefined
+      ? undefined
+      : idempotentRequest(inbox.id, idempotencyKey, input, { answering: answering?.id, forwarding: forwarding?.id });
   const replay = keyed && (await previousAnswer(deps.db, keyed));
   if (replay) return replay;
-  await checkOutbound(deps, { actor, inbox, recipients: input.to });
+  await checkOutbound(deps, { actor, inbox, recipients: [...input.to, ...(input.cc ?? []), ...(input.bcc ?? [])] });
   const content = await deps.content.renderMessage(input.body);
-  const latest = thread ? await latestMessage(deps.db, thread.id) : null;
+  const latest = answering ?? (thread ? await latestMessage(deps.db, thread.id) : null);
   const reply = latest ? replyHeaders(latest) : undefined;
   const mail: OutboundMail = {
     from: inbox.emailAddress,
     to: input.to,
+    cc: input.cc ?? [],
+    bcc: input.bcc ?? [],
+    replyTo: input.reply_to ?? [],
     subject: input.subject,
     text: content.text,
     html: content.html,
@@ -100,8 +122,10 @@ export async function sendMessage(
         subjectKey: subjectKey(mail.subject),
         from: mail.from,
         to: mail.to,
-        cc: [],
-        replyTo: [],
+        cc: mail.cc ?? [],
+        bcc: mail.bcc ?? [],
+        replyTo: mail.replyTo ?? [],
+        labels: input.labels,
         text: mail.text,
         html: mail.html,
         contentClean: content.contentClean,
@@ -167,22 +191,36 @@ function failureReason(error: unknown): string {
   return error instanceof AppError ? error.message : 'The transport failed';
 }
 
-/** Decodes base64 attachments, refusing more than `maxBytes` in all (413) before anything is decoded, stored or sent. */
+/**
+ * Decodes base64 attachments, refusing more than `maxBytes` in all, `carried` ones (a forward's)
+ * included (413), before anything is decoded, stored or sent.
+ */
 function decodeAttachments(
   attachments: { filename: string; content_type: string; content: string }[],
   maxBytes: number,
+  carried: AttachmentFile[],
 ): AttachmentFile[] {
   // The schema has checked that each content is base64.
-  const total = attachments.reduce((sum, attachment) => sum + (base64ByteLength(attachment.content) ?? 0), 0);
+  const total =
+    attachments.reduce((sum, attachment) => sum + (base64ByteLength(attachment.content) ?? 0), 0) +
+    carried.reduce((sum, file) => sum + file.content.length, 0);
+  checkAttachmentTotal(total, maxBytes);
+  return [
+    ...carried,
+    ...attachments.map((attachment) => ({
+      filename: attachment.filename,
+      contentType: attachment.content_type,
+      content: Buffer.from(attachment.content, 'base64'),
+    })),
+  ];
+}
+
+/** 413 when a message's attachments total more than `maxBytes`. */
+export function checkAttachmentTotal(total: number, maxBytes: number): void {
   if (total > maxBytes) {
     throw new PayloadTooLargeError(`Attachments total ${total} bytes; at most ${maxBytes} bytes are allowed per message`, {
       limit_bytes: maxBytes,
       size_bytes: total,
     });
   }
-  return attachments.map((attachment) => ({
-    filename: attachment.filename,
-    contentType: attachment.content_type,
-    content: Buffer.from(attachment.content, 'base64'),
-  }));
 }

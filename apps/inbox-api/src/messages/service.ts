@@ -1,11 +1,12 @@
-import { NotFoundError } from '@repo/errors';
+import { BadRequestError, NotFoundError } from '@repo/errors';
 import { inboxFilter, type Scope } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
-import { Prisma } from '../generated/prisma/client.js';
+import { type Message, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
 import { isUuid } from '../shared/ids.js';
 import { page, type Page } from '../shared/schemas.js';
 import { findThread } from '../threads/service.js';
+import { changeLabels, fixedLabelsTouched } from './labels.js';
 import { toMessageResponse } from './records.js';
 import type { MessageResponse, SearchItem } from './schemas.js';
 import { containsPattern } from './search.js';
@@ -91,10 +92,42 @@ async function searchMessages(
   );
 }
 
-export async function getMessage(db: Database, scope: Scope, messageId: string): Promise<MessageResponse> {
+/** The message, or 404 (also in an inbox being deleted, or outside the scope). */
+export async function findMessage(db: Database, scope: Scope, messageId: string): Promise<Message> {
   const message = isUuid(messageId)
     ? await db.message.findFirst({ where: { id: messageId, inbox: { deletedAt: null, ...inboxFilter(scope) } } })
     : null;
   if (!message) throw new NotFoundError('Message not found', { message_id: messageId });
-  return toMessageResponse(message);
+  return message;
 }
+
+export async function getMessage(db: Database, scope: Scope, messageId: string): Promise<MessageResponse> {
+  return toMessageResponse(await findMessage(db, scope, messageId));
+}
+
+/**
+ * Adds and removes labels (remove wins), under the message's row lock so that concurrent changes
+ * all apply. `received` and `sent` say what the message is: a change naming them is refused (400).
+ */
+export async function updateMessageLabels(
+  db: Database,
+  scope: Scope,
+  messageId: string,
+  change: { add_labels?: string[]; remove_labels?: string[] },
+): Promise<MessageResponse> {
+  const found = await findMessage(db, scope, messageId);
+  const fixed = fixedLabelsTouched({ add: change.add_labels, remove: change.remove_labels });
+  if (fixed.length > 0) throw new BadRequestError(`Labels ${fixed.join(', ')} are set by the service`, { labels: fixed });
+  const updated = await db.$transaction(async (tx) => {
+    const [row] = await tx.$queryRaw<{ labels: string[] }[]>`SELECT labels FROM messages WHERE id = ${found.id}::uuid FOR UPDATE`;
+    if (!row) throw new NotFoundError('Message not found', { message_id: messageId });
+    const labels = changeLabels(row.labels, { add: change.add_labels, remove: change.remove_labels });
+    if (labels.length > MAX_LABELS_PER_MESSAGE) {
+      throw new BadRequestError(`A message has at most ${MAX_LABELS_PER_MESSAGE} labels`, { labels: labels.length });
+    }
+    return tx.message.update({ where: { id: found.id }, data: { labels } });
+  });
+  return toMessageResponse(updated);
+}
+
+const MAX_LABELS_PER_MESSAGE = 100;

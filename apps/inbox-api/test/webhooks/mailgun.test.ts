@@ -91,7 +91,7 @@ describe('POST /webhooks/mailgun: routes', () => {
       provider_message_id: fields['Message-Id'],
       timestamp: '2024-03-05T10:02:00.000Z',
       content_clean: 'Hi,\n\nMultipart with files body.',
-      labels: [],
+      labels: ['received', 'unread'],
       metadata: { authentication: { provider: 'mailgun', spf: 'pass', dkim: 'pass', spam: 'pass', spam_score: 0.3 } },
     });
     const attachments = await ctx.db.attachment.findMany({ where: { messageId: message.id }, orderBy: { filename: 'desc' } });
@@ -119,7 +119,7 @@ describe('POST /webhooks/mailgun: routes', () => {
     const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
     expect(message).toMatchObject({
       from_address: 'spam@example.net',
-      labels: ['spam', 'unauthenticated'],
+      labels: ['received', 'unread', 'spam', 'unauthenticated'],
       metadata: { authentication: { spam: 'fail', spam_score: 12.5, spf: 'fail' } },
     });
   });

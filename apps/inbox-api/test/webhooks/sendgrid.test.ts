@@ -40,7 +40,7 @@ describe('POST /webhooks/sendgrid', () => {
       html: '<html><body><strong>Hello Twilio SendGrid!</body></html>\n',
       content_clean: '**Hello Twilio SendGrid!**',
       metadata: { authentication: { provider: 'sendgrid', spf: 'pass', dkim: 'pass' } },
-      labels: [],
+      labels: ['received', 'unread'],
     });
   });
 
@@ -88,7 +88,7 @@ describe('POST /webhooks/sendgrid', () => {
       references: '<CAGsruKux7HKgwztSSWCae8cMu71_pzgziWZRWYeYNo3aiCkjRw@mail.gmail.com>',
       timestamp: '2018-10-09T03:15:50.000Z',
       metadata: { authentication: { provider: 'sendgrid', spf: 'pass', dkim: 'pass', spam_score: 0.022 } },
-      labels: [],
+      labels: ['received', 'unread'],
     });
   });
 
@@ -135,7 +135,7 @@ describe('POST /webhooks/sendgrid', () => {
       text: 'Ça va très bien, merci.',
       content_clean: 'Ça va très bien, merci.',
       provider_message_id: '<latin-1@example.fr>',
-      labels: ['spam', 'unauthenticated'],
+      labels: ['received', 'unread', 'spam', 'unauthenticated'],
       metadata: { authentication: { spf: 'softfail', dkim: 'none', spam_score: 6.4 } },
     });
     const [attachment] = await ctx.db.attachment.findMany({ where: { messageId: message.id } });

@@ -51,7 +51,7 @@ describe('POST /webhooks/ses: SES receipts through SNS', () => {
       subject: 'localized email header + footer',
       provider_message_id:
         '<YQcRqVkgRtVPMmRcONFiK_YqawljgCRUfkTRngwYYI7lSsiE1IKax6R15p9gdSmKgSEXepeJTGhiwsTIJ-fWLA-Tc_lTb2BJdqAB0da4kx4=@protonmail.com>',
-      labels: [],
+      labels: ['received', 'unread'],
       metadata: { authentication: { provider: 'ses', spam: 'pass', virus: 'pass', spf: 'pass', dkim: 'pass', dmarc: 'pass' } },
       timestamp: '2022-01-13T21:02:43.000Z',
     });
@@ -68,7 +68,7 @@ describe('POST /webhooks/ses: SES receipts through SNS', () => {
     const res = await postSns(ctx.app, sesFixtureFor('spamVerdict_FAIL_email_sns_body.json', target.email_address));
     expect(res.status).toBe(200);
     const [message] = await messagesOf(target.id);
-    expect(message).toMatchObject({ labels: ['spam'], metadata: { authentication: { spam: 'fail' } } });
+    expect(message).toMatchObject({ labels: ['received', 'unread', 'spam'], metadata: { authentication: { spam: 'fail' } } });
   });
 
   it('labels mail that fails DMARC unauthenticated, and drops mail with a virus without storing it', async () => {
@@ -84,7 +84,10 @@ describe('POST /webhooks/ses: SES receipts through SNS', () => {
     });
     expect((await postSns(ctx.app, dmarc)).status).toBe(200);
     const stored = (await messagesOf(inbox.id)).find((message) => message.subject === 'Verdicts');
-    expect(stored).toMatchObject({ labels: ['unauthenticated'], metadata: { authentication: { dmarc: 'fail', spf: 'fail' } } });
+    expect(stored).toMatchObject({
+      labels: ['received', 'unread', 'unauthenticated'],
+      metadata: { authentication: { dmarc: 'fail', spf: 'fail' } },
+    });
 
     const infected = mimeMessage({ to: inbox.email_address, subject: 'Infected', body: 'x', messageId: '<virus-1@example.com>' });
     const virus = await postSns(
