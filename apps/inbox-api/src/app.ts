@@ -11,6 +11,7 @@ import { inboxRoutes } from './inboxes/routes.js';
 import { listRoutes } from './lists/routes.js';
 import { messageRoutes } from './messages/routes.js';
 import { organizationRoutes } from './organizations/routes.js';
+import { searchRoutes } from './search/routes.js';
 import { threadRoutes } from './threads/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { webhookOutRoutes } from './webhooks-out/routes.js';
@@ -53,6 +54,7 @@ export function buildApp(deps: Deps): Express {
   eventRoutes(api, deps);
   listRoutes(api, deps);
   webhookOutRoutes(api, deps);
+  searchRoutes(api, deps);
   // Providers authenticate their own way (webhooks/verify.ts), not with the API keys.
   webhookRoutes(createApi({ router, openapi, errorBody: inboxErrorBody }), deps);
 

@@ -247,6 +247,11 @@ const CASES: Record<string, Case> = {
     c.post(`/v1/messages/${f.messageId}/forward`, { to: ['x@example.com'], body: 'Planted' }),
   ),
 
+  'GET /v1/search': unreachable(
+    (c, f) => c.get(`/v1/search?q=secret&inbox_ids=${f.inboxId}`),
+    (c, f) => c.get(`/v1/search?q=secret&inbox_ids=${own.inboxId},${f.inboxId}`),
+  ),
+
   'GET /v1/attachments': unreachable(
     (c, f) => c.get(`/v1/attachments?inbox_id=${f.inboxId}`),
     (c, f) => c.get(`/v1/attachments?thread_id=${f.threadId}`),
@@ -315,6 +320,18 @@ it('lists only the events of what each key reaches', async () => {
     expect(items.filter((item) => !ownInboxes(actor).includes(item.inbox_id))).toEqual([]);
   }
   expect((await as(ctx.app, keys.approver).get('/v1/events')).status).toBe(403);
+});
+
+it('searches only what each key reaches, and counts nothing else', async () => {
+  for (const actor of ['organization', 'inbox'] as const) {
+    const body = (await as(ctx.app, keys[actor]).get('/v1/search?q=secret&limit=200').expect(200)).body as {
+      items: { inbox_id: string }[];
+      total: number;
+    };
+    expect(body.items.map((item) => item.inbox_id).sort()).toEqual([...ownInboxes(actor)].sort());
+    expect(body.total).toBe(ownInboxes(actor).length);
+  }
+  expect((await as(ctx.app, keys.approver).get('/v1/search?q=secret')).status).toBe(403);
 });
 
 it('covers every /v1 operation of the OpenAPI document', async () => {

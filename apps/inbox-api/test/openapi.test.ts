@@ -35,6 +35,7 @@ describe('/openapi.json', () => {
         'attachments',
         'events',
         'lists',
+        'search',
         'webhooks',
         'operations',
       ]),
@@ -53,6 +54,26 @@ describe('/openapi.json', () => {
     });
     expect(patterns.filter((pattern) => /\/[a-z]+$/.test(pattern))).toEqual([]);
     expect(patterns).toContain('^[^\\p{Cc}]*$');
+  });
+
+  it('documents conversations: reply, forward, labels, filters, cursors and search', () => {
+    const { schemas } = document.components;
+    for (const name of ['MessagePage', 'ThreadPage', 'InboxPage', 'SearchPage']) {
+      expect(schemas[name]?.required).toEqual(expect.arrayContaining(['items', 'count', 'total', 'next_page_token']));
+    }
+    expect(schemas.ThreadSummary?.required).toEqual(expect.arrayContaining(['labels', 'message_count', 'participants']));
+    expect(schemas.SearchResult?.required).toEqual(expect.arrayContaining(['score', 'snippet']));
+    const parameters = (path: string) =>
+      ((document.paths[path]!.get as unknown as { parameters: { name: string }[] }).parameters ?? []).map((p) => p.name);
+    expect(parameters('/v1/messages')).toEqual(
+      expect.arrayContaining(['labels', 'direction', 'from', 'after', 'before', 'has_attachments', 'page_token', 'offset']),
+    );
+    expect(parameters('/v1/search')).toEqual(
+      expect.arrayContaining(['q', 'inbox_ids', 'labels', 'after', 'before', 'page_token']),
+    );
+    expect(Object.keys(document.paths['/v1/messages/{message_id}']!)).toEqual(expect.arrayContaining(['get', 'patch']));
+    expect(document.paths['/v1/messages/{message_id}/reply']!.post!.responses).toHaveProperty('201');
+    expect(document.paths['/v1/messages/{message_id}/forward']!.post!.responses).toHaveProperty('413');
   });
 
   it('documents the event routes: a page with its cursor, a stream, and 410 for a cursor no longer kept', () => {

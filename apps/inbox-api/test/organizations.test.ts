@@ -126,7 +126,7 @@ describe('organizations, for API keys', () => {
     const client = as(ctx.app, key.key);
 
     const list = await client.get('/v1/organizations');
-    expect(list.body).toEqual({ items: [expect.objectContaining({ id: mine.id })], count: 1, total: 1 });
+    expect(list.body).toEqual({ items: [expect.objectContaining({ id: mine.id })], count: 1, total: 1, next_page_token: null });
     expect((await client.get(`/v1/organizations/${mine.id}`)).status).toBe(200);
     expect((await client.get(`/v1/organizations/${theirs.id}`)).status).toBe(404);
     expect((await client.get('/v1/organizations/default')).status).toBe(404);

@@ -5,7 +5,7 @@ import { type ApiKey, Prisma } from '../generated/prisma/client.js';
 import { waitForSends } from '../messages/outbox.js';
 import { findOrganization } from '../organizations/service.js';
 import { isUuid } from '../shared/ids.js';
-import { page, type Page } from '../shared/schemas.js';
+import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import type { KeyDirectory } from './directory.js';
 import type { ApiKeyResponse, CreateApiKeyInput, CreatedApiKeyResponse } from './schemas.js';
 import {
@@ -107,7 +107,7 @@ async function reachableInboxes(db: Database, scope: Scope, organizationId: stri
 export async function listApiKeys(
   db: Database,
   scope: Scope,
-  query: { organization_id?: string; limit: number; offset: number },
+  query: { organization_id?: string; limit: number; offset: number; page_token?: string },
 ): Promise<Page<ApiKeyResponse>> {
   if (query.organization_id !== undefined) await findOrganization(db, scope, query.organization_id);
   const organizationId = query.organization_id ?? scope.organizationId;
@@ -117,16 +117,22 @@ export async function listApiKeys(
     conditions.push(Prisma.sql`cardinality(inbox_ids) > 0 AND inbox_ids <@ ${[...scope.inboxIds]}::uuid[]`);
   }
   const where = Prisma.join(conditions, ' AND ');
-  const [ids, [count]] = await Promise.all([
-    db.$queryRaw<{ id: string }[]>`
-      SELECT id FROM api_keys WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
-    db.$queryRaw<{ total: bigint }[]>`SELECT count(*) AS total FROM api_keys WHERE ${where}`,
-  ]);
+  const { rows, total, next } = await readPage(
+    query,
+    'api-keys',
+    NEWEST_FIRST,
+    (_after, take, skip, key) => db.$queryRaw<{ id: string; createdAt: Date }[]>`
+      SELECT id, created_at AS "createdAt" FROM api_keys
+       WHERE ${where} ${key ? Prisma.sql`AND (created_at, id) < (${key[0]}::timestamptz, ${key[1]}::uuid)` : Prisma.empty}
+       ORDER BY created_at DESC, id DESC LIMIT ${take} OFFSET ${skip}`,
+    async () =>
+      Number((await db.$queryRaw<{ total: bigint }[]>`SELECT count(*) AS total FROM api_keys WHERE ${where}`)[0]?.total ?? 0),
+  );
   const keys = await db.apiKey.findMany({
-    where: { id: { in: ids.map((row) => row.id) } },
+    where: { id: { in: rows.map((row) => row.id) } },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
   });
-  return page(keys.map(toApiKeyResponse), Number(count?.total ?? 0));
+  return page(keys.map(toApiKeyResponse), total, next);
 }
 
 export interface KeyRevocation {

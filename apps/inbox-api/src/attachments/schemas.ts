@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { paginationQuery } from '@repo/http';
-import { id, pageOf, timestamp } from '../shared/schemas.js';
+import { id, pageOf, pageTokenQuery, timestamp } from '../shared/schemas.js';
 
 export const listAttachmentsQuery = z
   .object({
@@ -9,6 +9,7 @@ export const listAttachmentsQuery = z
     inbox_id: id.optional(),
     // Items are small: a longer page than messages' default, with the same bound.
     ...paginationQuery({ defaultLimit: 100, maxLimit: 200, offsetName: 'offset' }),
+    ...pageTokenQuery,
   })
   .strict()
   .refine((query) => query.message_id !== undefined || query.thread_id !== undefined || query.inbox_id !== undefined, {

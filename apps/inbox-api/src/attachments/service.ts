@@ -5,7 +5,7 @@ import type { Database } from '../database.js';
 import type { Attachment, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
 import { isUuid } from '../shared/ids.js';
-import { page, type Page } from '../shared/schemas.js';
+import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import { findThread } from '../threads/service.js';
 import { checkDownloadToken, type DownloadLinks, servableContentType, signedDownloadUrl } from './download.js';
 import type { AttachmentContentQuery, AttachmentListItem, AttachmentResponse, ListAttachmentsQuery } from './schemas.js';
@@ -33,11 +33,15 @@ export async function listAttachments(
     ...(query.thread_id !== undefined && { threadId: query.thread_id }),
     ...(query.message_id !== undefined && { messageId: query.message_id }),
   };
-  const [attachments, total] = await Promise.all([
-    db.attachment.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
-    db.attachment.count({ where }),
-  ]);
-  return page(attachments.map(toListItem), total);
+  const { rows, total, next } = await readPage(
+    query,
+    'attachments',
+    NEWEST_FIRST,
+    (after, take, skip) =>
+      db.attachment.findMany({ where: { AND: [where, after] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take, skip }),
+    () => db.attachment.count({ where }),
+  );
+  return page(rows.map(toListItem), total, next);
 }
 
 /**

@@ -15,7 +15,7 @@ import type { Inbox, Prisma } from '../generated/prisma/client.js';
 import { waitForSends } from '../messages/outbox.js';
 import { findOrganization } from '../organizations/service.js';
 import { isUuid } from '../shared/ids.js';
-import { page, type Page } from '../shared/schemas.js';
+import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import type { CreateInboxInput, InboxResponse, UpdateInboxInput } from './schemas.js';
 
 export function toInboxResponse(inbox: Inbox): InboxResponse {
@@ -92,14 +92,18 @@ export async function holdLiveInbox(tx: Prisma.TransactionClient, inboxId: strin
 export async function listInboxes(
   db: Database,
   scope: Scope,
-  options: { limit: number; offset: number },
+  options: { limit: number; offset: number; page_token?: string },
 ): Promise<Page<InboxResponse>> {
   const where = { deletedAt: null, ...inboxFilter(scope) };
-  const [inboxes, total] = await Promise.all([
-    db.inbox.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: options.limit, skip: options.offset }),
-    db.inbox.count({ where }),
-  ]);
-  return page(inboxes.map(toInboxResponse), total);
+  const { rows, total, next } = await readPage(
+    options,
+    'inboxes',
+    NEWEST_FIRST,
+    (after, take, skip) =>
+      db.inbox.findMany({ where: { AND: [where, after] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take, skip }),
+    () => db.inbox.count({ where }),
+  );
+  return page(rows.map(toInboxResponse), total, next);
 }
 
 export interface InboxRemoval {

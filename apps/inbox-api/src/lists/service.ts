@@ -6,7 +6,7 @@ import { type ListEntry, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
 import { findOrganization } from '../organizations/service.js';
 import { isUuid } from '../shared/ids.js';
-import { page, type Page } from '../shared/schemas.js';
+import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import { type ListDirection, type ListRule, passesLists } from './rules.js';
 import type { CreateListEntryInput, ListEntriesQuery, ListEntryResponse } from './schemas.js';
 
@@ -59,11 +59,15 @@ export async function listListEntries(db: Database, scope: Scope, query: ListEnt
     ...(query.direction && { direction: query.direction }),
     ...(query.type && { type: query.type }),
   };
-  const [entries, total] = await Promise.all([
-    db.listEntry.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
-    db.listEntry.count({ where }),
-  ]);
-  return page(entries.map(toListEntryResponse), total);
+  const { rows, total, next } = await readPage(
+    query,
+    'lists',
+    NEWEST_FIRST,
+    (after, take, skip) =>
+      db.listEntry.findMany({ where: { AND: [where, after] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take, skip }),
+    () => db.listEntry.count({ where }),
+  );
+  return page(rows.map(toListEntryResponse), total, next);
 }
 
 /** What a scope reaches: entries of its organization's level and of the live inboxes it reaches. */

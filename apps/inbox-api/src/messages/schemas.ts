@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
 import { base64ByteLength } from './base64.js';
-import { labelList } from './labels.js';
+import { label, labelList } from './labels.js';
 
 // One address, as the API takes it: no display name, no comments, nothing a header could be smuggled in.
 const emailAddress = z
@@ -147,10 +147,57 @@ export const sendResultSchema = z
 
 export type SendResult = z.input<typeof sendResultSchema>;
 
+/** A list in a query string: `labels=a,b`, `labels=a&labels=b`, or both. */
+const queryList = <T extends z.ZodType<unknown, string>>(item: T, max: number) =>
+  z
+    .union([z.string(), z.array(z.string()).max(max)])
+    .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((part) => part.split(',')))
+    .pipe(z.array(item).min(1).max(max));
+
+const queryTime = (description: string) =>
+  z.iso
+    .datetime({ offset: true })
+    .transform((value) => new Date(value))
+    .optional()
+    .meta({ description, example: '2026-01-31T00:00:00Z' });
+
+/** Filters of GET /v1/messages and GET /v1/threads (a thread matches when its messages together do). */
+export const messageFilters = {
+  labels: queryList(label, 20)
+    .optional()
+    .meta({ description: 'Only messages with every one of these labels (comma-separated, or the parameter repeated)' }),
+  direction: z.enum(['inbound', 'outbound']).optional(),
+  from: z
+    .string()
+    .trim()
+    .min(1)
+    .max(320)
+    .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain control characters' })
+    .optional()
+    .meta({ description: 'Sender address, or part of it, case-insensitively', example: 'example.com' }),
+  after: queryTime('Only messages created after this time (exclusive)'),
+  before: queryTime('Only messages created before this time (exclusive)'),
+  has_attachments: z
+    .enum(['true', 'false'])
+    .transform((value) => value === 'true')
+    .optional()
+    .meta({ description: 'Only messages with (`true`) or without (`false`) attachments' }),
+};
+
+export interface MessageFilters {
+  labels?: string[];
+  direction?: 'inbound' | 'outbound';
+  from?: string;
+  after?: Date;
+  before?: Date;
+  has_attachments?: boolean;
+}
+
 export const listMessagesQuery = z
   .object({
     inbox_id: id.optional(),
     thread_id: id.optional(),
+    ...messageFilters,
     q: z
       .string()
       .trim()

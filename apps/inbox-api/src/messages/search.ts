@@ -17,3 +17,8 @@ export function searchTextOf(message: {
 export function containsPattern(q: string): string {
   return `%${q.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
+
+/** `text` with `%`, `_` and `\` escaped, to match literally inside a LIKE pattern (Prisma's `contains` does not escape them). */
+export function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`);
+}

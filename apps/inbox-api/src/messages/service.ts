@@ -4,24 +4,26 @@ import type { Database } from '../database.js';
 import { type Message, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
 import { isUuid } from '../shared/ids.js';
-import { page, type Page } from '../shared/schemas.js';
+import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import { findThread } from '../threads/service.js';
 import { changeLabels, fixedLabelsTouched } from './labels.js';
 import { toMessageResponse } from './records.js';
-import type { MessageResponse, SearchItem } from './schemas.js';
-import { containsPattern } from './search.js';
+import type { MessageFilters, MessageResponse, SearchItem } from './schemas.js';
+import { containsPattern, likeLiteral } from './search.js';
 
-interface ListQuery {
+interface ListQuery extends MessageFilters {
   inbox_id?: string;
   thread_id?: string;
   q?: string;
   limit: number;
   offset: number;
+  page_token?: string;
 }
 
 /**
- * Messages of an inbox and/or a thread, newest first; with `q`, the search subset of those that
- * match. The inbox and thread must be within the scope (404 otherwise), which keeps the list in it.
+ * Messages of an inbox and/or a thread, newest first, narrowed by the filters; with `q`, the
+ * search subset of those that match. The inbox and thread must be within the scope (404
+ * otherwise), which keeps the list in it.
  */
 export async function listMessages(
   db: Database,
@@ -30,12 +32,48 @@ export async function listMessages(
 ): Promise<Page<MessageResponse> | Page<SearchItem>> {
   const filters = await resolveFilters(db, scope, query);
   if (query.q !== undefined) return searchMessages(db, filters, query.q, query);
-  const where = { ...(filters.inboxId && { inboxId: filters.inboxId }), ...(filters.threadId && { threadId: filters.threadId }) };
-  const [messages, total] = await Promise.all([
-    db.message.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
-    db.message.count({ where }),
-  ]);
-  return page(messages.map(toMessageResponse), total);
+  const where: Prisma.MessageWhereInput = {
+    ...(filters.inboxId && { inboxId: filters.inboxId }),
+    ...(filters.threadId && { threadId: filters.threadId }),
+    ...messageWhere(query),
+  };
+  const { rows, total, next } = await readPage(
+    query,
+    'messages',
+    NEWEST_FIRST,
+    (after, take, skip) =>
+      db.message.findMany({ where: { AND: [where, after] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take, skip }),
+    () => db.message.count({ where }),
+  );
+  return page(rows.map(toMessageResponse), total, next);
+}
+
+/** The filters of a message list as a Prisma condition (a thread list asks it of its messages). */
+export function messageWhere(filters: MessageFilters): Prisma.MessageWhereInput {
+  return {
+    ...(filters.labels && { labels: { hasEvery: filters.labels } }),
+    ...(filters.direction && { direction: filters.direction }),
+    ...(filters.from !== undefined && { fromAddress: { contains: likeLiteral(filters.from), mode: 'insensitive' } }),
+    ...((filters.after || filters.before) && {
+      createdAt: { ...(filters.after && { gt: filters.after }), ...(filters.before && { lt: filters.before }) },
+    }),
+    ...(filters.has_attachments !== undefined && { attachments: filters.has_attachments ? { some: {} } : { none: {} } }),
+  };
+}
+
+/** The same filters in SQL, on the messages row `m`. */
+export function messageFilterSql(filters: MessageFilters): Prisma.Sql[] {
+  const conditions: Prisma.Sql[] = [];
+  if (filters.labels) conditions.push(Prisma.sql`m.labels @> ${filters.labels}::text[]`);
+  if (filters.direction) conditions.push(Prisma.sql`m.direction = ${filters.direction}::"MessageDirection"`);
+  if (filters.from !== undefined) conditions.push(Prisma.sql`lower(m.from_address) LIKE ${containsPattern(filters.from)}`);
+  if (filters.after) conditions.push(Prisma.sql`m.created_at > ${filters.after}::timestamptz`);
+  if (filters.before) conditions.push(Prisma.sql`m.created_at < ${filters.before}::timestamptz`);
+  if (filters.has_attachments !== undefined) {
+    const exists = Prisma.sql`EXISTS (SELECT FROM attachments a WHERE a.message_id = m.id)`;
+    conditions.push(filters.has_attachments ? exists : Prisma.sql`NOT ${exists}`);
+  }
+  return conditions;
 }
 
 /** Checks the filters name existing records within the scope (404 otherwise) that belong together. */
@@ -60,35 +98,49 @@ interface SearchRow {
 /**
  * Case-insensitive substring search over the messages' search text (subject, sender, text body,
  * attachment filenames) in the narrow message_search table; only the page's rows are read from
- * the wide messages table. The page and the total are separate queries, run side by side, so
- * that each gets its own plan: the page stops at `limit` matches newest first when the term is
- * common, and the count uses the per-inbox trigram index when it is selective (bench/run.ts).
+ * the wide messages table (and, with filters, the candidates' rows to check them). The page and
+ * the total are separate queries, run side by side, so that each gets its own plan: the page
+ * stops at `limit` matches newest first when the term is common, and the count uses the
+ * per-inbox trigram index when it is selective (bench/run.ts).
  */
 async function searchMessages(
   db: Database,
   filters: { inboxId?: string; threadId?: string },
   q: string,
-  paging: { limit: number; offset: number },
+  query: ListQuery,
 ): Promise<Page<SearchItem>> {
   const conditions = [Prisma.sql`search_text LIKE ${containsPattern(q)}`];
   if (filters.inboxId) conditions.push(Prisma.sql`inbox_id = ${filters.inboxId}::uuid`);
   if (filters.threadId) conditions.push(Prisma.sql`thread_id = ${filters.threadId}::uuid`);
+  const onMessage = messageFilterSql(query);
+  if (onMessage.length > 0) {
+    conditions.push(
+      Prisma.sql`EXISTS (SELECT FROM messages m WHERE m.id = message_search.message_id AND ${Prisma.join(onMessage, ' AND ')})`,
+    );
+  }
   const where = Prisma.join(conditions, ' AND ');
-  const [rows, [count]] = await Promise.all([
-    db.$queryRaw<SearchRow[]>`
+  const { rows, total, next } = await readPage(
+    query,
+    'messages',
+    { fields: ['created_at', 'id'], shape: NEWEST_FIRST.shape },
+    (_after, take, skip, key) => db.$queryRaw<SearchRow[]>`
       SELECT m.id, m.thread_id, m.inbox_id, m.subject, m.from_address, m.text, m.content_clean, m.created_at
         FROM (SELECT message_id, created_at
                 FROM message_search
-               WHERE ${where}
+               WHERE ${where}${key ? Prisma.sql` AND (created_at, message_id) < (${key[0]}::timestamptz, ${key[1]}::uuid)` : Prisma.empty}
                ORDER BY created_at DESC, message_id DESC
-               LIMIT ${paging.limit} OFFSET ${paging.offset}) AS page
+               LIMIT ${take} OFFSET ${skip}) AS page
         JOIN messages m ON m.id = page.message_id
        ORDER BY page.created_at DESC, page.message_id DESC`,
-    db.$queryRaw<{ total: bigint }[]>`SELECT count(*) AS total FROM message_search WHERE ${where}`,
-  ]);
+    async () =>
+      Number(
+        (await db.$queryRaw<{ total: bigint }[]>`SELECT count(*) AS total FROM message_search WHERE ${where}`)[0]?.total ?? 0,
+      ),
+  );
   return page(
     rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() })),
-    Number(count?.total ?? 0),
+    total,
+    next,
   );
 }
 

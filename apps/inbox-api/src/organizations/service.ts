@@ -11,7 +11,7 @@ import type { KeyDirectory } from '../api-keys/directory.js';
 import type { Database } from '../database.js';
 import type { Organization } from '../generated/prisma/client.js';
 import { isUuid } from '../shared/ids.js';
-import { page, type Page } from '../shared/schemas.js';
+import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import type { CreateOrganizationInput, OrganizationResponse, UpdateOrganizationInput } from './schemas.js';
 
 export function toOrganizationResponse(organization: Organization): OrganizationResponse {
@@ -67,19 +67,18 @@ export async function updateOrganization(
 export async function listOrganizations(
   db: Database,
   scope: Scope,
-  options: { limit: number; offset: number },
+  options: { limit: number; offset: number; page_token?: string },
 ): Promise<Page<OrganizationResponse>> {
   const where = scope.organizationId === undefined ? {} : { id: scope.organizationId };
-  const [organizations, total] = await Promise.all([
-    db.organization.findMany({
-      where,
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: options.limit,
-      skip: options.offset,
-    }),
-    db.organization.count({ where }),
-  ]);
-  return page(organizations.map(toOrganizationResponse), total);
+  const { rows, total, next } = await readPage(
+    options,
+    'organizations',
+    NEWEST_FIRST,
+    (after, take, skip) =>
+      db.organization.findMany({ where: { AND: [where, after] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take, skip }),
+    () => db.organization.count({ where }),
+  );
+  return page(rows.map(toOrganizationResponse), total, next);
 }
 
 /**

@@ -4,7 +4,7 @@ import type { LanguageModel } from '../adapters/llm/index.js';
 import { type Database, prismaStatements } from '../database.js';
 import { appendEvents } from '../events/log.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { toThreadSummary } from '../threads/service.js';
+import { threadLabels, toThreadSummary } from '../threads/service.js';
 import { summaryRequest } from './prompt.js';
 
 /**
@@ -69,6 +69,7 @@ export async function summarizeThread(deps: SummaryDeps, threadId: string): Prom
       })),
     }),
   );
+  const labels = (await threadLabels(deps.db, [threadId])).get(threadId);
   await deps.db.$transaction(async (tx) => {
     // updateMany: the thread may have gone while the model wrote.
     const { count } = await tx.thread.updateMany({ where: { id: threadId }, data: { summary } });
@@ -85,7 +86,7 @@ export async function summarizeThread(deps: SummaryDeps, threadId: string): Prom
         inboxId: record.inboxId,
         threadId: record.id,
         messageId: null,
-        data: toThreadSummary(record),
+        data: toThreadSummary(record, labels),
       },
     ]);
   });

@@ -1,0 +1,61 @@
+/**
+ * Snippets of search results. Postgres' ts_headline gets the text HTML-escaped (its parser would
+ * otherwise drop anything that looks like a tag) and without two private-use characters, which it
+ * then puts around each match; only those become `<mark>` and `</mark>`. Whatever a message
+ * contains, the snippet carries no markup but those two tags. Pure functions.
+ */
+export const START_MARK = '\uE000';
+export const STOP_MARK = '\uE001';
+const MARKS = /[\uE000\uE001]/g;
+
+/** The text as ts_headline may see it: without the marks. */
+export function unmarked(text: string): string {
+  return text.replace(MARKS, '');
+}
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ENTITIES[char]!);
+}
+
+/** A marked passage of plain text as the API shows it. */
+export function renderSnippet(marked: string): string {
+  return marksToTags(escapeHtml(marked));
+}
+
+/**
+ * A marked passage of text that was escaped before it was marked (ts_headline's): the marks become
+ * tags; anything that could still open markup (none should) is escaped, entities left whole.
+ */
+export function renderEscapedSnippet(marked: string): string {
+  return marksToTags(marked.replace(/[<>"']/g, (char) => ENTITIES[char]!).replace(/&(?!(?:amp|lt|gt|quot|#39);)/g, '&amp;'));
+}
+
+function marksToTags(text: string): string {
+  return text.replaceAll(START_MARK, '<mark>').replaceAll(STOP_MARK, '</mark>');
+}
+
+const WINDOW = 80;
+
+/**
+ * The snippet when full-text search found nothing to mark (a part of a word, an address): the
+ * first occurrence of `q` in the text, case-insensitively, with some text either side; else the
+ * text's beginning.
+ */
+export function substringSnippet(text: string, q: string): string {
+  const clean = unmarked(text).replace(/\s+/g, ' ').trim();
+  const at = clean.toLowerCase().indexOf(q.toLowerCase());
+  if (at < 0 || q.length === 0) return renderSnippet(clean.slice(0, 2 * WINDOW));
+  const start = Math.max(0, at - WINDOW);
+  const end = Math.min(clean.length, at + q.length + WINDOW);
+  const marked =
+    (start > 0 ? '… ' : '') +
+    clean.slice(start, at) +
+    START_MARK +
+    clean.slice(at, at + q.length) +
+    STOP_MARK +
+    clean.slice(at + q.length, end) +
+    (end < clean.length ? ' …' : '');
+  return renderSnippet(marked);
+}
