@@ -78,6 +78,27 @@ describe('POST /v1/messages with cc, bcc, reply_to and labels', () => {
   });
 });
 
+describe('the safety gate sees every recipient', () => {
+  it('refuses a send whose cc or bcc, or a reply-all recipient, is blocked, and sends nothing', async () => {
+    const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'gated' });
+    await operator
+      .post('/v1/lists', { inbox_id: inbox.id, direction: 'send', type: 'block', entry: 'blocked.example' })
+      .expect(201);
+    const before = await ctx.db.message.count({ where: { inboxId: inbox.id } });
+    for (const extra of [{ cc: ['x@blocked.example'] }, { bcc: ['y@blocked.example'] }]) {
+      const res = await send({ inbox_id: inbox.id, ...extra });
+      expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 403, code: 'recipient_blocked' });
+    }
+    const incoming = await send({ inbox_id: carol.id, to: [inbox.email_address], cc: ['z@blocked.example'] }).expect(201);
+    const copy = await receivedCopy(inbox.id, (await message(incoming.body.id)).provider_message_id);
+    await operator.post(`/v1/messages/${copy.id}/reply`, { body: 'Only carol' }).expect(201);
+    const all = await operator.post(`/v1/messages/${copy.id}/reply`, { body: 'Everyone', reply_all: true });
+    expect(all.status).toBe(403);
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id, direction: 'outbound' } })).toBe(1);
+    expect(before).toBe(0);
+  });
+});
+
 describe('bcc over SMTP', () => {
   let server: SMTPServer;
   let smtp: TestContext;
