@@ -96,6 +96,7 @@ describe('GET /v1/attachments', () => {
       items: [],
       count: 0,
       total: 4,
+      next_page_token: null,
     });
   });
 
