@@ -43,10 +43,12 @@ const summary = await withClient(url, async (client) => {
   ]);
 
   // Building the search index once at the end is much faster than maintaining it row by row.
-  const {
-    rows: [searchIndex],
-  } = await client.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'message_search_text_idx'");
-  await client.query('DROP INDEX message_search_text_idx');
+  // The full-text (search_vector) and label indexes too.
+  const { rows: searchIndexes } = await client.query<{ indexname: string; indexdef: string }>(
+    `SELECT indexname, indexdef FROM pg_indexes
+      WHERE indexname IN ('message_search_text_idx', 'message_search_vector_idx', 'messages_inbox_labels_idx')`,
+  );
+  for (const index of searchIndexes) await client.query(`DROP INDEX ${index.indexname}`);
 
   type Column = unknown[];
   const batch = { messages: [] as Column[], threads: [] as Column[], attachments: [] as Column[] };
@@ -176,8 +178,8 @@ const summary = await withClient(url, async (client) => {
   const seedSeconds = (Date.now() - seedStarted) / 1000;
 
   const indexStarted = Date.now();
-  process.stderr.write('building the search index... ');
-  await client.query(searchIndex!.indexdef);
+  process.stderr.write('building the search indexes... ');
+  for (const index of searchIndexes) await client.query(index.indexdef);
   const indexSeconds = (Date.now() - indexStarted) / 1000;
   await client.query('ANALYZE');
   process.stderr.write(`${indexSeconds.toFixed(0)}s\n`);

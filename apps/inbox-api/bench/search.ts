@@ -1,0 +1,110 @@
+/**
+ * Measures search on a database seeded by seed.ts (1,000,000 messages in 100 inboxes of one
+ * organization), the server running as its own process with production settings: the search of
+ * every inbox in reach (`GET /v1/search?q=`, ranked, with snippets) next to today's per-inbox
+ * search (`GET /v1/messages?inbox_id=&q=`), for a rare, a medium and a common word, at each
+ * concurrency given.
+ *
+ *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/inbox_bench pnpm --filter inbox-api bench:search \
+ *     [--seconds 10] [--connections 1,4]
+ *
+ * Prints a Markdown table (with the machine's load average before and after) and writes the
+ * figures to bench/.results/search-<time>.json.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { loadConfigOrExit, setting } from '@repo/config';
+import { withClient } from '@repo/db';
+import { startService } from '@repo/testing';
+import { appRoot } from '../src/paths.js';
+import { VOCABULARY } from './corpus.js';
+import { type LoadResult, runLoad } from './load.js';
+
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '1,4' } },
+});
+const seconds = Number(values.seconds);
+const concurrencies = values.connections.split(',').map(Number);
+const { DATABASE_URL: url } = loadConfigOrExit(z.object({ DATABASE_URL: setting.postgresUrl() }));
+
+// The words run.ts searches for (five letters or more) at three frequencies.
+const longWords = VOCABULARY.filter((word) => word.length >= 5);
+const words = { rare: longWords[1500]!, medium: longWords[40]!, common: longWords[0]! };
+const load = () =>
+  os
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
+const loadBefore = load();
+const results: { scenario: string; word: string; connections: number; result: LoadResult }[] = [];
+
+const { inboxIds, messageCount, matches } = await withClient(url, async (db) => {
+  const inboxIds = (await db.query<{ id: string }>('SELECT id FROM inboxes ORDER BY email_address')).rows.map((row) => row.id);
+  const messageCount = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages')).rows[0]!.n;
+  await db.query('ANALYZE message_search');
+  const matches: Record<string, number> = {};
+  for (const [kind, word] of Object.entries(words)) {
+    const { rows } = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM message_search WHERE search_vector @@ websearch_to_tsquery('english', $1)",
+      [word],
+    );
+    matches[kind] = rows[0]!.n;
+  }
+  return { inboxIds, messageCount, matches };
+});
+
+const service = await startService('src/server.ts', {
+  cwd: appRoot,
+  env: {
+    DATABASE_URL: url,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    INBOX_RATE_LIMIT_PER_MINUTE: '0',
+    INBOX_API_KEYS: undefined,
+  },
+  timeoutMs: 60_000,
+  keepLogs: false,
+});
+try {
+  for (const [frequency, word] of Object.entries(words)) {
+    for (const connections of concurrencies) {
+      for (const [scenario, request] of [
+        ['GET /v1/search (100 inboxes)', () => ({ method: 'GET' as const, path: `/v1/search?q=${word}` })],
+        [
+          'GET /v1/messages?inbox_id=&q= (one inbox)',
+          (i: number) => ({ method: 'GET' as const, path: `/v1/messages?inbox_id=${inboxIds[i % inboxIds.length]}&q=${word}` }),
+        ],
+      ] as const) {
+        const result = await runLoad(service.url, { request, connections, seconds });
+        results.push({ scenario, word: `${frequency} (${word})`, connections, result });
+        process.stderr.write(`${scenario}, ${frequency} @${connections}: p50 ${result.p50} ms, p95 ${result.p95} ms\n`);
+      }
+    }
+  }
+} finally {
+  await service.stop();
+}
+
+const cpu = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'})`;
+console.log(
+  [
+    `${messageCount} messages in ${inboxIds.length} inboxes; ${seconds} s per run; ${cpu}; load average before ${loadBefore}, after ${load()}`,
+    `messages matching each word (full text, all inboxes): ${JSON.stringify(matches)}`,
+    '',
+    '| scenario | word | clients | req/s | p50 ms | p95 ms | p99 ms | statuses |',
+    '|---|---|---|---|---|---|---|---|',
+    ...results.map(
+      ({ scenario, word, connections, result: r }) =>
+        `| ${scenario} | ${word} | ${connections} | ${r.perSecond} | ${r.p50} | ${r.p95} | ${r.p99} | ${JSON.stringify(r.statuses)} |`,
+    ),
+  ].join('\n'),
+);
+const out = path.join(appRoot, 'bench', '.results');
+await mkdir(out, { recursive: true });
+await writeFile(
+  path.join(out, `search-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+  JSON.stringify({ messageCount, words, matches, seconds, cpu, loadBefore, results }, null, 2),
+);
