@@ -67,6 +67,7 @@ describe('GET /v1/threads', () => {
       last_message_at: expect.any(String),
       message_count: 2,
       participants: ['list-threads@inbox.test', 'x@example.com', 'z@example.com'],
+      labels: ['sent'],
       summary: null,
     });
     expect(res.body.items[1]).toMatchObject({ subject: 'Newer', message_count: 1 });
