@@ -46,15 +46,19 @@ export function page<T>(items: T[], total: number, nextPageToken: string | null 
   return { items, count: items.length, total, next_page_token: nextPageToken };
 }
 
-/** A sort key's values: strings, numbers, or timestamps (carried as ISO strings). */
-export type KeyValue = string | number | Date;
+/** A sort key's values: strings, numbers, big integers (event ids) or timestamps (carried as ISO strings). */
+export type KeyValue = string | number | bigint | Date;
+
+type KeyShape = 'date' | 'string' | 'number' | 'bigint';
 
 /**
  * The opaque cursor after an item: the list's name (a token of one list is refused by another)
  * and the item's sort key, base64url-encoded JSON.
  */
 export function encodePageToken(list: string, key: KeyValue[]): string {
-  const values = key.map((value) => (value instanceof Date ? { t: value.toISOString() } : value));
+  const values = key.map((value) =>
+    value instanceof Date ? { t: value.toISOString() } : typeof value === 'bigint' ? { b: value.toString() } : value,
+  );
   return Buffer.from(JSON.stringify([list, ...values])).toString('base64url');
 }
 
@@ -66,7 +70,7 @@ export function encodePageToken(list: string, key: KeyValue[]): string {
 export function decodePageToken(
   query: { page_token?: string; offset?: number },
   list: string,
-  shape: readonly ('date' | 'string' | 'number')[],
+  shape: readonly KeyShape[],
 ): KeyValue[] | undefined {
   if (query.page_token === undefined) return undefined;
   if (query.offset) throw new BadRequestError('Pass either page_token or offset, not both', { offset: query.offset });
@@ -86,6 +90,11 @@ export function decodePageToken(
       const date = typeof iso === 'string' ? new Date(iso) : undefined;
       if (!date || Number.isNaN(date.getTime())) throw invalid();
       return date;
+    }
+    if (kind === 'bigint') {
+      const digits = (value as { b?: unknown } | null)?.b;
+      if (typeof digits !== 'string' || !/^-?\d{1,19}$/.test(digits)) throw invalid();
+      return BigInt(digits);
     }
     if (
       kind === 'number' ? typeof value !== 'number' || !Number.isFinite(value) : typeof value !== 'string' || value.length > 200
@@ -157,7 +166,7 @@ export const NEWEST_FIRST = { fields: ['createdAt', 'id'], shape: ['date', 'stri
 export async function readPage<T>(
   query: { limit: number; offset?: number; page_token?: string },
   list: string,
-  sort: { fields: readonly string[]; shape: readonly ('date' | 'string' | 'number')[] },
+  sort: { fields: readonly string[]; shape: readonly KeyShape[] },
   read: (after: Record<string, unknown>, take: number, skip: number, key: KeyValue[] | undefined) => Promise<T[]>,
   count: () => Promise<number>,
 ): Promise<{ rows: T[]; total: number; next: string | null }> {

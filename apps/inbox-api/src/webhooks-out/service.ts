@@ -13,7 +13,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import { Prisma, type Webhook, type WebhookDelivery } from '../generated/prisma/client.js';
 import { findOrganization } from '../organizations/service.js';
 import { isUuid } from '../shared/ids.js';
-import { page, type Page } from '../shared/schemas.js';
+import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import type {
   AttemptRecord,
   CreatedWebhookResponse,
@@ -122,19 +122,24 @@ function scopeWhere(scope: Scope): Prisma.Sql {
 export async function listWebhooks(
   db: Database,
   scope: Scope,
-  options: { limit: number; offset: number },
+  options: { limit: number; offset: number; page_token?: string },
 ): Promise<Page<WebhookResponse>> {
   const where = scopeWhere(scope);
-  const [ids, [count]] = await Promise.all([
-    db.$queryRaw<{ id: string }[]>`
-      SELECT id FROM webhooks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${options.limit} OFFSET ${options.offset}`,
-    db.$queryRaw<{ total: number }[]>`SELECT COUNT(*)::int AS total FROM webhooks WHERE ${where}`,
-  ]);
+  const { rows, total, next } = await readPage(
+    options,
+    'webhooks',
+    NEWEST_FIRST,
+    (_after, take, skip, key) => db.$queryRaw<{ id: string; createdAt: Date }[]>`
+      SELECT id, created_at AS "createdAt" FROM webhooks
+       WHERE ${where} ${key ? Prisma.sql`AND (created_at, id) < (${key[0]}::timestamptz, ${key[1]}::uuid)` : Prisma.empty}
+       ORDER BY created_at DESC, id DESC LIMIT ${take} OFFSET ${skip}`,
+    async () => (await db.$queryRaw<{ total: number }[]>`SELECT COUNT(*)::int AS total FROM webhooks WHERE ${where}`)[0]!.total,
+  );
   const webhooks = await db.webhook.findMany({
-    where: { id: { in: ids.map((row) => row.id) } },
+    where: { id: { in: rows.map((row) => row.id) } },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
   });
-  return page(webhooks.map(toWebhookResponse), count!.total);
+  return page(webhooks.map(toWebhookResponse), total, next);
 }
 
 export async function updateWebhook(
@@ -206,20 +211,24 @@ export async function listDeliveries(
   db: Database,
   scope: Scope,
   webhookId: string,
-  options: { status?: string; limit: number; offset: number },
+  options: { status?: string; limit: number; offset: number; page_token?: string },
 ): Promise<Page<DeliveryResponse>> {
   const webhook = await findWebhook(db, scope, webhookId);
   const where = { webhookId: webhook.id, ...(options.status !== undefined && { status: options.status }) };
-  const [deliveries, total] = await Promise.all([
-    db.webhookDelivery.findMany({
-      where,
-      orderBy: [{ createdAt: 'desc' }, { eventId: 'desc' }],
-      take: options.limit,
-      skip: options.offset,
-    }),
-    db.webhookDelivery.count({ where }),
-  ]);
-  return page(await withEventTypes(db, deliveries), total);
+  const { rows, total, next } = await readPage(
+    options,
+    'webhook-deliveries',
+    { fields: ['createdAt', 'eventId'], shape: ['date', 'bigint'] },
+    (after, take, skip) =>
+      db.webhookDelivery.findMany({
+        where: { AND: [where, after] },
+        orderBy: [{ createdAt: 'desc' }, { eventId: 'desc' }],
+        take,
+        skip,
+      }),
+    () => db.webhookDelivery.count({ where }),
+  );
+  return page(await withEventTypes(db, rows), total, next);
 }
 
 /**
