@@ -1,7 +1,8 @@
 /**
  * Webhooks out: (1) fan-out, how many deliveries per second reach a receiver on 127.0.0.1 when
  * each received message goes to `--webhooks` webhooks (all to that receiver), with the latency
- * from the message's `created_at` (before its commit: an upper bound) to the receiver; (2) what
+ * from the event's `created_at` (its transaction's start, before the commit: an upper bound) to
+ * the receiver; (2) what
  * one webhook subscribed to every event costs ingestion: Mailgun route posts from `--concurrency`
  * clients for `--seconds`, without a webhook and then with one.
  *
@@ -69,9 +70,9 @@ async function startReceiver() {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { created_at: string } };
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { created_at: string };
       const now = Date.now();
-      arrivals.push({ at: now, latency: now - Date.parse(event.data.created_at) });
+      arrivals.push({ at: now, latency: now - Date.parse(event.created_at) });
       res.writeHead(204).end();
     });
   });
@@ -86,6 +87,27 @@ async function startReceiver() {
       return new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** An SSE client of the same events, for comparison in the same run: latencies from the event's created_at. */
+function sseClient(url: string, latencies: number[]) {
+  const controller = new AbortController();
+  const done = (async () => {
+    const res = await fetch(url, { signal: controller.signal });
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body!) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (data) latencies.push(Date.now() - Date.parse((JSON.parse(data) as { created_at: string }).created_at));
+      }
+    }
+  })().catch(() => undefined);
+  return { stop: () => controller.abort(), done };
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -123,6 +145,10 @@ const fanout = await withBenchService('webhooks', env, async (service) => {
     await json(`${service.url}/v1/webhooks`, 'POST', { url: receiver.url, event_types: ['message.received'] });
   }
   const expected = rate * seconds * webhookCount;
+  const head = (await json<{ next_after: number }>(`${service.url}/v1/events?limit=500`)).next_after;
+  const sse: number[] = [];
+  const stream = sseClient(`${service.url}/v1/events/stream?after=${head}&types=message.received`, sse);
+  await sleep(500);
   const started = Date.now();
   let accepted = 0;
   const pending: Promise<void>[] = [];
@@ -134,6 +160,9 @@ const fanout = await withBenchService('webhooks', env, async (service) => {
   await Promise.all(pending);
   const deadline = Date.now() + 120_000;
   while (receiver.arrivals.length < accepted * webhookCount && Date.now() < deadline) await sleep(100);
+  stream.stop();
+  await stream.done;
+  const sseSorted = [...sse].sort((a, b) => a - b);
   const arrivals = receiver.arrivals;
   const last = Math.max(...arrivals.map((arrival) => arrival.at));
   const sorted = arrivals.map((arrival) => arrival.latency).sort((a, b) => a - b);
@@ -141,7 +170,8 @@ const fanout = await withBenchService('webhooks', env, async (service) => {
     `Fan-out: ${accepted} messages received at ${rate}/s for ${seconds} s, each to ${webhookCount} webhooks: ` +
       `${arrivals.length} of ${expected} deliveries in ${((last - started) / 1000).toFixed(1)} s, ` +
       `**${(arrivals.length / ((last - started) / 1000)).toFixed(0)} deliveries/s**; ` +
-      `created_at to receiver p50 ${percentile(sorted, 50)} ms, p95 ${percentile(sorted, 95)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`,
+      `event created_at to receiver p50 ${percentile(sorted, 50)} ms, p95 ${percentile(sorted, 95)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms; ` +
+      `an SSE client of the same events in the same run: p50 ${percentile(sseSorted, 50)} ms, p95 ${percentile(sseSorted, 95)} ms`,
   ];
 });
 
