@@ -55,8 +55,14 @@ export function buildApp(deps: Deps): Express {
   listRoutes(api, deps);
   webhookOutRoutes(api, deps);
   searchRoutes(api, deps);
-  // Providers authenticate their own way (webhooks/verify.ts), not with the API keys.
-  webhookRoutes(createApi({ router, openapi, errorBody: inboxErrorBody }), deps);
+  // Providers authenticate their own way (webhooks/verify.ts), not with the API keys. Those that sign
+  // the raw body (SendGrid's Event Webhook) read it themselves, before the JSON parser.
+  const rawBodyRouter = express.Router();
+  webhookRoutes(
+    createApi({ router, openapi, errorBody: inboxErrorBody }),
+    deps,
+    createApi({ router: rawBodyRouter, openapi, errorBody: inboxErrorBody }),
+  );
 
   return createServiceApp({
     service: 'inbox-api',
@@ -70,6 +76,7 @@ export function buildApp(deps: Deps): Express {
     },
     openapi,
     routes: router,
+    rawBodyRoutes: rawBodyRouter,
     // Attachments arrive base64-encoded (4 bytes per 3) inside the JSON body, next to the text.
     jsonLimitBytes: Math.ceil((deps.config.INBOX_MAX_ATTACHMENT_BYTES * 4) / 3) + 2 * 1024 * 1024,
     trustProxyHops: deps.config.TRUST_PROXY_HOPS,

@@ -20,6 +20,11 @@ export interface ServiceAppOptions {
   openapi?: OpenAPIRegistry;
   /** The app's own routes. */
   routes: Router;
+  /**
+   * Routes that read their request body themselves, as bytes (webhooks whose signature covers the
+   * raw body): mounted before the JSON parser, which would consume it.
+   */
+  rawBodyRoutes?: Router;
   /** Largest JSON body accepted, in bytes. */
   jsonLimitBytes?: number;
   /** Proxies in front of the service whose X-Forwarded-For is trusted. */
@@ -105,6 +110,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     );
   }
 
+  if (options.rawBodyRoutes) app.use(options.rawBodyRoutes);
   app.use(express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024, verify: requireUtf8 }));
   app.use(options.routes);
   app.use(notFoundHandler());

@@ -56,6 +56,12 @@ export async function readWebhookBody(req: Request, limits: BodyLimits): Promise
   );
 }
 
+/** The request body as it came, whatever its type (for signatures over the raw bytes); 413 beyond `limit` bytes. */
+export async function readRawBody(req: Request, limit: number): Promise<Buffer> {
+  if ((declaredLength(req) ?? 0) > limit) throw tooLarge(limit);
+  return readRaw(req, limit);
+}
+
 /** The field as UTF-8 text (or in `charset`, when the provider says so), or undefined. */
 export function fieldText(body: WebhookBody, name: string, charset = 'utf-8'): string | undefined {
   const value = body.fields.get(name);

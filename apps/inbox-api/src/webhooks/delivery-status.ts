@@ -78,6 +78,8 @@ export interface AppliedEvents {
   updated: string[];
 }
 
+const TRANSPORT_ID = /^[\x21-\x7e]{1,998}$/;
+
 /** Events of one request at most; a provider's batch is far smaller (SendGrid: about 1,000 events or 768 KB). */
 export const MAX_EVENTS = 5000;
 
@@ -92,7 +94,8 @@ export const MAX_EVENTS = 5000;
 export async function applyDeliveryEvents(db: Database, events: DeliveryEvent[]): Promise<AppliedEvents> {
   if (events.length === 0) return { received: 0, matched: 0, updated: [] };
   const provider = events[0]!.provider;
-  const ids = [...new Set(events.map((event) => event.transportMessageId))];
+  // Ids the transports record are printable ASCII; anything else names no message (and NUL would not reach Postgres).
+  const ids = [...new Set(events.map((event) => event.transportMessageId))].filter((id) => TRANSPORT_ID.test(id));
   return db.$transaction(async (tx) => {
     const rows = await tx.$queryRaw<{ id: string; transport_message_id: string; delivery_status: DeliveryStatus | null }[]>`
       SELECT id, transport_message_id, delivery_status::text AS delivery_status
@@ -150,7 +153,9 @@ export function isoTime(value: number | string | undefined, now = new Date()): s
 /** Text from a provider, cut to a length that fits a detail (SMTP replies may be long). */
 export function shortText(value: unknown, max = 1000): string | null {
   if (typeof value !== 'string' && typeof value !== 'number') return null;
+  // Control characters (NUL among them, which Postgres text refuses) and lone surrogates go.
   const text = String(value)
+    .toWellFormed()
     .replace(/\s*\p{Cc}[\s\p{Cc}]*/gu, ' ')
     .trim();
   return text === '' ? null : text.slice(0, max);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { UnauthorizedError } from '@repo/errors';
+import { BadRequestError, UnauthorizedError } from '@repo/errors';
 import type { Api } from '@repo/http';
 import type { Deps } from '../deps.js';
-import { type BodyLimits, readWebhookBody, type WebhookBody } from './body.js';
+import { type BodyLimits, readRawBody, readWebhookBody, type WebhookBody } from './body.js';
 import type { InboundDelivery } from './delivery.js';
 import { ingest, type IngestDeps, inboundMetrics } from './ingest.js';
 import { mailgunDelivery, mailgunSignatureOf } from './providers/mailgun.js';
@@ -12,6 +12,13 @@ import type { ReplayToken } from '../messages/records.js';
 import { handleWithToken, isUsedToken, REPLAYED, replayToken } from './replay.js';
 import { type AppliedEvents, applyDeliveryEvents, type DeliveryEvent } from './delivery-status.js';
 import { mailgunDeliveryEvents } from './providers/mailgun-events.js';
+import {
+  checkSendgridSignature,
+  sendgridDeliveryEvents,
+  sendgridPublicKey,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+} from './providers/sendgrid-events.js';
 import { createSnsVerifier } from './sns.js';
 import { checkMailgunSignature, checkSendgridSecret } from './verify.js';
 
@@ -43,7 +50,7 @@ const DESCRIPTION =
   'to (a redelivery stores nothing new); mail for addresses with no inbox is answered 200 too, so that the provider stops retrying.';
 
 /** The three inbound webhooks (contract.md): paths are not versioned, and need no API key (each provider authenticates its own way). */
-export function webhookRoutes(api: Api, deps: Deps): void {
+export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
   const { config } = deps;
   const ingestDeps: IngestDeps = {
     ...deps,
@@ -149,6 +156,39 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     },
   });
 
+  const sendgridKey = config.SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY
+    ? sendgridPublicKey(config.SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY)
+    : undefined;
+  // Signed over the raw body: read before the JSON parser (app.ts).
+  rawBodyApi.route({
+    method: 'post',
+    path: '/webhooks/sendgrid/events',
+    summary: "Delivery events of sent mail from SendGrid's Event Webhook",
+    description:
+      'Called by SendGrid, not by API clients: its Event Webhook posts a JSON array of events. The message named by ' +
+      "each event's `sg_message_id` (the X-Message-Id of the send, a dot and SendGrid's suffix) moves to delivered " +
+      '(`delivered`), bounced (`bounce`, of type bounce or blocked), failed (`dropped`) or complained (`spamreport`), ' +
+      'forward only, with an event; other events change nothing. Answers `{events, matched, updated}`, 200 also for ' +
+      'messages this service did not send. With SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY set, the request needs a valid ' +
+      'X-Twilio-Email-Event-Webhook-Signature (ECDSA over the X-Twilio-Email-Event-Webhook-Timestamp and the raw body) ' +
+      'whose timestamp is of the last 3 days (401 otherwise); a replay within that time changes nothing, since each ' +
+      'event applies once.',
+    tags: ['webhooks'],
+    response: deliveryEventsResult,
+    errors: [400, 401, 413],
+    handler: async ({ req }) => {
+      const body = await readRawBody(req, eventLimits.totalBytes);
+      if (sendgridKey) {
+        const check = checkSendgridSignature(
+          { signature: req.get(SIGNATURE_HEADER), timestamp: req.get(TIMESTAMP_HEADER), body },
+          { publicKey: sendgridKey, now: new Date() },
+        );
+        if (!check.valid) throw new UnauthorizedError(check.reason);
+      }
+      return applyEvents(sendgridDeliveryEvents(jsonOf(body)));
+    },
+  });
+
   /** The request's token, once its signature is valid and no request with it was handled before (replay.ts); 401 otherwise. */
   async function unusedMailgunToken(body: WebhookBody, key: string): Promise<ReplayToken> {
     const signature = mailgunSignatureOf(body);
@@ -157,6 +197,15 @@ export function webhookRoutes(api: Api, deps: Deps): void {
     if (!check.valid) throw new UnauthorizedError(check.reason);
     if (await isUsedToken(deps.db, signature.token)) throw new UnauthorizedError(REPLAYED);
     return replayToken(signature.token, Number(signature.timestamp));
+  }
+}
+
+/** A raw body as JSON; 400 when it is not UTF-8 JSON. */
+function jsonOf(body: Buffer): unknown {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body)) as unknown;
+  } catch {
+    throw new BadRequestError('The request body is not JSON (UTF-8)');
   }
 }
 
@@ -178,6 +227,7 @@ function warnWhenOpen({ config, logger }: Deps): void {
     !config.SENDGRID_INBOUND_TOKEN && '/webhooks/sendgrid (set SENDGRID_INBOUND_TOKEN)',
     !config.MAILGUN_WEBHOOK_SIGNING_KEY && '/webhooks/mailgun (set MAILGUN_WEBHOOK_SIGNING_KEY)',
     !config.SES_SNS_TOPIC_ARNS && '/webhooks/ses (set SES_SNS_TOPIC_ARNS)',
+    !config.SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY && '/webhooks/sendgrid/events (set SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY)',
   ].filter(Boolean);
   if (open.length > 0) logger.warn({ webhooks: open }, 'inbound webhooks accept unsigned requests: anyone can post mail to them');
 }

@@ -16,6 +16,12 @@ export function webhookSettings() {
       .describe(
         'Secret of the SendGrid Inbound Parse URL: `POST /webhooks/sendgrid` then needs it as `?token=` or as the basic-auth password. Unset: open (a warning at start-up).',
       ),
+    SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY: setting
+      .string()
+      .optional()
+      .describe(
+        "Verification key of SendGrid's Signed Event Webhook (the base64 ECDSA public key its settings show, or PEM): `POST /webhooks/sendgrid/events` then needs a valid X-Twilio-Email-Event-Webhook-Signature over the timestamp and the raw body, and a timestamp of the last 3 days (401 otherwise). Unset: unsigned events are accepted (a warning at start-up).",
+      ),
     SES_SNS_TOPIC_ARNS: setting
       .list()
       .optional()
