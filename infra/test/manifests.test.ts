@@ -436,7 +436,18 @@ describe('collab-api image', () => {
     const built = readdirSync(path.join(app, 'dist', 'console', 'static'), { recursive: true, withFileTypes: true })
       .filter((entry) => entry.isFile())
       .map((entry) => path.relative(app, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
-    expect(built).toEqual(expect.arrayContaining(['dist/console/static/index.html', 'dist/console/static/console.js']));
+    expect(built).toEqual(
+      expect.arrayContaining(
+        [
+          'index.html',
+          'session.js',
+          'approvals/request.html',
+          'load-jobs/load-jobs.js',
+          'queries/queries.js',
+          'shared-data/shared-data.js',
+        ].map((file) => `dist/console/static/${file}`),
+      ),
+    );
     const { files } = JSON.parse(execFileSync('pnpm', ['pack', '--dry-run', '--json'], { cwd: app, encoding: 'utf8' })) as {
       files: { path: string }[];
     };
