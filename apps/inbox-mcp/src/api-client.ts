@@ -3,25 +3,30 @@
  * Every failure leaves here as one of two errors, mapped once: InboxApiError (the API answered
  * with an error, carrying its code and message) or InboxApiUnreachableError (no answer at all).
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   type Attachment,
   attachmentPageSchema,
   attachmentSchema,
-  errorEnvelopeSchema,
   eventPageSchema,
   type Inbox,
   inboxPageSchema,
   inboxSchema,
-  messagePageSchema,
-  receivedEventPageSchema,
-  searchPageSchema,
-  type SendResult,
-  sendResultSchema,
+  type SendMessageResult,
+  sendMessageResultSchema,
   type Thread,
   threadPageSchema,
   threadSchema,
 } from './api-schemas.js';
+import { messageListSchema, receivedEventPageSchema, searchPageSchema } from './api-views.js';
+
+/**
+ * inbox-api's error envelope, read leniently (the generated `errorSchema` lists today's codes): an
+ * error of a newer API, or without details, still reaches the caller with its code and message.
+ */
+const errorEnvelopeSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
+});
 
 /** The API answered with an error (its `{error: {code, message, details}}`), or with a body this client cannot read. */
 export class InboxApiError extends Error {
@@ -108,12 +113,12 @@ export class InboxApiClient {
     return this.request(inboxPageSchema, 'GET', '/v1/inboxes', { query, ...options });
   }
 
-  sendMessage(input: SendMessageInput, options?: CallOptions): Promise<SendResult> {
-    return this.request(sendResultSchema, 'POST', '/v1/messages', { body: input, ...options });
+  sendMessage(input: SendMessageInput, options?: CallOptions): Promise<SendMessageResult> {
+    return this.request(sendMessageResultSchema, 'POST', '/v1/messages', { body: input, ...options });
   }
 
   listMessages(filter: MessageFilter, options?: CallOptions) {
-    return this.request(messagePageSchema, 'GET', '/v1/messages', { query: { ...filter }, ...options });
+    return this.request(messageListSchema, 'GET', '/v1/messages', { query: { ...filter }, ...options });
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { EVENT_TYPES, eventPageSchema, inboxPageSchema, threadPageSchema, threadSchema } from '../api-schemas.js';
+import { eventPageSchema, inboxPageSchema, threadPageSchema, threadSchema } from '../api-schemas.js';
+import { EVENT_TYPES } from '../api-views.js';
 import type { ServerDeps } from '../mcp-server.js';
 import { runTool, structuredResult, untrustedResult } from './results.js';
 

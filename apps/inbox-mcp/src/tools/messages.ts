@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { messagePageSchema, searchPageSchema } from '../api-schemas.js';
+import { messageListSchema, searchPageSchema } from '../api-views.js';
 import type { ServerDeps } from '../mcp-server.js';
 import { runTool, untrustedResult } from './results.js';
 
@@ -49,7 +49,7 @@ export function registerMessageTools(server: McpServer, deps: ServerDeps): void 
         'clean Markdown (`content_clean`, quoted history removed: the best field to read), labels, threading headers. ' +
         'Page with `limit` and `offset`; `total` is the number of messages overall. To find particular mail, use search_email.',
       inputSchema: listMessagesInput,
-      outputSchema: messagePageSchema,
+      outputSchema: messageListSchema,
       annotations: readAnnotations,
     },
     (args, ctx) =>

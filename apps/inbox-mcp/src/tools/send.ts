@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { SendMessageInput } from '../api-client.js';
-import { sendResultSchema } from '../api-schemas.js';
+import { sendMessageResultSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
 import { runTool, structuredResult } from './results.js';
 
@@ -58,7 +58,7 @@ export function registerSendTools(server: McpServer, deps: ServerDeps): void {
         "message's `id` and its `thread_id`: pass that to wait_for_reply to wait for the answer. To attach files, use " +
         'send_email_with_attachments.',
       inputSchema: sendEmailInput,
-      outputSchema: sendResultSchema,
+      outputSchema: sendMessageResultSchema,
       annotations: sendAnnotations,
     },
     (args, ctx) =>
@@ -77,7 +77,7 @@ export function registerSendTools(server: McpServer, deps: ServerDeps): void {
         'base64-encoded; the total size is limited by the service (25 MB by default). The result lists each stored ' +
         'attachment with its id, filename, content_type and size.',
       inputSchema: sendEmailWithAttachmentsInput,
-      outputSchema: sendResultSchema,
+      outputSchema: sendMessageResultSchema,
       annotations: sendAnnotations,
     },
     (args, ctx) =>
