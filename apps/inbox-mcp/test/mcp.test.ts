@@ -396,6 +396,8 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       name: 'Carol',
       email_address: `${transport}-carol@${EMAIL_DOMAIN}`,
       organization_id: 'default',
+      // inbox-api's kill switch, which the generated schema carries through.
+      sending_enabled: true,
       created_at: expect.any(String),
     });
     expect(inputError(await call('create_inbox', { name: 'Carol' }))).toContain('username');
