@@ -42,7 +42,12 @@ export const inboxSchema = z.object({
 });
 export type Inbox = z.output<typeof inboxSchema>;
 
-export const inboxPageSchema = z.object({ items: z.array(inboxSchema), count: z.number().int(), total: z.number().int() });
+export const inboxPageSchema = z.object({
+  items: z.array(inboxSchema),
+  count: z.number().int(),
+  total: z.number().int(),
+  next_page_token: z.string().nullable().describe('Pass as `page_token` for the page after this one; null on the last page'),
+});
 export type InboxPage = z.output<typeof inboxPageSchema>;
 
 export const threadSummarySchema = z.object({
@@ -51,12 +56,18 @@ export const threadSummarySchema = z.object({
   last_message_at: z.string().describe('ISO 8601 UTC timestamp'),
   message_count: z.number().int(),
   participants: z.array(z.string()),
+  labels: z.array(z.string()).describe("Every label of the thread's messages, once each, sorted"),
   summary: z.string().nullable(),
 });
 export type ThreadSummary = z.output<typeof threadSummarySchema>;
 
 export const threadPageSchema = z
-  .object({ items: z.array(threadSummarySchema), count: z.number().int(), total: z.number().int() })
+  .object({
+    items: z.array(threadSummarySchema),
+    count: z.number().int(),
+    total: z.number().int(),
+    next_page_token: z.string().nullable().describe('Pass as `page_token` for the page after this one; null on the last page'),
+  })
   .describe('Threads, newest activity first');
 export type ThreadPage = z.output<typeof threadPageSchema>;
 
@@ -157,7 +168,12 @@ export const messageSearchItemSchema = z.object({
 export type MessageSearchItem = z.output<typeof messageSearchItemSchema>;
 
 export const messagePageSchema = z
-  .object({ items: z.array(z.union([messageSchema, messageSearchItemSchema])), count: z.number().int(), total: z.number().int() })
+  .object({
+    items: z.array(z.union([messageSchema, messageSearchItemSchema])),
+    count: z.number().int(),
+    total: z.number().int(),
+    next_page_token: z.string().nullable().describe('Pass as `page_token` for the page after this one; null on the last page'),
+  })
   .describe('Messages newest first; with `q`, items carry the search subset of fields');
 export type MessagePage = z.output<typeof messagePageSchema>;
 
@@ -172,7 +188,12 @@ export const attachmentListItemSchema = z.object({
 export type AttachmentListItem = z.output<typeof attachmentListItemSchema>;
 
 export const attachmentPageSchema = z
-  .object({ items: z.array(attachmentListItemSchema), count: z.number().int(), total: z.number().int() })
+  .object({
+    items: z.array(attachmentListItemSchema),
+    count: z.number().int(),
+    total: z.number().int(),
+    next_page_token: z.string().nullable().describe('Pass as `page_token` for the page after this one; null on the last page'),
+  })
   .describe('Attachments newest first');
 export type AttachmentPage = z.output<typeof attachmentPageSchema>;
 

@@ -524,6 +524,7 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       ],
       count: 1,
       total: 1,
+      next_page_token: null,
     });
     expect(structured(await call('list_attachments', { thread_id: firstSend.thread_id })).total).toBe(1);
     expect(structured(await call('list_attachments', { inbox_id: alice.id })).items).toContainEqual(byMessage.items[0]);
