@@ -1,3 +1,4 @@
+import { as } from '../api-keys/helpers.js';
 import { fixture, postSns, signingCertificate, signSns } from './helpers.js';
 import { deliverySetup } from './delivery-helpers.js';
 import { startProvider } from '../mail/helpers.js';
@@ -16,7 +17,17 @@ let certServer: Awaited<ReturnType<typeof startProvider>>;
 beforeAll(async () => {
   certServer = await startProvider(() => ({ status: 200, body: certificate }));
   setup = await deliverySetup(
-    () => ({ status: 200, body: { MessageId: nextSesIds.shift() ?? `0000${crypto.randomUUID()}-000000` } }),
+    () => {
+      const next = nextSesIds.shift();
+      if (next === 'REFUSE') {
+        return {
+          status: 400,
+          headers: { 'x-amzn-errortype': 'MessageRejected' },
+          body: { message: 'Email address is not verified.' },
+        };
+      }
+      return { status: 200, body: { MessageId: next ?? `0000${crypto.randomUUID()}-000000` } };
+    },
     (url) => ({
       EMAIL_PROVIDER: 'ses',
       SES_REGION: 'us-west-2',
@@ -64,6 +75,24 @@ describe('SES delivery notifications through SNS', () => {
       delivery_status: 'sent',
       delivery_detail: { provider: 'ses', event: 'send', recipient: null, reason: null },
     });
+  });
+
+  it('marks a send SES refuses failed, with its reason and message.failed, and no provider id', async () => {
+    nextSesIds.push('REFUSE');
+    const res = await as(setup.ctx.app, setup.a.key).post('/v1/messages', {
+      inbox_id: setup.a.inbox.id,
+      to: ['jane@example.com'],
+      subject: 'Refused',
+      body: 'Hello',
+    });
+    expect(res.status).toBe(502);
+    const id = res.body.error.details.message_id as string;
+    expect(await setup.message(setup.a, id)).toMatchObject({
+      delivery_status: 'failed',
+      delivery_detail: { provider: 'ses', event: 'send', reason: expect.stringContaining('Email address is not verified.') },
+    });
+    expect((await setup.ctx.db.message.findUniqueOrThrow({ where: { id } })).transportMessageId).toBeNull();
+    expect((await setup.deliveryEvents(setup.a, id)).map((event) => event.type)).toEqual(['message.failed']);
   });
 
   it('moves a message to delivered, then bounced, then complained, one event each, in its organization only', async () => {
