@@ -7,7 +7,7 @@
  */
 import { startPeriodic } from '@repo/jobs';
 import { NotFoundError } from '@repo/errors';
-import type { Prisma } from '../generated/prisma/client.js';
+import type { Prisma, QueryJob } from '../generated/prisma/client.js';
 import { recordReads } from '../access-log/record.js';
 import { QueryFailure, type QueryUsage } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
@@ -51,36 +51,24 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
 }
 
 async function run(deps: Deps, jobId: string, context: JobContext): Promise<void> {
-  const job = await deps.db.queryJob.findUnique({ where: { id: jobId }, include: { query: true } });
-  if (!job || !workerMayRun(job.status)) return;
-  const started = await deps.db.$transaction(async (tx) => {
-    await commitAsynchronously(tx);
-    // A retry of a job whose cancel its stopped attempt did not finish: nothing is known of what it processed.
-    if (job.cancelRequestedAt) {
-      await end(tx, job.id, { status: 'CANCELLED' });
-      return false;
-    }
-    const refusal = await quotaLeft(tx, deps.config, job.tenantId);
-    if (refusal) {
-      await end(tx, job.id, { status: 'FAILED', failure: { reason: 'quotaExceeded', message: refusal.message } });
-      return false;
-    }
-    const { count } = await tx.queryJob.updateMany({
-      where: { id: job.id, status: { in: ['PENDING', 'RUNNING'] } },
-      data: { status: 'RUNNING', startedAt: job.startedAt ?? new Date() },
-    });
-    return count > 0;
-  });
-  if (!started) return;
-  // Side by side: the catalog is needed once the project is found reachable, which it nearly always is.
-  // It holds the rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
-  const [reachable, catalog] = await Promise.all([
-    findReachableProject(deps.db, { tenantId: job.tenantId }, job.query.projectId).catch((error: unknown) => {
+  // The job and its query's project side by side (one round trip instead of Prisma's two for an include).
+  const [job, projectId] = await Promise.all([
+    deps.db.queryJob.findUnique({ where: { id: jobId } }),
+    queryProjectOf(deps.db, jobId),
+  ]);
+  if (!job || !workerMayRun(job.status) || projectId === undefined) return;
+  // Side by side with the start: the project's reach and the catalog, which the query needs once it is found
+  // reachable (it nearly always is); an unreachable project fails the job just after its start.
+  // The catalog holds the rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
+  const [started, reachable, catalog] = await Promise.all([
+    startJob(deps, job),
+    findReachableProject(deps.db, { tenantId: job.tenantId }, projectId).catch((error: unknown) => {
       if (error instanceof NotFoundError) return undefined;
       throw error;
     }),
-    readableCatalog(deps.db, { projectId: job.query.projectId, tenantId: job.tenantId }),
+    readableCatalog(deps.db, { projectId, tenantId: job.tenantId }),
   ]);
+  if (!started) return;
   if (!reachable) {
     await end(deps.db, job.id, {
       status: 'FAILED',
@@ -166,6 +154,38 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<void
   });
   // Killed here, pg-boss retries a job that is DONE: workerMayRun turns it away, so it is charged once.
   deps.crashPoint('query_job:done');
+}
+
+/** The project of the job's saved query (as it is now: a query may move); none for a job that is gone. */
+async function queryProjectOf(db: Database, jobId: string): Promise<string | undefined> {
+  const [row] = await db.$queryRaw<{ project_id: string }[]>`
+    SELECT q.project_id::text AS project_id FROM query_jobs j JOIN queries q ON q.id = j.query_id WHERE j.id = ${jobId}::uuid`;
+  return row?.project_id;
+}
+
+/**
+ * Starts the job under its tenant's usage lock: false when it is not to run (a cancel its stopped
+ * attempt did not finish, a quota used up meanwhile: it is ended so) or has ended meanwhile.
+ */
+async function startJob(deps: Deps, job: QueryJob): Promise<boolean> {
+  return deps.db.$transaction(async (tx) => {
+    await commitAsynchronously(tx);
+    // A retry of a job whose cancel its stopped attempt did not finish: nothing is known of what it processed.
+    if (job.cancelRequestedAt) {
+      await end(tx, job.id, { status: 'CANCELLED' });
+      return false;
+    }
+    const refusal = await quotaLeft(tx, deps.config, job.tenantId);
+    if (refusal) {
+      await end(tx, job.id, { status: 'FAILED', failure: { reason: 'quotaExceeded', message: refusal.message } });
+      return false;
+    }
+    const { count } = await tx.queryJob.updateMany({
+      where: { id: job.id, status: { in: ['PENDING', 'RUNNING'] } },
+      data: { status: 'RUNNING', startedAt: job.startedAt ?? new Date() },
+    });
+    return count > 0;
+  });
 }
 
 /** Charges the job for `usage` in the caller's transaction; answers what the job's row is to record of it. */

@@ -2,7 +2,7 @@ import { BadRequestError, ConflictError, GoneError, NotFoundError } from '@repo/
 import { type Actor, requireMayCancelQueryJob } from '../access/index.js';
 import type { AppliedRule } from '../access-log/schemas.js';
 import type { ResultColumn } from '../adapters/warehouse/query/index.js';
-import { findReachableProject } from '../associations/access.js';
+import { reachableProjects } from '../associations/access.js';
 import type { Database, Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import { toQueryExportResponse } from '../exports/service.js';
@@ -79,13 +79,20 @@ export async function savedQueryToRun(
   actor: Actor,
   input: { query_id: string; query_text: string },
 ): Promise<Query> {
-  const query = await findQuery(db, actor, input.query_id);
+  // Side by side (one round trip): the query, and its project if that is reachable; their refusals in this order.
+  const [query, project] = await Promise.all([
+    findQuery(db, actor, input.query_id),
+    db.project.findFirst({
+      where: { ...reachableProjects(actor.tenantId), queries: { some: { id: input.query_id } } },
+      select: { id: true },
+    }),
+  ]);
   if (query.queryText !== input.query_text) {
     throw new ConflictError(
       "query_text differs from the saved query's text: save it first (PATCH /api/v1/queries/{query_id}), then run it",
     );
   }
-  await findReachableProject(db, actor, query.projectId);
+  if (project?.id !== query.projectId) throw new NotFoundError('Project not found');
   return query;
 }
 
@@ -125,8 +132,8 @@ export async function runQuery(deps: QueryJobDeps, actor: Actor, input: RunQuery
   if (input.timeout_seconds !== undefined && input.timeout_seconds > limit) {
     throw new BadRequestError(`timeout_seconds may be at most ${limit}, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)`);
   }
+  const query = await savedQueryToRun(deps.db, actor, input);
   const job = await deps.db.$transaction(async (tx) => {
-    const query = await savedQueryToRun(tx, actor, input);
     await requireQuotaLeft(tx, deps.config, actor.tenantId);
     const round = nextRound(await waitingRounds(tx, actor.tenantId));
     const job = await tx.queryJob.create({
