@@ -6,6 +6,7 @@ import { carriesDownloadToken } from './attachments/download.js';
 import { attachmentRoutes } from './attachments/routes.js';
 import { actorOf, authenticate, limitRequests, operatorKeys } from './auth.js';
 import type { Deps } from './deps.js';
+import { draftRoutes } from './drafts/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { inboxRoutes } from './inboxes/routes.js';
 import { listRoutes } from './lists/routes.js';
@@ -55,6 +56,7 @@ export function buildApp(deps: Deps): Express {
   listRoutes(api, deps);
   webhookOutRoutes(api, deps);
   searchRoutes(api, deps);
+  draftRoutes(api, deps);
   // Providers authenticate their own way (webhooks/verify.ts), not with the API keys. Those that sign
   // the raw body (SendGrid's Event Webhook) read it themselves, before the JSON parser.
   const rawBodyRouter = express.Router();

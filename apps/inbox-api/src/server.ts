@@ -55,7 +55,7 @@ await serve(buildApp(deps), {
     () => connection.close(),
   ],
 });
-// Background jobs (thread summaries, webhook deliveries) run in the API process. Started once the
+// Background jobs (scheduled and approved drafts, thread summaries, webhook deliveries) run in the API process. Started once the
 // server listens: pg-boss may first install its schema. The fan-out of events to webhooks starts
 // with it (it queues delivery jobs).
 let dispatcher: ReturnType<typeof startWebhookDispatcher> | undefined;
@@ -63,9 +63,10 @@ deps.jobs.work(deps).then(
   () => {
     logger.info(
       { summaries: deps.languageModel?.provider ?? 'off' },
-      'background jobs: worker started (webhook deliveries, summaries)',
+      'background jobs: worker started (drafts, webhook deliveries, summaries)',
     );
     dispatcher = startWebhookDispatcher(deps, { sweepSeconds: config.INBOX_WEBHOOK_SWEEP_SECONDS });
   },
-  (error: unknown) => logger.error({ err: error }, 'background jobs: the worker could not start; deliveries and summaries wait'),
+  (error: unknown) =>
+    logger.error({ err: error }, 'background jobs: the worker could not start; drafts, deliveries and summaries wait'),
 );

@@ -28,6 +28,19 @@ interface Records {
   /** A webhook limited to the inbox, and a delivery of the event to it. */
   webhookId: string;
   deliveryId: string;
+  /** A draft of the inbox, pending approval (the inbox's send_policy is `approval`). */
+  draftId: string;
+}
+
+/** A send held for approval: the inbox is put under `approval`, then back to `direct`. */
+async function heldDraft(inboxId: string): Promise<string> {
+  const operator = as(ctx.app, OPERATOR_KEY);
+  await operator.patch(`/v1/inboxes/${inboxId}`, { send_policy: 'approval' }).expect(200);
+  const held = await operator
+    .post('/v1/messages', { inbox_id: inboxId, to: ['partner@example.com'], subject: 'Held', body: 'Waiting' })
+    .expect(202);
+  await operator.patch(`/v1/inboxes/${inboxId}`, { send_policy: 'direct' }).expect(200);
+  return held.body.draft.id;
 }
 
 async function recordsIn(organizationId: string, username: string): Promise<Records> {
@@ -73,6 +86,7 @@ async function recordsIn(organizationId: string, username: string): Promise<Reco
     ).body.id,
     webhookId: webhook.body.id,
     deliveryId: delivery.id,
+    draftId: await heldDraft(inbox.id),
   };
 }
 
@@ -264,6 +278,42 @@ const CASES: Record<string, Case> = {
     (c, f) => c.get(`/v1/attachments/${f.attachmentId}/content?format=base64`),
   ),
 
+  'POST /v1/drafts': unreachable(
+    (c, f) => c.post('/v1/drafts', { inbox_id: f.inboxId, to: ['x@example.com'], subject: 's', body: 'b' }),
+    (c, f) =>
+      c.post('/v1/drafts', {
+        inbox_id: own.inboxId,
+        to: ['x@example.com'],
+        subject: 's',
+        body: 'b',
+        reply_to_thread_id: f.threadId,
+      }),
+  ),
+  'GET /v1/drafts': {
+    kind: 'list',
+    path: () => '/v1/drafts',
+    belongs: (item, actor) => ownInboxes(actor).includes(item.inbox_id as string),
+    status: listed,
+  },
+  'GET /v1/drafts/{draft_id}': unreachable(
+    (c, f) => c.get(`/v1/drafts/${f.draftId}`),
+    (c, f) => c.get(`/v1/drafts?inbox_id=${f.inboxId}`),
+  ),
+  'PATCH /v1/drafts/{draft_id}': unreachable((c, f) => c.patch(`/v1/drafts/${f.draftId}`, { subject: 'Changed' })),
+  'DELETE /v1/drafts/{draft_id}': unreachable((c, f) => c.delete(`/v1/drafts/${f.draftId}`)),
+  'POST /v1/drafts/{draft_id}/send': unreachable((c, f) => c.post(`/v1/drafts/${f.draftId}/send`)),
+  // The approver key has `approve`: out of reach is 404 for every key.
+  'POST /v1/drafts/{draft_id}/approve': {
+    kind: 'foreign',
+    calls: [(c, f) => c.post(`/v1/drafts/${f.draftId}/approve`)],
+    status: { organization: 404, inbox: 404, approver: 404 },
+  },
+  'POST /v1/drafts/{draft_id}/reject': {
+    kind: 'foreign',
+    calls: [(c, f) => c.post(`/v1/drafts/${f.draftId}/reject`, { reason: 'No' })],
+    status: { organization: 404, inbox: 404, approver: 404 },
+  },
+
   'GET /v1/events': unreachable(
     (c, f) => c.get(`/v1/events?after=${f.eventId}`),
     (c, f) => c.get(`/v1/events?inbox_id=${f.inboxId}`),
@@ -418,6 +468,13 @@ it('leaves the records out of reach exactly as they were', async () => {
     expect((await operator.get(`/v1/inboxes/${records.inboxId}`)).body.sending_enabled).toBe(true);
   }
   expect(await ctx.db.listEntry.count({ where: { entry: 'planted.example.com' } })).toBe(0);
+  for (const records of foreign.inbox) {
+    expect((await operator.get(`/v1/drafts/${records.draftId}`)).body).toMatchObject({
+      status: 'pending_approval',
+      subject: 'Held',
+    });
+  }
+  expect(await ctx.db.draft.count({ where: { status: { not: 'pending_approval' } } })).toBe(0);
   expect(await ctx.db.organization.count({ where: { sendingEnabled: false } })).toBe(0);
   expect(await ctx.db.message.count({ where: { labels: { has: 'planted' } } })).toBe(0);
   expect(await ctx.db.message.count({ where: { text: { contains: 'Planted' } } })).toBe(0);

@@ -36,6 +36,7 @@ describe('/openapi.json', () => {
         'events',
         'lists',
         'search',
+        'drafts',
         'webhooks',
         'operations',
       ]),

@@ -10,6 +10,13 @@ export const EVENT_TYPES = [
   'message.failed',
   'message.blocked',
   'thread.summarized',
+  'draft.created',
+  'draft.pending_approval',
+  'draft.approved',
+  'draft.rejected',
+  'draft.scheduled',
+  'draft.sent',
+  'draft.cancelled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -50,7 +50,8 @@ export function inboxRoutes(api: InboxApi, deps: Deps): void {
     summary: 'Change an inbox’s name or safety settings',
     description:
       'Needs `manage`. `sending_enabled: false` is the inbox’s kill switch: every send from it answers 403 `sending_disabled` ' +
-      'until it is true again (scheduled drafts wait).',
+      'until it is true again (scheduled drafts wait). `send_policy: approval` holds every send from it as a draft pending ' +
+      'approval (202 `{"draft": ...}`) until a key with `approve` approves it.',
     params: inboxParams,
     body: updateInboxBody,
     response: inboxSchema,

@@ -31,12 +31,19 @@ export type CreateInboxInput = z.output<typeof createInboxBody>;
 
 export const inboxParams = z.object({ inbox_id: id });
 
+const sendPolicy = z.enum(['direct', 'approval']).meta({
+  description:
+    '`direct`: sends go at once; `approval`: every send (POST /v1/messages, reply, forward, draft send) becomes a draft ' +
+    'pending approval (202), sent once a key with `approve` approves it',
+});
+
 export const updateInboxBody = z
   .object({
     name: displayName({ description: 'Display name', example: 'Support agent' }).optional(),
     sending_enabled: z.boolean().optional().meta({
       description: 'Kill switch: false, and every send from the inbox answers 403 `sending_disabled`; scheduled drafts wait',
     }),
+    send_policy: sendPolicy.optional(),
   })
   .strict();
 
@@ -51,6 +58,7 @@ export const inboxSchema = z
     email_address: z.string(),
     organization_id: z.string(),
     sending_enabled: z.boolean().meta({ description: 'The inbox’s kill switch (PATCH /v1/inboxes/{inbox_id})' }),
+    send_policy: sendPolicy,
     created_at: timestamp,
   })
   .meta({ id: 'Inbox' });

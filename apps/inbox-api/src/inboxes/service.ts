@@ -25,6 +25,7 @@ export function toInboxResponse(inbox: Inbox): InboxResponse {
     email_address: inbox.emailAddress,
     organization_id: inbox.organizationId,
     sending_enabled: inbox.sendingEnabled,
+    send_policy: inbox.sendPolicy,
     created_at: inbox.createdAt.toISOString(),
   };
 }
@@ -71,6 +72,7 @@ export async function updateInbox(db: Database, scope: Scope, inboxId: string, i
   const data = {
     ...(input.name !== undefined && { name: input.name }),
     ...(input.sending_enabled !== undefined && { sendingEnabled: input.sending_enabled }),
+    ...(input.send_policy !== undefined && { sendPolicy: input.send_policy }),
   };
   const [updated] = await db.inbox.updateManyAndReturn({ where: { id: inbox.id, deletedAt: null }, data });
   if (!updated) throw new NotFoundError('Inbox not found', { inbox_id: inboxId });

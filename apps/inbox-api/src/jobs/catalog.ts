@@ -6,6 +6,7 @@
 import { defineJob as defineAnyJob, type JobDefinition } from '@repo/jobs';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
+import { draftDepsOf, runDraftJob } from '../drafts/service.js';
 import { summarizeThread } from '../summaries/service.js';
 import { deliverDue } from '../webhooks-out/deliver.js';
 
@@ -36,5 +37,19 @@ export const JOBS = {
     expireInSeconds: 300,
     concurrency: () => ({ perProcess: 8 }),
     handle: (deps, payload, context) => deliverDue(deps, payload.webhook_id, context.signal),
+  }),
+  /**
+   * Sends a scheduled draft once due (src/drafts): queued with the change that schedules it, at its
+   * send_at, or as the backstop of a send made at once. Sending twice is impossible (the draft's
+   * Idempotency-Key); while a kill switch or cap holds it, the handler queues the next attempt.
+   */
+  'send-draft': defineJob({
+    payload: z.object({ draft_id: z.uuid() }),
+    // The provider failing, or a send of the draft still under way elsewhere: 30 s, 1, 2, 4, 8 min.
+    retryLimit: 5,
+    retryDelaySeconds: 30,
+    expireInSeconds: 300,
+    concurrency: () => ({ perProcess: 4 }),
+    handle: (deps, payload) => runDraftJob(draftDepsOf(deps), payload.draft_id),
   }),
 };

@@ -3,7 +3,7 @@ import { type Actor, scopeOf } from '../api-keys/scope.js';
 import { findInbox } from '../inboxes/service.js';
 import { forwardBody, forwardSubject, replyRecipients, replySubject } from './replies.js';
 import type { ForwardInput, ReplyInput, SendResult } from './schemas.js';
-import { checkAttachmentTotal, type SendDeps, sendMessage } from './send.js';
+import { checkAttachmentTotal, type HeldSend, type SendDeps, sendMessage } from './send.js';
 import { findMessage } from './service.js';
 
 /**
@@ -13,7 +13,7 @@ import { findMessage } from './service.js';
 export async function replyToMessage(
   deps: SendDeps,
   options: { actor: Actor; messageId: string; input: ReplyInput; idempotencyKey?: string },
-): Promise<SendResult> {
+): Promise<SendResult | HeldSend> {
   const scope = scopeOf(options.actor);
   const message = await findMessage(deps.db, scope, options.messageId);
   const inbox = await findInbox(deps.db, scope, message.inboxId);
@@ -52,7 +52,7 @@ export async function replyToMessage(
 export async function forwardMessage(
   deps: SendDeps,
   options: { actor: Actor; messageId: string; input: ForwardInput; idempotencyKey?: string },
-): Promise<SendResult> {
+): Promise<SendResult | HeldSend> {
   const scope = scopeOf(options.actor);
   const message = await findMessage(deps.db, scope, options.messageId);
   const attachments = await deps.db.attachment.findMany({

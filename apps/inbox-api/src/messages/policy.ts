@@ -1,9 +1,11 @@
 /**
  * The outbound safety gate: the one function every send asks before its outbox record is written
  * (send.ts). In order: the kill switches (the inbox's and its organization's `sending_enabled`:
- * 403 `sending_disabled`), the send lists (403 `recipient_blocked`, naming the addresses), then
- * the caps (sends per inbox per hour and per day, the API key's sends per hour, new recipients
- * per inbox per day: 429 `rate_limited` with Retry-After). Nothing is sent when it refuses.
+ * 403 `sending_disabled`), the send lists (403 `recipient_blocked`, naming the addresses), the
+ * inbox's send_policy (`approval`: the send is held as a draft pending approval, unless it is an
+ * approved draft's), then the caps (sends per inbox per hour and per day, the API key's sends per
+ * hour, new recipients per inbox per day: 429 `rate_limited` with Retry-After). Nothing is sent
+ * when it refuses.
  */
 import { PolicyRefusal, RateLimitedError } from '@repo/errors';
 import type { WindowedRateLimit } from '@repo/rate-limit';
@@ -32,15 +34,27 @@ export interface OutboundRequest {
   inbox: Pick<Inbox, 'id' | 'organizationId'>;
   /** Every recipient: to, cc and bcc. */
   recipients: readonly string[];
+  /**
+   * `send` (default): the send itself, counted by the caps; `approved`: an approved draft's send,
+   * which is not held again; `submit`: a draft submitted, asked whether it may go or waits for
+   * approval (its send is counted when it is made).
+   */
+  stage?: 'send' | 'approved' | 'submit';
 }
 
-/** Throws when the send may not go; returns once every check has passed and the caps have counted it. */
-export async function checkOutbound(deps: PolicyDeps, request: OutboundRequest): Promise<void> {
-  await requireSendingEnabled(deps.db, request.inbox);
+/**
+ * Throws when the send may not go. `hold`: the inbox sends only what is approved, and this send
+ * is to become a draft pending approval; `send`: every check passed (and the caps counted it).
+ */
+export async function checkOutbound(deps: PolicyDeps, request: OutboundRequest): Promise<'send' | 'hold'> {
+  const stage = request.stage ?? 'send';
+  const { sendPolicy } = await requireSendingEnabled(deps.db, request.inbox);
   const refused = refusedAddresses(request.recipients, await listRulesFor(deps.db, request.inbox, 'send'));
   if (refused.length > 0) {
     throw new PolicyRefusal('recipient_blocked', `Blocked by the send lists: ${refused.join(', ')}`, { addresses: refused });
   }
+  if (sendPolicy === 'approval' && stage !== 'approved') return 'hold';
+  if (stage === 'submit') return 'send';
   await deps.sendLimit.consume(request.inbox.id, { hour: deps.sendsPerHour, day: deps.sendsPerDay });
   if (request.actor.kind === 'key') {
     await deps.keySendLimit.consume(request.actor.limitKey, {
@@ -48,13 +62,17 @@ export async function checkOutbound(deps: PolicyDeps, request: OutboundRequest):
     });
   }
   await countNewRecipients(deps, request.inbox.id, request.recipients);
+  return 'send';
 }
 
-/** 403 `sending_disabled` while the inbox's or its organization's kill switch is off. */
-export async function requireSendingEnabled(db: Database, inbox: { id: string; organizationId: string }): Promise<void> {
+/** 403 `sending_disabled` while the inbox's or its organization's kill switch is off; else the inbox's send policy. */
+export async function requireSendingEnabled(
+  db: Database,
+  inbox: { id: string; organizationId: string },
+): Promise<{ sendPolicy: 'direct' | 'approval' }> {
   const state = await db.inbox.findUnique({
     where: { id: inbox.id },
-    select: { sendingEnabled: true, organization: { select: { sendingEnabled: true } } },
+    select: { sendingEnabled: true, sendPolicy: true, organization: { select: { sendingEnabled: true } } },
   });
   if (state && !state.sendingEnabled) {
     throw new PolicyRefusal('sending_disabled', 'Sending is disabled for this inbox (sending_enabled is false)', {
@@ -66,6 +84,7 @@ export async function requireSendingEnabled(db: Database, inbox: { id: string; o
       organization_id: inbox.organizationId,
     });
   }
+  return { sendPolicy: state?.sendPolicy ?? 'direct' };
 }
 
 const DAY_MS = 24 * 3600 * 1000;

@@ -14,22 +14,11 @@ import {
   sendResultSchema,
   updateMessageBody,
 } from './schemas.js';
-import { type SendDeps, sendMessage } from './send.js';
+import { answerSend, heldSendResponse, sendDepsOf, sendMessage } from './send.js';
 import { getMessage, listMessages, updateMessageLabels } from './service.js';
 
 export function messageRoutes(api: InboxApi, deps: Deps): void {
-  const sendDeps: SendDeps = {
-    ...deps,
-    sendLimit: deps.limits.sends,
-    sendsPerHour: deps.config.INBOX_SEND_LIMIT_PER_HOUR,
-    sendsPerDay: deps.config.INBOX_SEND_LIMIT_PER_DAY,
-    keySendLimit: deps.limits.keySends,
-    keySendsPerHour: deps.config.INBOX_SEND_LIMIT_PER_HOUR,
-    newRecipientsPerDay: deps.config.INBOX_NEW_RECIPIENT_LIMIT_PER_DAY,
-    emailDomain: deps.config.INBOX_EMAIL_DOMAIN,
-    maxAttachmentBytes: deps.config.INBOX_MAX_ATTACHMENT_BYTES,
-    leaseSeconds: deps.config.INBOX_SEND_LEASE_SECONDS,
-  };
+  const sendDeps = sendDepsOf(deps);
   api.route({
     method: 'post',
     path: '/v1/messages',
@@ -44,15 +33,18 @@ export function messageRoutes(api: InboxApi, deps: Deps): void {
       'and the `message_id` of the record, which stays with `metadata.delivery.status` `failed` (the key is then free again). ' +
       'Needs the `send` permission. An API key that is revoked sends nothing once its revocation has answered (401). ' +
       'The safety controls refuse a send with 403 `sending_disabled` (a kill switch is off), 403 `recipient_blocked` ' +
-      '(`details.addresses` are refused by the send lists) or 429 `rate_limited` (hourly, daily or new-recipient caps).',
+      '(`details.addresses` are refused by the send lists) or 429 `rate_limited` (hourly, daily or new-recipient caps). ' +
+      'From an inbox whose `send_policy` is `approval`, nothing is sent: the send becomes a draft pending approval, ' +
+      'answered 202 `{"draft": ...}` (POST /v1/drafts/{draft_id}/approve sends it).',
     headers: sendMessageHeaders,
     body: sendMessageBody,
     status: 201,
     response: sendResultSchema,
+    otherResponses: heldSendResponse,
     errors: [403, 404, 409, 413, 429, 502, 503],
     authorize: ({ actor }) => requirePermission(actor, 'send'),
-    handler: ({ actor, body, headers }) =>
-      sendMessage(sendDeps, { actor, input: body, idempotencyKey: headers['idempotency-key'] }),
+    handler: async ({ actor, body, headers, res }) =>
+      answerSend(res, await sendMessage(sendDeps, { actor, input: body, idempotencyKey: headers['idempotency-key'] })),
   });
   api.route({
     method: 'get',
@@ -93,10 +85,19 @@ export function messageRoutes(api: InboxApi, deps: Deps): void {
     body: replyBody,
     status: 201,
     response: sendResultSchema,
+    otherResponses: heldSendResponse,
     errors: [404, 409, 413, 429, 502, 503],
     authorize: ({ actor }) => requirePermission(actor, 'send'),
-    handler: ({ actor, params, body, headers }) =>
-      replyToMessage(sendDeps, { actor, messageId: params.message_id, input: body, idempotencyKey: headers['idempotency-key'] }),
+    handler: async ({ actor, params, body, headers, res }) =>
+      answerSend(
+        res,
+        await replyToMessage(sendDeps, {
+          actor,
+          messageId: params.message_id,
+          input: body,
+          idempotencyKey: headers['idempotency-key'],
+        }),
+      ),
   });
   api.route({
     method: 'post',
@@ -112,10 +113,19 @@ export function messageRoutes(api: InboxApi, deps: Deps): void {
     body: forwardBody,
     status: 201,
     response: sendResultSchema,
+    otherResponses: heldSendResponse,
     errors: [404, 409, 413, 429, 502, 503],
     authorize: ({ actor }) => requirePermission(actor, 'send'),
-    handler: ({ actor, params, body, headers }) =>
-      forwardMessage(sendDeps, { actor, messageId: params.message_id, input: body, idempotencyKey: headers['idempotency-key'] }),
+    handler: async ({ actor, params, body, headers, res }) =>
+      answerSend(
+        res,
+        await forwardMessage(sendDeps, {
+          actor,
+          messageId: params.message_id,
+          input: body,
+          idempotencyKey: headers['idempotency-key'],
+        }),
+      ),
   });
   api.route({
     method: 'patch',

@@ -18,6 +18,10 @@ import { claimIdempotencyKey, idempotentRequest, keyForMessage, previousAnswer }
 import { deliveryMetadata, leaseEnd, markFailed, markSent } from './outbox.js';
 import { fixedLabelsTouched } from './labels.js';
 import { checkOutbound, type PolicyDeps } from './policy.js';
+import { holdForApproval, toDraftResponse } from '../drafts/records.js';
+import { type DraftResponse, heldSendSchema } from '../drafts/schemas.js';
+import type { Deps } from '../deps.js';
+import type { Response } from 'express';
 import { outboundSize, recordMessage, toSendResult } from './records.js';
 import type { SendMessageInput, SendResult } from './schemas.js';
 
@@ -45,6 +49,8 @@ export interface SendOptions {
   answering?: { id: string; providerMessageId: string; references: string | null };
   /** A forward: the forwarded message's id, and its attachments, carried along. */
   forwarding?: { id: string; files: AttachmentFile[] };
+  /** An approved draft's send (drafts/service.ts): not held for approval again. */
+  approved?: boolean;
 }
 
 /**
@@ -59,11 +65,18 @@ export interface SendOptions {
  *    caller's API key, so that a revocation under way answers 401 and nothing is sent (a
  *    revocation waits for the sends recorded before it, as an inbox's delete does);
  * 4. the transport, then `sent` (or `failed` with the provider's reason, which frees the key).
+ * Under the inbox's `approval` policy, step 1 ends with the send kept as a draft pending approval
+ * (HeldSend), unless it is an approved draft's.
  * Once the provider has the message, nothing answers 5xx: what could not be recorded after it
  * is logged and resolved by the reconciler.
  */
-export async function sendMessage(deps: SendDeps, options: SendOptions): Promise<SendResult> {
-  const { actor, input, idempotencyKey, answering, forwarding } = options;
+/** A send from an inbox under the `approval` policy: kept as a draft pending approval (202). */
+export interface HeldSend {
+  draft: DraftResponse;
+}
+
+export async function sendMessage(deps: SendDeps, options: SendOptions): Promise<SendResult | HeldSend> {
+  const { actor, input, idempotencyKey, answering, forwarding, approved } = options;
   const scope = scopeOf(actor);
   const apiKeyId = actor.kind === 'key' ? actor.keyId : undefined;
   const fixed = fixedLabelsTouched({ add: input.labels });
@@ -81,7 +94,19 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
       : idempotentRequest(inbox.id, idempotencyKey, input, { answering: answering?.id, forwarding: forwarding?.id });
   const replay = keyed && (await previousAnswer(deps.db, keyed));
   if (replay) return replay;
-  await checkOutbound(deps, { actor, inbox, recipients: [...input.to, ...(input.cc ?? []), ...(input.bcc ?? [])] });
+  const gate = await checkOutbound(deps, {
+    actor,
+    inbox,
+    recipients: [...input.to, ...(input.cc ?? []), ...(input.bcc ?? [])],
+    stage: approved ? 'approved' : 'send',
+  });
+  if (gate === 'hold') {
+    const origin = {
+      ...(answering && { answering }),
+      ...(forwarding && { forwarding_message_id: forwarding.id }),
+    };
+    return { draft: toDraftResponse(await holdForApproval(deps.db, { actor, inbox, input, origin, idempotencyKey })) };
+  }
   const content = await deps.content.renderMessage(input.body);
   const latest = answering ?? (thread ? await latestMessage(deps.db, thread.id) : null);
   const reply = latest ? replyHeaders(latest) : undefined;
@@ -184,6 +209,39 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
     deps.logger.error({ err: error, messageId: message.id }, 'message was sent but could not be marked sent');
   }
   return result;
+}
+
+/** What sends need of the app's Deps. */
+export function sendDepsOf(deps: Deps): SendDeps {
+  return {
+    ...deps,
+    sendLimit: deps.limits.sends,
+    sendsPerHour: deps.config.INBOX_SEND_LIMIT_PER_HOUR,
+    sendsPerDay: deps.config.INBOX_SEND_LIMIT_PER_DAY,
+    keySendLimit: deps.limits.keySends,
+    keySendsPerHour: deps.config.INBOX_SEND_LIMIT_PER_HOUR,
+    newRecipientsPerDay: deps.config.INBOX_NEW_RECIPIENT_LIMIT_PER_DAY,
+    emailDomain: deps.config.INBOX_EMAIL_DOMAIN,
+    maxAttachmentBytes: deps.config.INBOX_MAX_ATTACHMENT_BYTES,
+    leaseSeconds: deps.config.INBOX_SEND_LEASE_SECONDS,
+  };
+}
+
+/** The other answer of a send route: held for approval. */
+export const heldSendResponse = {
+  202: {
+    description: 'Held: the inbox’s send_policy is `approval`; the send is a draft pending approval',
+    schema: heldSendSchema,
+  },
+};
+
+/** Writes a held send's 202 itself; a send made is returned for the route's own status (201). */
+export function answerSend(res: Response, outcome: SendResult | HeldSend): SendResult | undefined {
+  if ('draft' in outcome) {
+    res.status(202).json(outcome);
+    return undefined;
+  }
+  return outcome;
 }
 
 /** A provider's own words for a refusal, as UpstreamError carries them; anything else in general terms. */

@@ -1,3 +1,12 @@
+import {
+  type DraftAction,
+  type DraftStatus,
+  DraftTransitionError,
+  nextStatus,
+  secondsUntil,
+  sendAtProblem,
+  type SendPolicy,
+} from '../../src/drafts/rules.js';
 import { matchesEntry, normaliseListEntry, passesLists, refusedAddresses, type ListRule } from '../../src/lists/rules.js';
 import { newAddresses } from '../../src/messages/policy.js';
 
@@ -75,5 +84,60 @@ describe('passesLists', () => {
 describe('newAddresses', () => {
   it('keeps the addresses not known, in order', () => {
     expect(newAddresses(['a@x.com', 'b@x.com', 'c@x.com'], ['b@x.com'])).toEqual(['a@x.com', 'c@x.com']);
+  });
+});
+
+describe('draft transitions', () => {
+  const table: [DraftStatus, DraftAction, DraftStatus | 'refused', SendPolicy?][] = [
+    ['draft', 'edit', 'draft'],
+    ['draft', 'submit', 'scheduled'],
+    ['draft', 'submit', 'pending_approval', 'approval'],
+    ['draft', 'cancel', 'cancelled'],
+    ['draft', 'approve', 'refused'],
+    ['draft', 'dispatch', 'refused'],
+    ['pending_approval', 'approve', 'scheduled'],
+    ['pending_approval', 'reject', 'rejected'],
+    ['pending_approval', 'cancel', 'cancelled'],
+    ['pending_approval', 'edit', 'refused'],
+    ['pending_approval', 'submit', 'refused'],
+    ['pending_approval', 'dispatch', 'refused'],
+    ['scheduled', 'dispatch', 'sent'],
+    ['scheduled', 'submit', 'scheduled'],
+    ['scheduled', 'cancel', 'cancelled'],
+    ['scheduled', 'abandon', 'cancelled'],
+    ['scheduled', 'approve', 'refused'],
+    ['scheduled', 'edit', 'refused'],
+    ['sent', 'dispatch', 'refused'],
+    ['sent', 'cancel', 'refused'],
+    ['rejected', 'approve', 'refused'],
+    ['rejected', 'reject', 'refused'],
+    ['cancelled', 'submit', 'refused'],
+    ['cancelled', 'dispatch', 'refused'],
+  ];
+  it.each(table)('%s --%s--> %s', (status, action, expected, policy) => {
+    if (expected === 'refused') {
+      expect(() => nextStatus(status, action, policy)).toThrow(DraftTransitionError);
+    } else {
+      expect(nextStatus(status, action, policy)).toBe(expected);
+    }
+  });
+
+  it('has no way out of sent, rejected and cancelled', () => {
+    const actions: DraftAction[] = ['edit', 'submit', 'approve', 'reject', 'cancel', 'dispatch', 'abandon'];
+    for (const status of ['sent', 'rejected', 'cancelled'] as const) {
+      for (const action of actions) expect(() => nextStatus(status, action)).toThrow(/cannot be/);
+    }
+  });
+
+  it('says why a send_at cannot be used', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    expect(sendAtProblem(new Date('2025-12-31T23:59:59Z'), now)).toBe('Must be in the future');
+    expect(sendAtProblem(now, now)).toBe('Must be in the future');
+    expect(sendAtProblem(new Date('2026-06-01T00:00:00Z'), now)).toBeUndefined();
+    expect(sendAtProblem(new Date('2027-01-01T00:00:00Z'), now)).toBeUndefined();
+    expect(sendAtProblem(new Date('2027-01-01T00:00:01Z'), now)).toBe('Must be at most one year ahead');
+    expect(secondsUntil(null, now)).toBe(0);
+    expect(secondsUntil(new Date('2026-01-01T00:00:10.5Z'), now)).toBe(11);
+    expect(secondsUntil(new Date('2025-01-01T00:00:00Z'), now)).toBe(0);
   });
 });

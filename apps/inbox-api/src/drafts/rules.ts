@@ -1,0 +1,88 @@
+/**
+ * A draft's life as pure rules: which action moves which status where, and which send_at is
+ * acceptable. The service applies them with a conditional update (status = the one read), so that
+ * of two requests racing on one draft, one moves it and the other gets the 409 these rules give.
+ */
+
+export const DRAFT_STATUSES = ['draft', 'pending_approval', 'scheduled', 'sent', 'rejected', 'cancelled'] as const;
+export type DraftStatus = (typeof DRAFT_STATUSES)[number];
+
+export type DraftAction =
+  /** PATCH: change what it says. */
+  | 'edit'
+  /** POST /send (or a send held for approval): to approval, or to the queue. */
+  | 'submit'
+  | 'approve'
+  | 'reject'
+  /** DELETE. */
+  | 'cancel'
+  /** The send itself, once it is due (the job, or at once). */
+  | 'dispatch'
+  /** A send that cannot be made any more (its recipient is now blocked, its inbox gone). */
+  | 'abandon';
+
+export type SendPolicy = 'direct' | 'approval';
+
+/** Why an action is refused in a status: the 409's message. */
+export class DraftTransitionError extends Error {
+  constructor(
+    readonly status: DraftStatus,
+    readonly action: DraftAction,
+  ) {
+    super(`A ${status.replace('_', ' ')} draft cannot be ${PAST[action]}`);
+  }
+}
+
+const PAST: Record<DraftAction, string> = {
+  edit: 'changed',
+  submit: 'sent',
+  approve: 'approved',
+  reject: 'rejected',
+  cancel: 'cancelled',
+  dispatch: 'sent',
+  abandon: 'abandoned',
+};
+
+/**
+ * The status an action leads to, or DraftTransitionError. `submit` goes to `pending_approval` under
+ * the `approval` policy, else to `scheduled` (sent at once when it has no send_at in the future);
+ * `approve` schedules; only a scheduled draft is dispatched. sent, rejected and cancelled are final.
+ */
+export function nextStatus(status: DraftStatus, action: DraftAction, policy: SendPolicy = 'direct'): DraftStatus {
+  switch (action) {
+    case 'edit':
+      if (status === 'draft') return 'draft';
+      break;
+    case 'submit':
+      if (status === 'draft') return policy === 'approval' ? 'pending_approval' : 'scheduled';
+      // "Send now" on a scheduled draft: it stays scheduled, and goes now.
+      if (status === 'scheduled') return 'scheduled';
+      break;
+    case 'approve':
+      if (status === 'pending_approval') return 'scheduled';
+      break;
+    case 'reject':
+      if (status === 'pending_approval') return 'rejected';
+      break;
+    case 'cancel':
+    case 'abandon':
+      if (status === 'draft' || status === 'pending_approval' || status === 'scheduled') return 'cancelled';
+      break;
+    case 'dispatch':
+      if (status === 'scheduled') return 'sent';
+      break;
+  }
+  throw new DraftTransitionError(status, action);
+}
+
+/** Why `sendAt` cannot be a draft's send time at `now` (in the past, or more than a year ahead), or undefined. */
+export function sendAtProblem(sendAt: Date, now: Date): string | undefined {
+  if (sendAt.getTime() <= now.getTime()) return 'Must be in the future';
+  if (sendAt.getTime() - now.getTime() > 365 * 24 * 3600 * 1000) return 'Must be at most one year ahead';
+  return undefined;
+}
+
+/** Seconds from `now` until `sendAt` (0 when due). */
+export function secondsUntil(sendAt: Date | null, now: Date): number {
+  return sendAt ? Math.max(0, Math.ceil((sendAt.getTime() - now.getTime()) / 1000)) : 0;
+}

@@ -1,0 +1,364 @@
+import { AppError, ConflictError, NotFoundError, PayloadTooLargeError } from '@repo/errors';
+import { type Actor, inboxFilter, type Scope, scopeOf } from '../api-keys/scope.js';
+import { type Database, prismaStatements } from '../database.js';
+import { appendEvents, type EventType } from '../events/log.js';
+import type { Draft, Prisma } from '../generated/prisma/client.js';
+import { findInbox } from '../inboxes/service.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { base64ByteLength } from '../messages/base64.js';
+import { checkOutbound } from '../messages/policy.js';
+import type { Deps } from '../deps.js';
+import { type SendDeps, sendDepsOf, sendMessage, type SendOptions } from '../messages/send.js';
+import { isUuid } from '../shared/ids.js';
+import { page, type Page } from '../shared/schemas.js';
+import { findThread } from '../threads/service.js';
+import { actorName, type DraftInput, draftEvent, toDraftResponse } from './records.js';
+import { type DraftAction, type DraftStatus, DraftTransitionError, nextStatus, type SendPolicy, secondsUntil } from './rules.js';
+import type { CreateDraftInput, DraftResponse, ListDraftsQuery, UpdateDraftInput } from './schemas.js';
+
+export interface DraftDeps extends SendDeps {
+  jobs: JobQueue;
+  /**
+   * A draft due now is sent at once, and a job queued with it this many seconds later sends it
+   * if that did not end (the process stopped, the provider failed): the send's lease.
+   */
+  backstopSeconds: number;
+}
+
+export function draftDepsOf(deps: Deps): DraftDeps {
+  return { ...sendDepsOf(deps), jobs: deps.jobs, backstopSeconds: deps.config.INBOX_SEND_LEASE_SECONDS };
+}
+
+/** Who sends a draft once it is due: the service itself (the draft's inbox is checked when it is written). */
+const DISPATCHER: Actor = { kind: 'operator', limitKey: 'drafts' };
+
+/** The draft within the scope (its inbox live and reachable), or 404. */
+async function findDraft(db: Database, scope: Scope, draftId: string): Promise<Draft> {
+  const draft = isUuid(draftId)
+    ? await db.draft.findFirst({ where: { id: draftId, inbox: { deletedAt: null, ...inboxFilter(scope) } } })
+    : null;
+  if (!draft) throw new NotFoundError('Draft not found', { draft_id: draftId });
+  return draft;
+}
+
+async function organizationOf(db: Database, inboxId: string): Promise<string> {
+  return (await db.inbox.findUniqueOrThrow({ where: { id: inboxId }, select: { organizationId: true } })).organizationId;
+}
+
+/** Checks what a draft names is within the scope (404) and its attachments fit (413), before it is stored. */
+async function checkDraftInput(deps: DraftDeps, scope: Scope, input: DraftInput): Promise<void> {
+  const inbox = await findInbox(deps.db, scope, input.inbox_id);
+  if (input.reply_to_thread_id !== undefined) {
+    await findThread(deps.db, scope, { threadId: input.reply_to_thread_id, inboxId: inbox.id });
+  }
+  checkAttachmentsFit(input.attachments ?? [], deps.maxAttachmentBytes);
+}
+
+/** 413 when the attachments total more than a message may carry. */
+function checkAttachmentsFit(attachments: readonly { content: string }[], maxBytes: number): void {
+  const total = attachments.reduce((sum, attachment) => sum + (base64ByteLength(attachment.content) ?? 0), 0);
+  if (total > maxBytes) {
+    throw new PayloadTooLargeError(`Attachments total ${total} bytes; at most ${maxBytes} bytes are allowed per message`, {
+      limit_bytes: maxBytes,
+      size_bytes: total,
+    });
+  }
+}
+
+/** Writes a draft (`draft`); with `send_at`, submits it at once (scheduled, or pending approval). */
+export async function createDraft(deps: DraftDeps, actor: Actor, body: CreateDraftInput): Promise<DraftResponse> {
+  const { send_at: sendAt, ...input } = body;
+  await checkDraftInput(deps, scopeOf(actor), input);
+  const organizationId = await organizationOf(deps.db, input.inbox_id);
+  const draft = await deps.db.$transaction(async (tx) => {
+    const created = await tx.draft.create({
+      data: {
+        inboxId: input.inbox_id,
+        status: 'draft',
+        input: input,
+        sendAt: sendAt ?? null,
+        createdBy: actor.kind === 'key' ? actor.keyId : null,
+      },
+    });
+    await appendEvents(prismaStatements(tx), [draftEvent('draft.created', organizationId, created)]);
+    return created;
+  });
+  if (sendAt) return (await submitDraft(deps, actor, draft.id, { scheduling: true })).draft;
+  return toDraftResponse(draft);
+}
+
+export async function listDrafts(db: Database, scope: Scope, query: ListDraftsQuery): Promise<Page<DraftResponse>> {
+  if (query.inbox_id !== undefined) await findInbox(db, scope, query.inbox_id);
+  const where: Prisma.DraftWhereInput = {
+    inbox: { deletedAt: null, ...inboxFilter(scope) },
+    ...(query.inbox_id !== undefined && { inboxId: query.inbox_id }),
+    ...(query.status && { status: query.status }),
+  };
+  const [drafts, total] = await Promise.all([
+    db.draft.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
+    db.draft.count({ where }),
+  ]);
+  return page(drafts.map(toDraftResponse), total);
+}
+
+export async function getDraft(db: Database, scope: Scope, draftId: string): Promise<DraftResponse> {
+  return toDraftResponse(await findDraft(db, scope, draftId));
+}
+
+/** Changes a draft still being written (409 once submitted); `send_at: null` clears the time. */
+export async function updateDraft(
+  deps: DraftDeps,
+  actor: Actor,
+  draftId: string,
+  patch: UpdateDraftInput,
+): Promise<DraftResponse> {
+  const scope = scopeOf(actor);
+  const draft = await findDraft(deps.db, scope, draftId);
+  allowed(draft.status, 'edit');
+  const { send_at: sendAt, ...changes } = patch;
+  const input: DraftInput = { ...(draft.input as unknown as DraftInput), ...changes, inbox_id: draft.inboxId };
+  await checkDraftInput(deps, scope, input);
+  const updated = await move(deps.db, draft, 'edit', {
+    input: input,
+    ...(sendAt !== undefined && { sendAt }),
+  });
+  return toDraftResponse(updated);
+}
+
+/** DELETE: a draft not sent, rejected or cancelled yet is cancelled (a scheduled one is then not sent). */
+export async function cancelDraft(deps: DraftDeps, actor: Actor, draftId: string): Promise<DraftResponse> {
+  const draft = await findDraft(deps.db, scopeOf(actor), draftId);
+  return toDraftResponse(await move(deps.db, draft, 'cancel', {}, 'draft.cancelled'));
+}
+
+/**
+ * POST /send. The kill switches and send lists are asked first (403, as a send is); then under
+ * the `approval` policy the draft waits for approval (held: true, 202), otherwise it is scheduled
+ * and, when it has no send_at in the future, sent at once.
+ */
+export async function submitDraft(
+  deps: DraftDeps,
+  actor: Actor,
+  draftId: string,
+  options: { scheduling?: boolean } = {},
+): Promise<{ draft: DraftResponse; held: boolean }> {
+  const draft = await findDraft(deps.db, scopeOf(actor), draftId);
+  const input = draft.input as unknown as DraftInput;
+  const organizationId = await organizationOf(deps.db, draft.inboxId);
+  let gate: 'send' | 'hold';
+  try {
+    gate = await checkOutbound(deps, {
+      actor,
+      inbox: { id: draft.inboxId, organizationId },
+      recipients: recipientsOf(input),
+      stage: 'submit',
+    });
+  } catch (error) {
+    // A draft written for later may be scheduled while a kill switch is off: it waits (its send is refused until then).
+    if (!(options.scheduling && error instanceof AppError && error.code === 'sending_disabled')) throw error;
+    const { sendPolicy } = await deps.db.inbox.findUniqueOrThrow({ where: { id: draft.inboxId }, select: { sendPolicy: true } });
+    gate = sendPolicy === 'approval' ? 'hold' : 'send';
+  }
+  if (gate === 'hold' && draft.status === 'draft') {
+    const held = await move(deps.db, draft, 'submit', {}, 'draft.pending_approval', 'approval');
+    return { draft: toDraftResponse(held), held: true };
+  }
+  const scheduled = await schedule(deps, draft, 'submit');
+  return { draft: toDraftResponse(scheduled), held: false };
+}
+
+/** Approves a draft pending approval (409 otherwise, also to the second of two approvals), then sends it when due. */
+export async function approveDraft(deps: DraftDeps, actor: Actor, draftId: string): Promise<DraftResponse> {
+  const draft = await findDraft(deps.db, scopeOf(actor), draftId);
+  const approved = await schedule(deps, draft, 'approve', { approvedAt: new Date(), approvedBy: actorName(actor) });
+  return toDraftResponse(approved);
+}
+
+export async function rejectDraft(deps: DraftDeps, actor: Actor, draftId: string, reason: string): Promise<DraftResponse> {
+  const draft = await findDraft(deps.db, scopeOf(actor), draftId);
+  const rejected = await move(
+    deps.db,
+    draft,
+    'reject',
+    { rejectedAt: new Date(), rejectionReason: reason, approvedBy: actorName(actor) },
+    'draft.rejected',
+  );
+  return toDraftResponse(rejected);
+}
+
+/**
+ * Moves a draft to `scheduled` (submit, approve) with, in the same transaction, the job that sends
+ * it at send_at (or, when due now, a backstop for the send made at once here), then sends it now
+ * when due.
+ */
+async function schedule(
+  deps: DraftDeps,
+  draft: Draft,
+  action: 'submit' | 'approve',
+  data: Prisma.DraftUpdateManyMutationInput = {},
+): Promise<Draft> {
+  const wait = secondsUntil(draft.sendAt, new Date());
+  const event: EventType = action === 'approve' ? 'draft.approved' : 'draft.scheduled';
+  const moved = await move(deps.db, draft, action, data, event, 'direct', async (tx) => {
+    await deps.jobs.send('send-draft', { draft_id: draft.id }, { tx, delaySeconds: wait > 0 ? wait : deps.backstopSeconds });
+  });
+  deps.crashPoint(action === 'approve' ? 'draft:approved' : 'draft:scheduled');
+  if (wait > 0) return moved;
+  return (await dispatchDraft(deps, draft.id)).draft ?? moved;
+}
+
+/**
+ * Applies `action` to the draft as it was read: a conditional update on its status, so that of
+ * two racing requests one moves it and the other gets 409; with the event (last) and `also`.
+ */
+async function move(
+  db: Database,
+  draft: Draft,
+  action: DraftAction,
+  data: Prisma.DraftUpdateManyMutationInput,
+  event?: EventType,
+  policy: 'direct' | 'approval' = 'direct',
+  also?: (tx: Prisma.TransactionClient) => Promise<void>,
+): Promise<Draft> {
+  const status = allowed(draft.status, action, policy);
+  const organizationId = await organizationOf(db, draft.inboxId);
+  return db.$transaction(async (tx) => {
+    const [moved] = await tx.draft.updateManyAndReturn({
+      where: { id: draft.id, status: draft.status },
+      data: { ...data, status },
+    });
+    if (!moved) {
+      const now = await tx.draft.findUnique({ where: { id: draft.id } });
+      if (!now) throw new NotFoundError('Draft not found', { draft_id: draft.id });
+      throw transitionConflict(new DraftTransitionError(now.status, action));
+    }
+    await also?.(tx);
+    if (event) await appendEvents(prismaStatements(tx), [draftEvent(event, organizationId, moved)]);
+    return moved;
+  });
+}
+
+function transitionConflict(error: DraftTransitionError): ConflictError {
+  return new ConflictError(error.message, { status: error.status });
+}
+
+/** nextStatus, with a refused transition as the 409 the API answers. */
+function allowed(status: DraftStatus, action: DraftAction, policy?: SendPolicy): DraftStatus {
+  try {
+    return nextStatus(status, action, policy);
+  } catch (error) {
+    if (error instanceof DraftTransitionError) throw transitionConflict(error);
+    throw error;
+  }
+}
+
+/** Every recipient of a draft's send. */
+function recipientsOf(input: DraftInput & { cc?: string[]; bcc?: string[] }): string[] {
+  return [...input.to, ...(input.cc ?? []), ...(input.bcc ?? [])];
+}
+
+/** What a send attempt of a draft came to; `retryAfterSeconds` when it is to be tried again. */
+export interface Dispatch {
+  draft: Draft | null;
+  retryAfterSeconds?: number;
+}
+
+/** Failures that pass: tried again later. Others (a recipient now blocked, the thread gone) end the draft. */
+const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = {
+  sending_disabled: 60,
+  rate_limited: 60,
+  conflict: 30,
+  provider_error: 60,
+  upstream_error: 60,
+  service_unavailable: 30,
+  internal_error: 60,
+};
+
+/**
+ * Sends a scheduled draft that is due, exactly once however often it is called (by the request
+ * that approved it, by its job on any replica, again after a crash): the send carries the
+ * Idempotency-Key `draft:<id>`, so a second attempt replays the first one's message, and only a
+ * scheduled draft is sent. A kill switch or a cap keeps it scheduled (retryAfterSeconds).
+ */
+export async function dispatchDraft(deps: DraftDeps, draftId: string): Promise<Dispatch> {
+  const draft = await deps.db.draft.findUnique({ where: { id: draftId } });
+  if (!draft || draft.status !== 'scheduled') return { draft };
+  const wait = secondsUntil(draft.sendAt, new Date());
+  if (wait > 0) return { draft, retryAfterSeconds: wait };
+  let messageId: string;
+  try {
+    const result = await sendMessage(deps, {
+      actor: DISPATCHER,
+      input: draft.input as unknown as DraftInput,
+      idempotencyKey: `draft:${draft.id}`,
+      approved: true,
+      ...(await originOf(deps, draft)),
+    });
+    if (!('id' in result)) throw new Error('an approved send was held');
+    messageId = result.id;
+  } catch (error) {
+    return settleFailure(deps, draft, error);
+  }
+  deps.crashPoint('draft:sent');
+  const sent = await move(deps.db, draft, 'dispatch', { messageId, sentAt: new Date(), lastError: null }, 'draft.sent').catch(
+    async (error: unknown) => {
+      // Sent by another attempt meanwhile.
+      if (error instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
+      throw error;
+    },
+  );
+  return { draft: sent };
+}
+
+/** What a held reply or forward needs again when it is sent: the message answered, the forwarded message's files. */
+async function originOf(deps: DraftDeps, draft: Draft): Promise<Pick<SendOptions, 'answering' | 'forwarding'>> {
+  const origin = (draft.origin ?? {}) as {
+    answering?: NonNullable<SendOptions['answering']>;
+    forwarding_message_id?: string;
+  };
+  if (!origin.forwarding_message_id) return origin.answering ? { answering: origin.answering } : {};
+  const attachments = await deps.db.attachment.findMany({
+    where: { messageId: origin.forwarding_message_id },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  const files = await Promise.all(
+    attachments.map(async (attachment) => ({
+      filename: attachment.filename,
+      contentType: attachment.contentType,
+      content: await deps.storage.get(attachment.storageKey),
+    })),
+  );
+  return { forwarding: { id: origin.forwarding_message_id, files } };
+}
+
+async function settleFailure(deps: DraftDeps, draft: Draft, error: unknown): Promise<Dispatch> {
+  if (!(error instanceof AppError)) throw error;
+  const retry = RETRY_AFTER_SECONDS[error.code];
+  if (retry !== undefined) {
+    const retryAfter =
+      error.code === 'rate_limited' && typeof error.details.retry_after_seconds === 'number'
+        ? error.details.retry_after_seconds
+        : retry;
+    const noted = await deps.db.draft.updateManyAndReturn({
+      where: { id: draft.id, status: 'scheduled' },
+      data: { lastError: `${error.code}: ${error.message}` },
+    });
+    // A held draft is looked at again within the send lease at most, so that it goes soon after its kill switch is on again.
+    return { draft: noted[0] ?? draft, retryAfterSeconds: Math.min(retryAfter, deps.backstopSeconds) };
+  }
+  const ended = await move(deps.db, draft, 'abandon', { lastError: `${error.code}: ${error.message}` }, 'draft.cancelled').catch(
+    (moveError: unknown) => {
+      if (moveError instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
+      throw moveError;
+    },
+  );
+  return { draft: ended };
+}
+
+/** The job: sends the draft when due, and queues the next attempt while a kill switch or cap holds it. */
+export async function runDraftJob(deps: DraftDeps, draftId: string): Promise<void> {
+  const { retryAfterSeconds } = await dispatchDraft(deps, draftId);
+  if (retryAfterSeconds !== undefined) {
+    await deps.jobs.send('send-draft', { draft_id: draftId }, { delaySeconds: Math.max(1, retryAfterSeconds) });
+  }
+}
