@@ -21,6 +21,7 @@ describe('POST /v1/inboxes', () => {
       email_address: 'support.team@inbox.test',
       organization_id: 'default',
       sending_enabled: true,
+      send_policy: 'direct',
       created_at: expect.any(String),
     });
     expect(new Date(res.body.created_at).toISOString()).toBe(res.body.created_at);

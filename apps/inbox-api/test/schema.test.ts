@@ -80,6 +80,7 @@ describe('database constraints', () => {
       'events.organization_id': "an organizations.id (the inbox's, copied by events/log.ts)",
       'list_entries.organization_id': 'an organizations.id',
       'inbox_contacts.address': 'a recipient address of a send, at most 320 characters (messages/schemas.ts)',
+      'drafts.idempotency_key': 'at most 255 printable ASCII characters (messages/idempotency.ts)',
       'messages.transport_message_id': 'at most 998 characters (outbox.ts, markSent); providers give 20 to 100',
       'webhooks.organization_id': 'an organizations.id',
       'webhook_deliveries.status': '`pending`, `delivered` or `failed` (webhooks-out/deliver.ts)',
