@@ -114,7 +114,9 @@ describe('draft transitions', () => {
     ['cancelled', 'submit', 'refused'],
     ['cancelled', 'dispatch', 'refused'],
   ];
-  it.each(table)('%s --%s--> %s', (status, action, expected, policy) => {
+  // A rest parameter: jest would take a fourth named parameter for a `done` callback.
+  it.each(table)('%s --%s--> %s', (...row) => {
+    const [status, action, expected, policy] = row;
     if (expected === 'refused') {
       expect(() => nextStatus(status, action, policy)).toThrow(DraftTransitionError);
     } else {
