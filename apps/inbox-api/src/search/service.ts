@@ -3,8 +3,8 @@ import type { Database } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
 import { containsPattern } from '../messages/search.js';
-import { page, type Page, readPage } from '../shared/schemas.js';
-import type { SearchQuery, SearchResult } from './schemas.js';
+import { decodePageToken, keysetPage, page } from '../shared/schemas.js';
+import type { SearchPage, SearchQuery, SearchResult } from './schemas.js';
 import { renderEscapedSnippet, START_MARK, STOP_MARK, substringSnippet } from './snippet.js';
 
 /** The text search configuration of message_search.search_vector (its migration). */
@@ -15,9 +15,13 @@ const SUBSTRING_BONUS = 0.1;
 const SNIPPET_SOURCE_CHARS = 20_000;
 
 interface ScoredRow {
-  id: string;
-  score: number;
-  created_at: Date;
+  id: string | null;
+  score: number | null;
+  created_at: Date | null;
+  oldest_at: Date;
+  oldest_id: string;
+  total: number;
+  matched: number;
 }
 
 interface ResultRow {
@@ -34,62 +38,103 @@ interface ResultRow {
 }
 
 /**
+ * How many matches a search ranks at most: the newest ones (by created_at, then id). Ranking and
+ * counting every match costs time in proportion to their number (650,000 for a common word over
+ * a million messages); bounded, a search answers in milliseconds whatever the word. Older matches
+ * are reached by narrowing the search (`before`, `inbox_ids`, `labels`, more words).
+ */
+export const SEARCH_CANDIDATES = 1000;
+
+/** The page_token's key: the item's (score, created_at, id), then the oldest candidate's (created_at, id). */
+const KEY_SHAPE = ['number', 'date', 'string', 'date', 'string'] as const;
+
+/**
  * One search over every inbox of the scope (or those named, each within it: 404 otherwise),
  * most relevant first: a message matches when its full-text vector matches `q`
- * (websearch_to_tsquery, `english`) or when `q` occurs in its search text as a substring (the
- * trigram index, for parts of words and addresses). Score: ts_rank_cd normalised to [0, 1)
- * (subject words weigh more), plus SUBSTRING_BONUS for the exact text; ties newest first. Paged by
- * keyset on (score, created_at, id), or by offset.
+ * (websearch_to_tsquery, `english`, through the GIN index) or, while the full-text matches are
+ * fewer than SEARCH_CANDIDATES, when `q` occurs in its search text as a substring (the trigram
+ * index, for parts of words and addresses). The newest SEARCH_CANDIDATES matches are ranked:
+ * ts_rank_cd normalised to [0, 1) (subject words weigh more), plus SUBSTRING_BONUS for the exact
+ * text; ties newest first. `total` counts them, `total_is_lower_bound` says more match. Paged by
+ * keyset on (score, created_at, id), the token also fixing the oldest candidate so that later
+ * pages rank the same set (messages arriving meanwhile only add to it), or by offset.
  */
-export async function search(db: Database, scope: Scope, query: SearchQuery): Promise<Page<SearchResult>> {
+export async function search(
+  db: Database,
+  scope: Scope,
+  query: SearchQuery,
+  candidateCount = SEARCH_CANDIDATES,
+): Promise<SearchPage> {
   const inboxIds = await inboxesToSearch(db, scope, query.inbox_ids);
-  if (inboxIds.length === 0) return page([], 0);
+  const key = decodePageToken(query, 'search', KEY_SHAPE);
+  if (inboxIds.length === 0) return { ...page([], 0), total_is_lower_bound: false };
   const tsquery = Prisma.sql`websearch_to_tsquery(${CONFIG}, ${query.q})`;
   const pattern = containsPattern(query.q);
-  const conditions = [
-    Prisma.sql`s.inbox_id = ANY(${inboxIds}::uuid[])`,
-    Prisma.sql`(s.search_vector @@ ${tsquery} OR s.search_text LIKE ${pattern})`,
-  ];
-  if (query.after) conditions.push(Prisma.sql`s.created_at > ${query.after}::timestamptz`);
-  if (query.before) conditions.push(Prisma.sql`s.created_at < ${query.before}::timestamptz`);
+  const filters = [Prisma.sql`s.inbox_id = ANY(${inboxIds}::uuid[])`];
+  if (query.after) filters.push(Prisma.sql`s.created_at > ${query.after}::timestamptz`);
+  if (query.before) filters.push(Prisma.sql`s.created_at < ${query.before}::timestamptz`);
   if (query.labels) {
-    conditions.push(
-      Prisma.sql`EXISTS (SELECT FROM messages m WHERE m.id = s.message_id AND m.labels @> ${query.labels}::text[])`,
-    );
+    filters.push(Prisma.sql`EXISTS (SELECT FROM messages m WHERE m.id = s.message_id AND m.labels @> ${query.labels}::text[])`);
   }
-  const where = Prisma.join(conditions, ' AND ');
-  const { rows, total, next } = await readPage(
-    query,
-    'search',
-    { fields: ['score', 'created_at', 'id'], shape: ['number', 'date', 'string'] },
-    (_after, take, skip, key) => db.$queryRaw<ScoredRow[]>`
-      SELECT id, score, created_at FROM (
-        SELECT s.message_id AS id, s.created_at,
-               (ts_rank_cd(s.search_vector, ${tsquery}, 32)
-                + CASE WHEN s.search_text LIKE ${pattern} THEN ${SUBSTRING_BONUS}::float8 ELSE 0 END)::float8 AS score
-          FROM message_search s
-         WHERE ${where}) AS scored
-       ${key ? Prisma.sql`WHERE (score, created_at, id) < (${key[0]}::float8, ${key[1]}::timestamptz, ${key[2]}::uuid)` : Prisma.empty}
-       ORDER BY score DESC, created_at DESC, id DESC
-       LIMIT ${take} OFFSET ${skip}`,
-    async () =>
-      Number(
-        (await db.$queryRaw<{ total: bigint }[]>`SELECT count(*) AS total FROM message_search s WHERE ${where}`)[0]?.total ?? 0,
-      ),
-  );
+  // Later pages rank the candidates of the first: those not older than its oldest.
+  if (key) filters.push(Prisma.sql`(s.created_at, s.message_id) >= (${key[3]}::timestamptz, ${key[4]}::uuid)`);
+  const where = Prisma.join(filters, ' AND ');
+  const limit = key ? Prisma.empty : Prisma.sql`LIMIT ${candidateCount + 1}`;
+  const take = query.limit + 1;
+  const skip = key ? 0 : (query.offset ?? 0);
+  const rows = await db.$queryRaw<ScoredRow[]>`
+    WITH full_text AS MATERIALIZED (
+      SELECT s.message_id, s.created_at FROM message_search s
+       WHERE ${where} AND s.search_vector @@ ${tsquery}
+       ORDER BY s.created_at DESC, s.message_id DESC ${limit}
+    ), substring AS MATERIALIZED (
+      SELECT s.message_id, s.created_at FROM message_search s
+       WHERE (SELECT count(*) FROM full_text) <= ${candidateCount} AND ${where} AND s.search_text LIKE ${pattern}
+       ORDER BY s.created_at DESC, s.message_id DESC ${limit}
+    ), matches AS MATERIALIZED (
+      SELECT message_id, created_at FROM (SELECT * FROM full_text UNION SELECT * FROM substring) AS m
+       ORDER BY created_at DESC, message_id DESC ${limit}
+    ), candidates AS MATERIALIZED (
+      SELECT message_id, created_at FROM matches
+       ORDER BY created_at DESC, message_id DESC ${key ? Prisma.empty : Prisma.sql`LIMIT ${candidateCount}`}
+    ), oldest AS (
+      SELECT created_at, message_id FROM candidates ORDER BY created_at, message_id LIMIT 1
+    ), scored AS (
+      SELECT c.message_id AS id, c.created_at,
+             (ts_rank_cd(s.search_vector, ${tsquery}, 32)
+              + CASE WHEN s.search_text LIKE ${pattern} THEN ${SUBSTRING_BONUS}::float8 ELSE 0 END)::float8 AS score
+        FROM candidates c JOIN message_search s ON s.message_id = c.message_id
+    )
+    SELECT p.id, p.score, p.created_at, o.created_at AS oldest_at, o.message_id AS oldest_id,
+           (SELECT count(*) FROM candidates)::int AS total, (SELECT count(*) FROM matches)::int AS matched
+      FROM oldest o
+      LEFT JOIN LATERAL (
+        SELECT * FROM scored
+         ${key ? Prisma.sql`WHERE (score, created_at, id) < (${key[0]}::float8, ${key[1]}::timestamptz, ${key[2]}::uuid)` : Prisma.empty}
+         ORDER BY score DESC, created_at DESC, id DESC
+         LIMIT ${take} OFFSET ${skip}
+      ) AS p ON true`;
+  const first = rows[0];
+  const total = first?.total ?? 0;
+  const totalIsLowerBound = (first?.matched ?? 0) > total;
+  const scored = rows.filter((row): row is ScoredRow & { id: string; score: number; created_at: Date } => row.id !== null);
+  const { items, next } = keysetPage(scored, query.limit, 'search', (row) => [
+    row.score,
+    row.created_at,
+    row.id,
+    row.oldest_at,
+    row.oldest_id,
+  ]);
   const details = await resultRows(
     db,
-    rows.map((row) => row.id),
+    items.map((row) => row.id),
     query.q,
   );
-  return page(
-    rows.flatMap((row) => {
-      const message = details.get(row.id);
-      return message ? [toResult(message, row.score, query.q)] : [];
-    }),
-    total,
-    next,
-  );
+  const results = items.flatMap((row) => {
+    const message = details.get(row.id);
+    return message ? [toResult(message, row.score, query.q)] : [];
+  });
+  return { ...page(results, total, next), total_is_lower_bound: totalIsLowerBound };
 }
 
 /** The ids of the inboxes to search: those named (each reachable, 404 otherwise), or every live one in the scope. */

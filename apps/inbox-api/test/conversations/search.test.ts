@@ -1,5 +1,7 @@
 import { createTestContext, type TestContext } from '../context.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
+import { searchQuery } from '../../src/search/schemas.js';
+import { search as searchService } from '../../src/search/service.js';
 import { renderEscapedSnippet, renderSnippet, START_MARK, STOP_MARK, substringSnippet } from '../../src/search/snippet.js';
 
 let ctx: TestContext;
@@ -9,6 +11,7 @@ let inboxKey: string;
 let one: { id: string; email_address: string };
 let two: { id: string; email_address: string };
 let foreign: { id: string; email_address: string };
+let orgId: string;
 
 interface Result {
   id: string;
@@ -29,6 +32,7 @@ beforeAll(async () => {
   ctx = await createTestContext({ INBOX_API_KEYS: OPERATOR_KEY, INBOX_RATE_LIMIT_PER_MINUTE: '0' });
   operator = as(ctx.app, OPERATOR_KEY);
   const org = await createOrganization(ctx.app, 'Searchers');
+  orgId = org.id;
   const other = await createOrganization(ctx.app, 'Others');
   one = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'one', organization_id: org.id });
   two = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'two', organization_id: org.id });
@@ -116,6 +120,35 @@ describe('GET /v1/search', () => {
     } while (token);
     expect(seen).toEqual(all);
     expect((await search(orgKey, 'q=invoice&limit=2&offset=2')).items.map((item) => item.id)).toEqual(all.slice(2));
+  });
+
+  it('ranks only the newest matches when too many match, says so, and pages that set stably', async () => {
+    const scope = { organizationId: orgId };
+    const all = await searchService(ctx.db, scope, searchQuery.parse({ q: 'invoice' }), 100);
+    expect(all.total).toBe(4);
+    expect(all.total_is_lower_bound).toBe(false);
+    const newestFirst = [...all.items].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+    const capped = await searchService(ctx.db, scope, searchQuery.parse({ q: 'invoice' }), 3);
+    expect(capped.total).toBe(3);
+    expect(capped.total_is_lower_bound).toBe(true);
+    expect(new Set(capped.items.map((item) => item.id))).toEqual(new Set(newestFirst.slice(0, 3).map((item) => item.id)));
+    // Page through the capped set one by one while a newer match arrives: nothing repeats or goes missing.
+    const first = await searchService(ctx.db, scope, searchQuery.parse({ q: 'invoice', limit: '1' }), 3);
+    const late = await operator
+      .post('/v1/messages', { inbox_id: one.id, to: ['partner@example.com'], subject: 'Late invoice', body: 'An invoice.' })
+      .expect(201);
+    const seen = first.items.map((item) => item.id);
+    let token = first.next_page_token;
+    while (token) {
+      const next = await searchService(ctx.db, scope, searchQuery.parse({ q: 'invoice', limit: '1', page_token: token }), 3);
+      seen.push(...next.items.map((item) => item.id));
+      token = next.next_page_token;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const item of capped.items) expect(seen).toContain(item.id);
+    expect(seen.filter((id) => id !== late.body.id)).toHaveLength(3);
+    // Through HTTP: small result sets are counted exactly.
+    expect((await as(ctx.app, orgKey).get('/v1/search?q=march').expect(200)).body.total_is_lower_bound).toBe(false);
   });
 
   it('answers 404 for inboxes out of reach and 400 for bad input', async () => {
