@@ -128,32 +128,42 @@ interface Target {
 /** The job's handler: attempts the webhook's due deliveries until none is left (or its turn ends). */
 export async function deliverDue(deps: DeliveryDeps, webhookId: string, signal: AbortSignal): Promise<void> {
   const started = Date.now();
-  const leaseSeconds = deps.webhookClient.timeoutSeconds + 30;
   while (!signal.aborted) {
-    const webhook = await deps.db.webhook.findUnique({ where: { id: webhookId } });
-    if (!webhook) return;
-    const claimed = await deps.db.$queryRaw<Claimed[]>`
-      UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
-       WHERE id IN (
-         SELECT id FROM webhook_deliveries
-          WHERE webhook_id = ${webhook.id}::uuid AND status = 'pending' AND next_attempt_at <= now()
-            AND (${webhook.enabled} OR manual)
-          ORDER BY next_attempt_at
-          LIMIT ${BATCH}
-          FOR UPDATE SKIP LOCKED)
-      RETURNING id::text, event_id, attempts, manual`;
-    if (claimed.length === 0) return;
-    const events = await deps.db.event.findMany({ where: { id: { in: claimed.map((delivery) => delivery.event_id) } } });
-    const byId = new Map(events.map((event) => [event.id, event]));
-    const outcomes = await Promise.all(
-      claimed.map((delivery) => attemptDelivery(deps.webhookClient, webhook, delivery.id, byId.get(delivery.event_id))),
-    );
-    await recordOutcomes(deps, webhook.id, claimed, outcomes);
+    if ((await deliverBatch(deps, webhookId)) === 0) return;
     if (Date.now() - started > JOB_TURN_MS) {
       await deps.jobs.send('deliver-webhook', { webhook_id: webhookId }, { key: webhookId });
       return;
     }
   }
+}
+
+/**
+ * Claims up to BATCH of the webhook's due deliveries, attempts them at once and records the
+ * outcomes; answers how many it claimed (0: none was due, or the webhook is gone). Used by the job
+ * and by the fan-out's in-process delivery (dispatch.ts) alike: the claim keeps them apart.
+ */
+export async function deliverBatch(deps: Omit<DeliveryDeps, 'jobs'>, webhookId: string): Promise<number> {
+  const leaseSeconds = deps.webhookClient.timeoutSeconds + 30;
+  const webhook = await deps.db.webhook.findUnique({ where: { id: webhookId } });
+  if (!webhook) return 0;
+  const claimed = await deps.db.$queryRaw<Claimed[]>`
+    UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
+     WHERE id IN (
+       SELECT id FROM webhook_deliveries
+        WHERE webhook_id = ${webhook.id}::uuid AND status = 'pending' AND next_attempt_at <= now()
+          AND (${webhook.enabled} OR manual)
+        ORDER BY next_attempt_at
+        LIMIT ${BATCH}
+        FOR UPDATE SKIP LOCKED)
+    RETURNING id::text, event_id, attempts, manual`;
+  if (claimed.length === 0) return 0;
+  const events = await deps.db.event.findMany({ where: { id: { in: claimed.map((delivery) => delivery.event_id) } } });
+  const byId = new Map(events.map((event) => [event.id, event]));
+  const outcomes = await Promise.all(
+    claimed.map((delivery) => attemptDelivery(deps.webhookClient, webhook, delivery.id, byId.get(delivery.event_id))),
+  );
+  await recordOutcomes(deps, webhook.id, claimed, outcomes);
+  return claimed.length;
 }
 
 /** One POST of the event to the receiver, signed; never throws. */
@@ -193,7 +203,12 @@ export async function attemptDelivery(
 }
 
 /** Writes the batch's outcomes in one statement, and disables the webhook when a delivery spent the schedule. */
-async function recordOutcomes(deps: DeliveryDeps, webhookId: string, claimed: Claimed[], outcomes: AttemptOutcome[]) {
+async function recordOutcomes(
+  deps: Omit<DeliveryDeps, 'jobs'>,
+  webhookId: string,
+  claimed: Claimed[],
+  outcomes: AttemptOutcome[],
+) {
   const now = new Date();
   const schedule = deps.config.INBOX_WEBHOOK_RETRY_SCHEDULE;
   let exhausted: { deliveryId: string; attempts: number; error: string | null } | undefined;

@@ -1,15 +1,21 @@
 /**
  * The fan-out: events become deliveries. A cursor (webhook_dispatch, one row) follows the event
- * log; each round takes the events after it, writes one delivery per matching webhook, moves the
- * cursor and queues the webhooks' delivery jobs, all in one transaction. So an event gets exactly
- * one delivery per matching webhook whatever crashes: either the round committed (deliveries,
- * cursor and jobs together) or it did not (and the next round does it). Rounds of several
+ * log; each round takes the events after it, writes one delivery per matching webhook and moves the
+ * cursor, in one transaction. So an event gets exactly
+ * one delivery per matching webhook whatever crashes: either the round committed (deliveries and
+ * cursor together) or it did not (and the next round does it). Rounds of several
  * processes take turns on the cursor's row lock. Event ids are in commit order (events/log.ts),
  * so a commit after the round cannot bring an id below the cursor.
  *
  * Each process runs rounds when a commit of an event is announced (the events LISTEN, so on any
- * replica) and every INBOX_WEBHOOK_SWEEP_SECONDS as a backstop; the same sweep queues the jobs of
- * webhooks whose retries have come due (deliver.ts).
+ * replica; signals that arrive during a round are coalesced into the next one, which takes every
+ * event committed meanwhile) and every INBOX_WEBHOOK_SWEEP_SECONDS as a backstop. Right after a
+ * round commits, the process attempts the new deliveries itself (createLocalDelivery), without a
+ * job queued and picked up in between: that is most of a delivery's latency saved. The deliveries
+ * are rows before any attempt, so a crash loses none: the sweep, every INBOX_WEBHOOK_SWEEP_SECONDS
+ * in every process, queues the `deliver-webhook` job of any webhook with a delivery due (new ones
+ * not attempted, retries, leases of attempts cut short), and the claim (deliver.ts) keeps the job
+ * and the in-process delivery from taking the same delivery.
  */
 import type { CrashPoint } from '@repo/config';
 import type { Logger } from '@repo/http';
@@ -17,6 +23,7 @@ import { type Periodic, startPeriodic } from '@repo/jobs';
 import type { Database } from '../database.js';
 import type { EventListener } from '../events/listener.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { type DeliveryDeps, deliverBatch } from './deliver.js';
 
 /** Events taken by one round. */
 const ROUND_EVENTS = 1000;
@@ -27,8 +34,11 @@ export interface DispatchDeps {
   crashPoint: CrashPoint;
 }
 
-/** Runs rounds until the cursor reaches the end of the log; returns the deliveries written. */
-export async function dispatchEvents(deps: DispatchDeps): Promise<number> {
+/**
+ * Runs rounds until the cursor reaches the end of the log; returns the deliveries written. `onCommitted`
+ * hears, after each round's commit, the webhooks that got deliveries in it.
+ */
+export async function dispatchEvents(deps: DispatchDeps, onCommitted?: (webhookIds: string[]) => void): Promise<number> {
   let written = 0;
   for (;;) {
     const round = await deps.db.$transaction(async (tx) => {
@@ -59,14 +69,11 @@ export async function dispatchEvents(deps: DispatchDeps): Promise<number> {
         await tx.$executeRaw`INSERT INTO webhook_dispatch (id, last_event_id) VALUES (1, ${range.upto}) ON CONFLICT (id) DO NOTHING`;
       }
       const webhookIds = [...new Set(inserted.map((row) => row.webhook_id))];
-      // With the deliveries: a job per webhook (one waits at most: its key), which takes every due delivery.
-      for (const webhookId of webhookIds)
-        await deps.jobs.send('deliver-webhook', { webhook_id: webhookId }, { tx, key: webhookId });
       return { events: range.count, deliveries: inserted.length, webhookIds };
     });
     // Crash tests stop here: deliveries committed, none attempted yet.
     if (round.deliveries > 0) deps.crashPoint('webhook-dispatch:committed');
-    if (round.webhookIds.length > 0) deps.jobs.wake('deliver-webhook');
+    if (round.webhookIds.length > 0) onCommitted?.(round.webhookIds);
     written += round.deliveries;
     if (round.events < ROUND_EVENTS) return written;
   }
@@ -86,22 +93,87 @@ export async function queueDueDeliveries(deps: Pick<DispatchDeps, 'db' | 'jobs'>
   return due.length;
 }
 
+/** In-process attempts of one webhook's deliveries: runners at work, and whether a round committed more since a runner last looked. */
+interface LocalRunners {
+  running: number;
+  more: boolean;
+}
+
+/** Runners per webhook in one process: a round's deliveries start at once while earlier batches are still in flight. */
+const LOCAL_RUNNERS = 4;
+
+export interface LocalDelivery {
+  /** A round committed deliveries of these webhooks: attempt them now. */
+  kick(webhookIds: string[]): void;
+  /** Waits for the attempts in flight (each ends within the receiver timeout). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Attempts new deliveries in this process as soon as their round commits. Each webhook has up to
+ * LOCAL_RUNNERS runners; a runner claims and attempts batches (deliverBatch) until none is due and
+ * no round committed more since its last claim began, so a kick that finds every runner busy is
+ * never lost. A failure (the database) is left to the sweep and the job.
+ */
+export function createLocalDelivery(deps: Omit<DeliveryDeps, 'jobs'>, onError: (error: unknown) => void): LocalDelivery {
+  const webhooks = new Map<string, LocalRunners>();
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+
+  const run = async (webhookId: string, state: LocalRunners) => {
+    try {
+      while (!stopped) {
+        state.more = false;
+        const claimed = await deliverBatch(deps, webhookId);
+        if (claimed === 0 && !state.more) return;
+      }
+    } finally {
+      state.running--;
+      if (state.running === 0) webhooks.delete(webhookId);
+    }
+  };
+
+  return {
+    kick(webhookIds) {
+      if (stopped) return;
+      for (const webhookId of webhookIds) {
+        let state = webhooks.get(webhookId);
+        if (!state) webhooks.set(webhookId, (state = { running: 0, more: false }));
+        state.more = true;
+        if (state.running >= LOCAL_RUNNERS) continue;
+        state.running++;
+        const runner: Promise<void> = run(webhookId, state)
+          .catch(onError)
+          .finally(() => inFlight.delete(runner));
+        inFlight.add(runner);
+      }
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all([...inFlight]);
+    },
+  };
+}
+
 export interface WebhookDispatcher {
   stop(): Promise<void>;
 }
 
 /** Runs the fan-out in this process: at each event commit announced, and with the sweep every `sweepSeconds`. */
 export function startWebhookDispatcher(
-  deps: DispatchDeps & { events: EventListener; logger: Logger },
+  deps: DispatchDeps & Omit<DeliveryDeps, 'jobs'> & { events: EventListener; logger: Logger },
   options: { sweepSeconds: number },
 ): WebhookDispatcher {
   const stopping = new AbortController();
   const subscription = deps.events.subscribe(() => true);
   const onError = (error: unknown) => deps.logger.error({ err: error }, 'webhooks: the fan-out of events failed; trying again');
+  const local = createLocalDelivery(deps, (error) =>
+    deps.logger.error({ err: error }, 'webhooks: attempting deliveries failed; the sweep queues them again'),
+  );
   const loop = (async () => {
     await subscription.ready;
     while (!stopping.signal.aborted) {
-      await dispatchEvents(deps).catch(onError);
+      await dispatchEvents(deps, (webhookIds) => local.kick(webhookIds)).catch(onError);
       await subscription.next({ timeoutMs: options.sweepSeconds * 1000, abort: stopping.signal });
     }
   })();
@@ -117,6 +189,7 @@ export function startWebhookDispatcher(
       subscription.close();
       await sweep.stop();
       await loop;
+      await local.stop();
     },
   };
 }

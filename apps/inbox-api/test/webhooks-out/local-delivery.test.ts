@@ -1,0 +1,73 @@
+/**
+ * The fan-out attempts new deliveries in its own process right after its round commits
+ * (dispatch.ts, createLocalDelivery): here no job worker runs and the sweep is five minutes away, so
+ * every delivery that arrives was attempted in-process. A burst of messages (rounds committing
+ * while the runners are busy) still gives each event exactly one delivery, attempted once.
+ */
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { startWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks-out/dispatch.js';
+import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
+import { createTestContext, type TestContext } from '../context.js';
+import { type Receiver, startReceiver } from './receiver.js';
+
+jest.setTimeout(60_000);
+
+let ctx: TestContext;
+let receiver: Receiver;
+let dispatcher: WebhookDispatcher;
+
+beforeAll(async () => {
+  [ctx, receiver] = await Promise.all([
+    createTestContext({
+      INBOX_API_KEYS: OPERATOR_KEY,
+      INBOX_RATE_LIMIT_PER_MINUTE: '0',
+      INBOX_SEND_LIMIT_PER_HOUR: '0',
+      INBOX_WEBHOOK_ALLOW_PRIVATE: 'true',
+      INBOX_WEBHOOK_SWEEP_SECONDS: '300',
+    }),
+    startReceiver(),
+  ]);
+  // No ctx.deps.jobs.work: no `deliver-webhook` job runs in this test.
+  dispatcher = startWebhookDispatcher(ctx.deps, { sweepSeconds: 300 });
+});
+afterAll(async () => {
+  await dispatcher?.stop();
+  await receiver?.close();
+  await ctx?.close();
+});
+
+it('delivers a burst of events in-process, each once, without the job queue or the sweep', async () => {
+  const org = await createOrganization(ctx.app, 'Local delivery');
+  const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'local-hooks', organization_id: org.id });
+  const { key } = await createKey(ctx.app, OPERATOR_KEY, { organization_id: org.id, permissions: ['read', 'send', 'manage'] });
+  const created = await as(ctx.app, key)
+    .post('/v1/webhooks', { url: receiver.url('/ok/local'), event_types: ['message.received'] })
+    .expect(201);
+  const webhook = created.body as { id: string; secret: string };
+
+  const subjects = Array.from({ length: 40 }, (_, i) => `Burst ${i}`);
+  await Promise.all(
+    subjects.map((subject) =>
+      as(ctx.app, key)
+        .post('/v1/messages', { inbox_id: inbox.id, to: [inbox.email_address], subject, body: 'Hello' })
+        .expect(201),
+    ),
+  );
+
+  const requests = await receiver.waitFor('/ok/local', subjects.length, 30_000);
+  const events = requests.map(
+    (request) =>
+      new StandardWebhook(webhook.secret).verify(request.body, request.headers as Record<string, string>) as {
+        data: { subject: string };
+      },
+  );
+  expect(events.map((event) => event.data.subject).sort()).toEqual([...subjects].sort());
+  // Settled: nothing more arrives, each delivery was attempted once and is delivered.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const all = receiver.received.filter((r) => r.path === '/ok/local');
+  expect(all).toHaveLength(subjects.length);
+  const rows = await ctx.deps.db.webhookDelivery.findMany({ where: { webhookId: webhook.id } });
+  expect(rows).toHaveLength(subjects.length);
+  expect(rows.every((row) => row.status === 'delivered' && row.attempts === 1)).toBe(true);
+  expect(new Set(all.map((r) => r.headers['webhook-id']))).toEqual(new Set(rows.map((row) => row.id)));
+});
