@@ -40,6 +40,8 @@ export const ROOT_COMPONENTS = [
   'Attachment',
   'Event',
   'EventPage',
+  'SearchResult',
+  'SearchPage',
 ];
 
 const KNOWN_KEYS = new Set([

@@ -11,6 +11,9 @@ import {
   eventPageSchema,
   type Inbox,
   inboxPageSchema,
+  type Message,
+  messageSchema,
+  searchPageSchema as crossInboxSearchPageSchema,
   inboxSchema,
   type SendMessageResult,
   sendMessageResultSchema,
@@ -73,6 +76,33 @@ export interface SendMessageInput {
   attachments?: { filename: string; content_type: string; content: string }[];
 }
 
+export interface ReplyInput {
+  body: string;
+  reply_all?: boolean;
+  cc?: string[];
+  bcc?: string[];
+  labels?: string[];
+}
+
+export interface ForwardInput {
+  to: string[];
+  body?: string;
+  cc?: string[];
+  bcc?: string[];
+  labels?: string[];
+}
+
+/** GET /v1/search: across every inbox the key reaches, or `inbox_ids`. */
+export interface SearchQuery {
+  q: string;
+  inbox_ids?: string[];
+  labels?: string[];
+  after?: string;
+  before?: string;
+  page_token?: string;
+  limit: number;
+}
+
 export interface MessageFilter {
   inbox_id?: string;
   thread_id?: string;
@@ -115,6 +145,38 @@ export class InboxApiClient {
 
   sendMessage(input: SendMessageInput, options?: CallOptions): Promise<SendMessageResult> {
     return this.request(sendMessageResultSchema, 'POST', '/v1/messages', { body: input, ...options });
+  }
+
+  replyToMessage(messageId: string, input: ReplyInput, options?: CallOptions): Promise<SendMessageResult> {
+    return this.request(sendMessageResultSchema, 'POST', `/v1/messages/${encodeURIComponent(messageId)}/reply`, {
+      body: input,
+      ...options,
+    });
+  }
+
+  forwardMessage(messageId: string, input: ForwardInput, options?: CallOptions): Promise<SendMessageResult> {
+    return this.request(sendMessageResultSchema, 'POST', `/v1/messages/${encodeURIComponent(messageId)}/forward`, {
+      body: input,
+      ...options,
+    });
+  }
+
+  /** PATCH /v1/messages/{id}: adds and removes labels (removal wins); answers the message. */
+  updateLabels(
+    messageId: string,
+    change: { add_labels?: string[]; remove_labels?: string[] },
+    options?: CallOptions,
+  ): Promise<Message> {
+    return this.request(messageSchema, 'PATCH', `/v1/messages/${encodeURIComponent(messageId)}`, { body: change, ...options });
+  }
+
+  /** Full-text search across the key's inboxes (GET /v1/search), most relevant first. */
+  search(query: SearchQuery, options?: CallOptions) {
+    const { inbox_ids, labels, ...rest } = query;
+    return this.request(crossInboxSearchPageSchema, 'GET', '/v1/search', {
+      query: { ...rest, inbox_ids: inbox_ids?.join(','), labels: labels?.join(',') },
+      ...options,
+    });
   }
 
   listMessages(filter: MessageFilter, options?: CallOptions) {
@@ -177,7 +239,7 @@ export class InboxApiClient {
 
   private async request<T extends z.ZodType>(
     schema: T,
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PATCH',
     path: string,
     options: { query?: Query; body?: unknown; signal?: AbortSignal } = {},
   ): Promise<z.output<T>> {

@@ -241,3 +241,31 @@ export const eventPageSchema = z.object({
   next_after: z.number().int().describe("The cursor for the next call: the last item's id, or `after` when there is none"),
 });
 export type EventPage = z.output<typeof eventPageSchema>;
+
+export const searchResultSchema = z.object({
+  id: z.string(),
+  thread_id: z.string(),
+  inbox_id: z.string(),
+  direction: z.enum(['inbound', 'outbound']),
+  subject: z.string(),
+  from_address: z.string(),
+  labels: z.array(z.string()),
+  created_at: z.string().describe('ISO 8601 UTC timestamp'),
+  score: z.number().describe('Relevance: higher is better (full-text rank, plus a bonus for the exact text)'),
+  snippet: z
+    .string()
+    .describe(
+      'A passage of the text body around the matches, HTML-escaped (`&`, `<`, `>`, `"`, `\'` as entities); the only markup is `<mark>` … `</mark>` around each match. Safe to insert as HTML; for plain text, remove the two tags and unescape the entities.',
+    ),
+});
+export type SearchResult = z.output<typeof searchResultSchema>;
+
+export const searchPageSchema = z
+  .object({
+    items: z.array(searchResultSchema),
+    count: z.number().int(),
+    total: z.number().int(),
+    next_page_token: z.string().nullable().describe('Pass as `page_token` for the page after this one; null on the last page'),
+  })
+  .describe('Matches, most relevant first (then newest)');
+export type SearchPage = z.output<typeof searchPageSchema>;

@@ -57,6 +57,8 @@ describe('the generator', () => {
           'Attachment',
           'Event',
           'EventPage',
+          'SearchResult',
+          'SearchPage',
         ].map((name) => [name, schema]),
       ),
     });

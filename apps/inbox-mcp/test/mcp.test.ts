@@ -33,6 +33,7 @@ jest.setTimeout(180_000);
 
 const TOOL_NAMES = [
   'create_inbox',
+  'forward_message',
   'get_attachment_content',
   'get_thread',
   'list_attachments',
@@ -40,9 +41,12 @@ const TOOL_NAMES = [
   'list_inboxes',
   'list_messages',
   'list_threads',
+  'reply_to_message',
+  'search',
   'search_email',
   'send_email',
   'send_email_with_attachments',
+  'update_labels',
   'wait_for_reply',
 ];
 
@@ -312,13 +316,33 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       'list_threads',
       'get_thread',
       'list_events',
+      'search',
     ];
     for (const name of reads) expect(byName[name]!.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
     expect(input('list_threads').required).toEqual(['inbox_id']);
     expect(input('get_thread').required).toEqual(['thread_id']);
     expect(input('list_events').required ?? []).toEqual([]);
     expect(Object.keys(input('list_events').properties)).toEqual(['after', 'types', 'inbox_id', 'thread_id', 'limit']);
-    for (const name of ['send_email', 'send_email_with_attachments']) {
+    expect(input('reply_to_message').required).toEqual(['message_id', 'body']);
+    expect(input('forward_message').required).toEqual(['message_id', 'to']);
+    expect(input('update_labels').required).toEqual(['message_id']);
+    expect(input('search').required).toEqual(['q']);
+    expect(Object.keys(input('search').properties)).toEqual([
+      'q',
+      'inbox_ids',
+      'labels',
+      'after',
+      'before',
+      'limit',
+      'page_token',
+    ]);
+    expect(byName.update_labels!.annotations).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
+    for (const name of ['send_email', 'send_email_with_attachments', 'reply_to_message', 'forward_message']) {
       expect(byName[name]!.annotations).toEqual({
         readOnlyHint: false,
         destructiveHint: false,
@@ -467,6 +491,124 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
     expect(inputError(await call('send_email_with_attachments', { ...args, attachments: [{ filename: 'a.txt' }] }))).toContain(
       'content_type',
     );
+  });
+
+  it('reply_to_message, forward_message: answer mail with derived recipients and subject; refuse bad input', async () => {
+    const [received] = (await rest('GET', `/v1/messages?inbox_id=${bob.id}&q=Quarterly`)).items;
+    const replyResult = await call('reply_to_message', { message_id: received.id, body: 'Thanks, **got it**.', labels: ['ack'] });
+    // The subject and recipients come from the sender's mail: marked untrusted.
+    expect(markedUntrusted(replyResult)).toBe(true);
+    const reply = structured(replyResult);
+    expect(reply).toMatchObject({
+      inbox_id: bob.id,
+      thread_id: received.thread_id,
+      direction: 'OUTBOUND',
+      to: [alice.email_address],
+      subject: 'Re: Quarterly report',
+      content_clean: 'Thanks, **got it**.',
+    });
+    const stored = await rest('GET', `/v1/messages/${reply.id}`);
+    expect(stored).toMatchObject({
+      in_reply_to: expect.stringMatching(/^<.+>$/),
+      labels: expect.arrayContaining(['ack', 'sent']),
+    });
+    const all = structured(
+      await call('reply_to_message', { message_id: received.id, body: 'All.', reply_all: true, cc: ['carol@example.com'] }),
+    );
+    expect((await rest('GET', `/v1/messages/${all.id}`)).cc_addresses).toEqual(['carol@example.com']);
+
+    const forwarded = structured(
+      await call('forward_message', { message_id: received.id, to: ['dave@example.com'], body: 'FYI' }),
+    );
+    expect(forwarded).toMatchObject({ inbox_id: bob.id, to: ['dave@example.com'], subject: 'Fwd: Quarterly report' });
+    expect(forwarded.thread_id).not.toBe(received.thread_id);
+    expect(forwarded.attachments).toEqual([expect.objectContaining({ filename: 'report.csv', content_type: 'text/csv' })]);
+    expect(forwarded.content_clean).toContain('FYI');
+
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    expect(apiError(await call('reply_to_message', { message_id: unknown, body: 'x' }))).toMatchObject({ code: 'not_found' });
+    expect(apiError(await call('forward_message', { message_id: unknown, to: ['a@example.com'] }))).toMatchObject({
+      code: 'not_found',
+    });
+    expect(apiError(await call('forward_message', { message_id: received.id, to: ['not an address'] }))).toMatchObject({
+      code: 'validation_error',
+    });
+    expect(
+      apiError(await call('reply_to_message', { message_id: received.id, body: 'x', cc: ["'; drop table messages;--"] })),
+    ).toMatchObject({ code: 'validation_error' });
+    expect(inputError(await call('reply_to_message', { message_id: received.id }))).toContain('body');
+    expect(inputError(await call('reply_to_message', { message_id: received.id, body: 'x', reply_all: 'yes' }))).toContain(
+      'reply_all',
+    );
+    expect(inputError(await call('forward_message', { message_id: received.id, to: [] }))).toContain('to');
+    expect(inputError(await call('forward_message', { message_id: received.id, to: ['a@example.com'], subject: 'x' }))).toContain(
+      'Unrecognized key',
+    );
+  });
+
+  it('update_labels and search: file a message, then find it across inboxes by words, labels and time', async () => {
+    const [received] = (await rest('GET', `/v1/messages?inbox_id=${bob.id}&q=Agenda`)).items;
+    const updated = structured(
+      await call('update_labels', { message_id: received.id, add_labels: ['Important', 'unread'], remove_labels: ['unread'] }),
+    );
+    expect(updated.id).toBe(received.id);
+    expect(updated.labels).toEqual(expect.arrayContaining(['important', 'received']));
+    expect(updated.labels).not.toContain('unread');
+    const again = structured(await call('update_labels', { message_id: received.id, add_labels: ['important'] }));
+    expect(again.labels).toEqual(updated.labels);
+    expect(inputError(await call('update_labels', { message_id: received.id }))).toContain(
+      'add_labels or remove_labels is required',
+    );
+    expect(apiError(await call('update_labels', { message_id: received.id, remove_labels: ['received'] }))).toMatchObject({
+      code: 'bad_request',
+    });
+    expect(
+      apiError(await call('update_labels', { message_id: received.id, add_labels: ["x'; drop table messages;--"] })),
+    ).toMatchObject({ code: 'validation_error' });
+    expect(
+      apiError(await call('update_labels', { message_id: '00000000-0000-4000-8000-000000000000', add_labels: ['a'] })),
+    ).toMatchObject({ code: 'not_found' });
+
+    const searchResult = await call('search', { q: 'agenda', inbox_ids: [alice.id, bob.id] });
+    expect(markedUntrusted(searchResult)).toBe(true);
+    const found = structured(searchResult);
+    expect(found.items.map((item: { inbox_id: string }) => item.inbox_id).sort()).toEqual([alice.id, bob.id].sort());
+    expect(found.items[0]).toEqual({
+      id: expect.any(String),
+      thread_id: expect.any(String),
+      inbox_id: expect.any(String),
+      direction: expect.stringMatching(/^(inbound|outbound)$/),
+      subject: 'Agenda',
+      from_address: alice.email_address,
+      labels: expect.any(Array),
+      created_at: expect.any(String),
+      score: expect.any(Number),
+      snippet: 'Budget first.',
+    });
+    // The snippet marks matches with <mark>, which stays escaped inside the untrusted wrapper.
+    const inBody = structured(await call('search', { q: 'budget', inbox_ids: [bob.id] }));
+    expect(inBody.items[0].snippet).toMatch(/^<mark>Budget<\/mark> first/);
+    const labelled = structured(await call('search', { q: 'agenda', labels: ['important'], inbox_ids: [alice.id, bob.id] }));
+    expect(labelled.items.map((item: { id: string }) => item.id)).toEqual([received.id]);
+    const later = structured(await call('search', { q: 'agenda', inbox_ids: [bob.id], after: '2999-01-01T00:00:00Z' }));
+    expect(later).toMatchObject({ items: [], total: 0 });
+    const first = structured(await call('search', { q: 'agenda', inbox_ids: [alice.id, bob.id], limit: 1 }));
+    expect(first.next_page_token).toEqual(expect.any(String));
+    const second = structured(
+      await call('search', { q: 'agenda', inbox_ids: [alice.id, bob.id], limit: 1, page_token: first.next_page_token }),
+    );
+    expect(second.items[0].id).not.toBe(first.items[0].id);
+    // Across every inbox the key reaches (here all of them).
+    expect(structured(await call('search', { q: 'agenda' })).total).toBeGreaterThanOrEqual(2);
+
+    expect(apiError(await call('search', { q: '' }))).toMatchObject({ code: 'validation_error' });
+    expect(apiError(await call('search', { q: 'x\u0000y' }))).toMatchObject({ code: 'validation_error' });
+    expect(apiError(await call('search', { q: 'agenda', before: 'not a date' }))).toMatchObject({ code: 'validation_error' });
+    expect(apiError(await call('search', { q: 'agenda', inbox_ids: ['00000000-0000-4000-8000-000000000000'] }))).toMatchObject({
+      code: 'not_found',
+    });
+    expect(inputError(await call('search', { q: 'agenda', limit: 0 }))).toContain('limit');
+    expect(inputError(await call('search', { q: 'agenda', inbox_ids: 'x' }))).toContain('inbox_ids');
   });
 
   it('list_messages: pages an inbox or a thread with full metadata; needs one of the two', async () => {
