@@ -38,6 +38,11 @@ export const inboxSchema = z.object({
   email_address: z.string(),
   organization_id: z.string(),
   sending_enabled: z.boolean().describe('The inbox’s kill switch (PATCH /v1/inboxes/{inbox_id})'),
+  send_policy: z
+    .enum(['direct', 'approval'])
+    .describe(
+      '`direct`: sends go at once; `approval`: every send (POST /v1/messages, reply, forward, draft send) becomes a draft pending approval (202), sent once a key with `approve` approves it',
+    ),
   created_at: z.string().describe('ISO 8601 UTC timestamp'),
 });
 export type Inbox = z.output<typeof inboxSchema>;
@@ -226,6 +231,13 @@ export const eventSchema = z.object({
     'message.failed',
     'message.blocked',
     'thread.summarized',
+    'draft.created',
+    'draft.pending_approval',
+    'draft.approved',
+    'draft.rejected',
+    'draft.scheduled',
+    'draft.sent',
+    'draft.cancelled',
   ]),
   created_at: z.string().describe('ISO 8601 UTC timestamp'),
   organization_id: z.string(),

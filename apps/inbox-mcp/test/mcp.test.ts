@@ -422,6 +422,7 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       organization_id: 'default',
       // inbox-api's kill switch, which the generated schema carries through.
       sending_enabled: true,
+      send_policy: 'direct',
       created_at: expect.any(String),
     });
     expect(inputError(await call('create_inbox', { name: 'Carol' }))).toContain('username');
