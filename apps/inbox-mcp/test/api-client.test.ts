@@ -36,7 +36,7 @@ beforeAll(async () => {
     if (verdict) {
       const status = Number(verdict[1]);
       return status === 200
-        ? json(200, { items: [], count: 0, total: 0, limit: 1, offset: 0 })
+        ? json(200, { items: [], count: 0, total: 0, next_page_token: null })
         : json(status, { error: { code: 'some_code', message: 'Some message', details: {} } });
     }
     switch (req.url) {

@@ -494,8 +494,24 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
     );
   });
 
+  /** Two inboxes of their own (so other tests' counts stay as they are), and the mail `from` sent `to`, as `to` received it. */
+  async function exchange(tag: string, mail: Record<string, unknown>) {
+    const [from, to] = [await createInbox(`${transport}-${tag}-a`), await createInbox(`${transport}-${tag}-b`)];
+    await rest('POST', '/v1/messages', { inbox_id: from.id, to: [to.email_address], ...mail });
+    const [received] = (await rest('GET', `/v1/messages?inbox_id=${to.id}&limit=1`)).items;
+    return { from, to, received };
+  }
+
   it('reply_to_message, forward_message: answer mail with derived recipients and subject; refuse bad input', async () => {
-    const [received] = (await rest('GET', `/v1/messages?inbox_id=${bob.id}&q=Quarterly`)).items;
+    const {
+      from: alice,
+      to: bob,
+      received,
+    } = await exchange('rf', {
+      subject: 'Quarterly report',
+      body: 'Here is the **report**.',
+      attachments: [{ filename: 'report.csv', content_type: 'text/csv', content: Buffer.from('q\n1\n').toString('base64') }],
+    });
     const replyResult = await call('reply_to_message', { message_id: received.id, body: 'Thanks, **got it**.', labels: ['ack'] });
     // The subject and recipients come from the sender's mail: marked untrusted.
     expect(markedUntrusted(replyResult)).toBe(true);
@@ -548,7 +564,7 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
   });
 
   it('update_labels and search: file a message, then find it across inboxes by words, labels and time', async () => {
-    const [received] = (await rest('GET', `/v1/messages?inbox_id=${bob.id}&q=Agenda`)).items;
+    const { from: alice, to: bob, received } = await exchange('ls', { subject: 'Agenda', body: 'Budget first.' });
     const updated = structured(
       await call('update_labels', { message_id: received.id, add_labels: ['Important', 'unread'], remove_labels: ['unread'] }),
     );
@@ -570,6 +586,7 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       apiError(await call('update_labels', { message_id: '00000000-0000-4000-8000-000000000000', add_labels: ['a'] })),
     ).toMatchObject({ code: 'not_found' });
 
+    // The inbox that sent it has a copy of its own: two messages about the agenda.
     const searchResult = await call('search', { q: 'agenda', inbox_ids: [alice.id, bob.id] });
     expect(markedUntrusted(searchResult)).toBe(true);
     const found = structured(searchResult);
