@@ -56,17 +56,17 @@ export type SearchResult = z.input<typeof searchResultSchema>;
 export const searchPage = pageOf(searchResultSchema)
   .extend({
     total: z.number().int().meta({
-      description: 'How many matches the search ranks and lists: all of them, or the newest 1,000 when more match',
+      description: 'How many matches the search ranks and lists: all of them, or the newest 200 when more match',
     }),
     total_is_lower_bound: z.boolean().meta({
       description:
-        'True when more messages match than `total`: only the newest 1,000 matches are ranked and listed; narrow the ' +
+        'True when more messages match than `total`: only the newest 200 matches are ranked and listed; narrow the ' +
         'search (`before`, `after`, `inbox_ids`, `labels`, more words) to reach older ones',
     }),
   })
   .meta({
     id: 'SearchPage',
-    description: 'Matches, most relevant first (then newest), among the newest 1,000 matches',
+    description: 'Matches, most relevant first (then newest), among the newest 200 matches',
   });
 
 export type SearchPage = z.input<typeof searchPage>;

@@ -43,7 +43,7 @@ interface ResultRow {
  * a million messages); bounded, a search answers in milliseconds whatever the word. Older matches
  * are reached by narrowing the search (`before`, `inbox_ids`, `labels`, more words).
  */
-export const SEARCH_CANDIDATES = 1000;
+export const SEARCH_CANDIDATES = 200;
 
 /** The page_token's key: the item's (score, created_at, id), then the oldest candidate's (created_at, id). */
 const KEY_SHAPE = ['number', 'date', 'string', 'date', 'string'] as const;
