@@ -2,7 +2,7 @@
  * Requests that wait for a query job to end (GET .../results?timeout_ms=, as BigQuery's
  * getQueryResults waits with timeoutMs), so that a client asks once instead of polling. A job
  * whose worker runs in this process (always, with DuckDB) wakes its waiters as soon as the worker
- * is done with it; one whose worker runs in another process is seen when the waiter reads its row
+ * is done with it, handing them the row it wrote when it ended the job DONE (no read again); one whose worker runs in another process is seen when the waiter reads its row
  * again, every READ_AGAIN_MS.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,25 +11,40 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const READ_AGAIN_MS = 250;
 
 export class QueryJobEnds {
-  private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly waiting = new Map<string, Set<(row: unknown) => void>>();
 
-  /** Wakes the requests waiting for `jobId`: this process's worker is done with it (they read it again). */
-  ended(jobId: string): void {
-    for (const wake of this.waiting.get(jobId) ?? []) wake();
+  /**
+   * Wakes the requests waiting for `jobId`: this process's worker is done with it. With `row`, the
+   * job's row as its ending transaction wrote it (committed); without, they read it again.
+   */
+  ended(jobId: string, row?: unknown): void {
+    for (const wake of this.waiting.get(jobId) ?? []) wake(row);
   }
 
-  /** Reads the job until `done` says it ended or `timeoutMs` passed; answers the last read. */
-  async until<T>(jobId: string, timeoutMs: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  /**
+   * Reads the job until `done` says it ended or `timeoutMs` passed; answers the last read. A row
+   * handed over by `ended` is taken instead of reading again when `handed` accepts it.
+   */
+  async until<T>(
+    jobId: string,
+    timeoutMs: number,
+    read: () => Promise<T>,
+    done: (value: T) => boolean,
+    handed: (row: unknown) => T | undefined = () => undefined,
+  ): Promise<T> {
+    let value: T | undefined;
     const deadline = performance.now() + timeoutMs;
     for (;;) {
       // Listening before reading: an end between the read and the wait is not missed.
       const stop = new AbortController();
       const woken = this.wakeUp(jobId, stop.signal);
       try {
-        const value = await read();
+        value = await read();
         const left = deadline - performance.now();
         if (done(value) || left <= 0) return value;
-        await Promise.race([woken, sleep(Math.min(left, READ_AGAIN_MS), undefined, { signal: stop.signal })]);
+        const row = await Promise.race([woken, sleep(Math.min(left, READ_AGAIN_MS), undefined, { signal: stop.signal })]);
+        const given = row === undefined ? undefined : handed(row);
+        if (given !== undefined && done(given)) return given;
       } finally {
         stop.abort();
       }
@@ -37,9 +52,9 @@ export class QueryJobEnds {
   }
 
   /** Resolves when `jobId` ends in this process; stops listening (and never resolves) once `signal` aborts. */
-  private wakeUp(jobId: string, signal: AbortSignal): Promise<void> {
+  private wakeUp(jobId: string, signal: AbortSignal): Promise<unknown> {
     return new Promise((resolve) => {
-      const wake = () => resolve();
+      const wake = (row: unknown) => resolve(row);
       const waiters = this.waiting.get(jobId) ?? new Set();
       waiters.add(wake);
       this.waiting.set(jobId, waiters);

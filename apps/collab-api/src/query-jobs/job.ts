@@ -42,15 +42,18 @@ async function end(
 }
 
 export async function runQueryJob(deps: Deps, jobId: string, context: JobContext): Promise<void> {
+  let done: QueryJob | undefined;
   try {
-    await run(deps, jobId, context);
+    done = await run(deps, jobId, context);
   } finally {
-    // Requests waiting for its results read it again (ended or not: a stopped worker leaves it for a retry).
-    deps.queryJobEnds.ended(jobId);
+    // Requests waiting for its results take the DONE row, or read it again (ended otherwise, or not: a stopped
+    // worker leaves it for a retry).
+    deps.queryJobEnds.ended(jobId, done);
   }
 }
 
-async function run(deps: Deps, jobId: string, context: JobContext): Promise<void> {
+/** Runs the job; answers its row once it is DONE (committed). */
+async function run(deps: Deps, jobId: string, context: JobContext): Promise<QueryJob | undefined> {
   // The job and its query's project side by side (one round trip instead of Prisma's two for an include).
   const [job, projectId] = await Promise.all([
     deps.db.queryJob.findUnique({ where: { id: jobId } }),
@@ -130,10 +133,10 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<void
   // Killed here, the retry runs the query again: the result table is replaced, and nothing was charged yet.
   deps.crashPoint('query_job:result-stored');
   const ended = new Date();
-  await deps.db.$transaction(async (tx) => {
+  const done = await deps.db.$transaction(async (tx) => {
     await commitAsynchronously(tx);
     const charged = await charge(tx, deps, job, outcome);
-    await tx.queryJob.update({
+    return tx.queryJob.update({
       where: { id: job.id },
       data: {
         ...charged,
@@ -154,6 +157,7 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<void
   });
   // Killed here, pg-boss retries a job that is DONE: workerMayRun turns it away, so it is charged once.
   deps.crashPoint('query_job:done');
+  return done;
 }
 
 /** The project of the job's saved query (as it is now: a query may move); none for a job that is gone. */

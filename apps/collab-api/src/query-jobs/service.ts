@@ -221,7 +221,12 @@ export async function resultPage(
   page: { page: number; page_size: number; timeout_ms: number },
 ): Promise<ResultPageResponse> {
   const read = () => findBareQueryJob(deps.db, actor, jobId);
-  const found = await deps.queryJobEnds.until(jobId, page.timeout_ms, read, (job) => hasEnded(job.status));
+  // The row this process's worker wrote when it ended the job, if it is this job (one read fewer).
+  const handed = (row: unknown) => {
+    const job = row as QueryJob;
+    return job.id === jobId && job.tenantId === actor.tenantId ? job : undefined;
+  };
+  const found = await deps.queryJobEnds.until(jobId, page.timeout_ms, read, (job) => hasEnded(job.status), handed);
   const job = withResults(found, deps.now());
   const columns = job.resultColumns as unknown as ResultColumn[];
   const totalRows = Number(job.totalRows);

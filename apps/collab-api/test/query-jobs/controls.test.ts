@@ -354,6 +354,25 @@ describe('waiting for results', () => {
     // Out of time: the last read.
     status = 'RUNNING';
     expect(await ends.until('job-3', 50, read, (value) => value === 'DONE')).toBe('RUNNING');
+    // The row the worker wrote, handed over: taken without reading again, when it is the one waited for.
+    reads = 0;
+    const accept = (row: unknown) => (typeof row === 'string' ? row : undefined);
+    const handedOver = ends.until('job-4', 30_000, read, (value) => value === 'DONE', accept);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    ends.ended('job-4', 'DONE');
+    expect({ value: await handedOver, reads }).toEqual({ value: 'DONE', reads: 1 });
+    // A row that does not end the wait (not this job's, as `handed` tells) is read again.
+    const refusedRow = ends.until(
+      'job-5',
+      30_000,
+      read,
+      (value) => value === 'DONE',
+      () => undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    status = 'DONE';
+    ends.ended('job-5', 'DONE');
+    expect({ value: await refusedRow, reads }).toEqual({ value: 'DONE', reads: 3 });
   });
 });
 
