@@ -42,6 +42,8 @@ export const ROOT_COMPONENTS = [
   'EventPage',
   'SearchResult',
   'SearchPage',
+  'Draft',
+  'HeldSend',
 ];
 
 const KNOWN_KEYS = new Set([

@@ -9,6 +9,10 @@ import {
   attachmentPageSchema,
   attachmentSchema,
   eventPageSchema,
+  type Draft,
+  draftSchema,
+  type HeldSend,
+  heldSendSchema,
   type Inbox,
   inboxPageSchema,
   type Message,
@@ -74,6 +78,20 @@ export interface SendMessageInput {
   body: string;
   reply_to_thread_id?: string;
   attachments?: { filename: string; content_type: string; content: string }[];
+}
+
+/**
+ * What a send answers: the message sent (201), or, where the inbox's `send_policy` is `approval`,
+ * 202 `{draft}`: the send held as a draft pending approval.
+ */
+const sendOutcomeSchema = z.union([sendMessageResultSchema, heldSendSchema]);
+export type SendOutcome = SendMessageResult | HeldSend;
+
+export interface CreateDraftInput extends SendMessageInput {
+  cc?: string[];
+  bcc?: string[];
+  labels?: string[];
+  send_at?: string;
 }
 
 export interface ReplyInput {
@@ -143,22 +161,31 @@ export class InboxApiClient {
     return this.request(inboxPageSchema, 'GET', '/v1/inboxes', { query, ...options });
   }
 
-  sendMessage(input: SendMessageInput, options?: CallOptions): Promise<SendMessageResult> {
-    return this.request(sendMessageResultSchema, 'POST', '/v1/messages', { body: input, ...options });
+  sendMessage(input: SendMessageInput, options?: CallOptions): Promise<SendOutcome> {
+    return this.request(sendOutcomeSchema, 'POST', '/v1/messages', { body: input, ...options });
   }
 
-  replyToMessage(messageId: string, input: ReplyInput, options?: CallOptions): Promise<SendMessageResult> {
-    return this.request(sendMessageResultSchema, 'POST', `/v1/messages/${encodeURIComponent(messageId)}/reply`, {
+  replyToMessage(messageId: string, input: ReplyInput, options?: CallOptions): Promise<SendOutcome> {
+    return this.request(sendOutcomeSchema, 'POST', `/v1/messages/${encodeURIComponent(messageId)}/reply`, {
       body: input,
       ...options,
     });
   }
 
-  forwardMessage(messageId: string, input: ForwardInput, options?: CallOptions): Promise<SendMessageResult> {
-    return this.request(sendMessageResultSchema, 'POST', `/v1/messages/${encodeURIComponent(messageId)}/forward`, {
+  forwardMessage(messageId: string, input: ForwardInput, options?: CallOptions): Promise<SendOutcome> {
+    return this.request(sendOutcomeSchema, 'POST', `/v1/messages/${encodeURIComponent(messageId)}/forward`, {
       body: input,
       ...options,
     });
+  }
+
+  createDraft(input: CreateDraftInput, options?: CallOptions): Promise<Draft> {
+    return this.request(draftSchema, 'POST', '/v1/drafts', { body: input, ...options });
+  }
+
+  /** POST /v1/drafts/{id}/send: `{draft}`, sent (or scheduled), or `pending_approval` under the approval policy (202). */
+  sendDraft(draftId: string, options?: CallOptions): Promise<HeldSend> {
+    return this.request(heldSendSchema, 'POST', `/v1/drafts/${encodeURIComponent(draftId)}/send`, options);
   }
 
   /** PATCH /v1/messages/{id}: adds and removes labels (removal wins); answers the message. */

@@ -112,6 +112,37 @@ export const sendMessageResultSchema = z.object({
 });
 export type SendMessageResult = z.output<typeof sendMessageResultSchema>;
 
+export const draftSchema = z.object({
+  id: z.string(),
+  inbox_id: z.string(),
+  status: z.enum(['draft', 'pending_approval', 'scheduled', 'sent', 'rejected', 'cancelled']),
+  to: z.array(z.string()),
+  cc: z.array(z.string()),
+  bcc: z.array(z.string()),
+  subject: z.string(),
+  body: z.string(),
+  attachments: z.array(z.object({ filename: z.string(), content_type: z.string(), size: z.number().int() })),
+  reply_to_thread_id: z.string().nullable(),
+  send_at: z.string().nullable().describe('ISO 8601 UTC timestamp'),
+  created_by: z.string().nullable().describe('The API key that wrote it; null: an operator'),
+  approved_at: z.string().nullable().describe('ISO 8601 UTC timestamp'),
+  approved_by: z.string().nullable().describe('The approving API key’s id, or `operator`'),
+  rejected_at: z.string().nullable().describe('ISO 8601 UTC timestamp'),
+  rejection_reason: z.string().nullable(),
+  message_id: z.string().nullable().describe('The message it was sent as'),
+  sent_at: z.string().nullable().describe('ISO 8601 UTC timestamp'),
+  last_error: z
+    .string()
+    .nullable()
+    .describe('Why the last attempt to send it did not (a kill switch, a cap, the provider): it is tried again'),
+  created_at: z.string().describe('ISO 8601 UTC timestamp'),
+  updated_at: z.string().describe('ISO 8601 UTC timestamp'),
+});
+export type Draft = z.output<typeof draftSchema>;
+
+export const heldSendSchema = z.object({ draft: draftSchema });
+export type HeldSend = z.output<typeof heldSendSchema>;
+
 export const deliveryDetailSchema = z
   .object({
     provider: z.string().describe('The transport: local, smtp, mailgun, sendgrid or ses'),

@@ -4,7 +4,15 @@
  * search subset; GET /v1/events restricted to `message.received` carries messages.
  */
 import { z } from 'zod';
-import { eventPageSchema, eventSchema, messagePageSchema, messageSchema, messageSearchItemSchema } from './api-schemas.js';
+import {
+  draftSchema,
+  eventPageSchema,
+  eventSchema,
+  messagePageSchema,
+  messageSchema,
+  messageSearchItemSchema,
+  sendMessageResultSchema,
+} from './api-schemas.js';
 
 export const EVENT_TYPES = eventSchema.shape.type.options;
 
@@ -17,4 +25,14 @@ export const searchPageSchema = messagePageSchema.extend({ items: z.array(messag
 /** GET /v1/events?types=message.received: `data` is the message as the list shows it. */
 export const receivedEventPageSchema = eventPageSchema.extend({
   items: z.array(eventSchema.extend({ type: z.literal('message.received'), data: messageSchema })),
+});
+
+/**
+ * What a sending tool answers: the sent message's fields, or, where the inbox's `send_policy` is
+ * `approval`, only `draft` (the send held as a draft pending approval).
+ */
+export const sendOutcomeSchema = sendMessageResultSchema.partial().extend({
+  draft: draftSchema
+    .optional()
+    .describe('Present, alone, when the inbox requires approval: the mail was not sent and awaits approval as this draft'),
 });

@@ -59,6 +59,8 @@ describe('the generator', () => {
           'EventPage',
           'SearchResult',
           'SearchPage',
+          'Draft',
+          'HeldSend',
         ].map((name) => [name, schema]),
       ),
     });

@@ -32,6 +32,7 @@ import { EMAIL_DOMAIN, type InboxApi, startInboxApi } from './support/inbox-api.
 jest.setTimeout(180_000);
 
 const TOOL_NAMES = [
+  'create_draft',
   'create_inbox',
   'forward_message',
   'get_attachment_content',
@@ -44,6 +45,7 @@ const TOOL_NAMES = [
   'reply_to_message',
   'search',
   'search_email',
+  'send_draft',
   'send_email',
   'send_email_with_attachments',
   'update_labels',
@@ -342,7 +344,15 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       idempotentHint: true,
       openWorldHint: false,
     });
-    for (const name of ['send_email', 'send_email_with_attachments', 'reply_to_message', 'forward_message']) {
+    expect(input('create_draft').required).toEqual(['inbox_id', 'to', 'subject', 'body']);
+    expect(input('send_draft').required).toEqual(['draft_id']);
+    expect(byName.create_draft!.annotations).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
+    for (const name of ['send_email', 'send_email_with_attachments', 'reply_to_message', 'forward_message', 'send_draft']) {
       expect(byName[name]!.annotations).toEqual({
         readOnlyHint: false,
         destructiveHint: false,
@@ -627,6 +637,60 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
     });
     expect(inputError(await call('search', { q: 'agenda', limit: 0 }))).toContain('limit');
     expect(inputError(await call('search', { q: 'agenda', inbox_ids: 'x' }))).toContain('inbox_ids');
+  });
+
+  it('create_draft, send_draft; under the approval policy every send says plainly it awaits approval', async () => {
+    const { from: writer, to: peer, received } = await exchange('ap', { subject: 'Contract', body: 'Please review.' });
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const draft = structured(
+      await call('create_draft', { inbox_id: writer.id, to: [peer.email_address], subject: 'Draft one', body: 'Later.' }),
+    );
+    expect(draft).toMatchObject({ inbox_id: writer.id, status: 'draft', to: [peer.email_address], message_id: null });
+    const sentDraft = structured(await call('send_draft', { draft_id: draft.id }));
+    expect(sentDraft.draft).toMatchObject({ id: draft.id, status: 'sent', message_id: expect.any(String) });
+    expect(apiError(await call('send_draft', { draft_id: draft.id }))).toMatchObject({ code: 'conflict' });
+    expect(apiError(await call('send_draft', { draft_id: unknown }))).toMatchObject({ code: 'not_found' });
+    const past = { inbox_id: writer.id, to: [peer.email_address], subject: 'x', body: 'x', send_at: '2000-01-01T00:00:00Z' };
+    expect(apiError(await call('create_draft', past))).toMatchObject({ code: 'validation_error' });
+    expect(apiError(await call('create_draft', { ...past, send_at: undefined, inbox_id: unknown }))).toMatchObject({
+      code: 'not_found',
+    });
+    expect(inputError(await call('create_draft', { inbox_id: writer.id, subject: 'x', body: 'x' }))).toContain('to');
+    expect(inputError(await call('send_draft', {}))).toContain('draft_id');
+
+    await rest('PATCH', `/v1/inboxes/${peer.id}`, { send_policy: 'approval' });
+    /** A held send: a plain notice first, then the result as usual, holding only the draft. */
+    const held = (result: Awaited<ReturnType<Client['callTool']>>) => {
+      expect(result.isError).toBeFalsy();
+      const [notice, ...others] = result.content as CallToolResult['content'];
+      expect(notice).toMatchObject({ type: 'text', text: expect.stringMatching(/^Not sent yet: this inbox requires approval/) });
+      const value = structured({ ...result, content: others });
+      expect(Object.keys(value)).toEqual(['draft']);
+      expect(value.draft).toMatchObject({ inbox_id: peer.id, status: 'pending_approval', message_id: null });
+      return value.draft;
+    };
+    const viaSend = held(
+      await call('send_email', { inbox_id: peer.id, recipient: writer.email_address, subject: 'Held', body: 'Wait.' }),
+    );
+    expect(viaSend).toMatchObject({ to: [writer.email_address], subject: 'Held' });
+    expect(held(await call('reply_to_message', { message_id: received.id, body: 'Agreed.' }))).toMatchObject({
+      subject: 'Re: Contract',
+      to: [writer.email_address],
+    });
+    expect(held(await call('forward_message', { message_id: received.id, to: ['lawyer@example.com'] }))).toMatchObject({
+      subject: 'Fwd: Contract',
+      to: ['lawyer@example.com'],
+    });
+    const later = structured(
+      await call('create_draft', { inbox_id: peer.id, to: [writer.email_address], subject: 'Drafted', body: 'x' }),
+    );
+    expect(held(await call('send_draft', { draft_id: later.id }))).toMatchObject({ id: later.id });
+    // Nothing left the inbox; an approval sends it.
+    expect((await rest('GET', `/v1/messages?inbox_id=${peer.id}&direction=outbound`)).total).toBe(0);
+    expect(await rest('POST', `/v1/drafts/${viaSend.id}/approve`)).toMatchObject({
+      status: 'sent',
+      message_id: expect.any(String),
+    });
   });
 
   it('list_messages: pages an inbox or a thread with full metadata; needs one of the two', async () => {

@@ -1,8 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { messageSchema, sendMessageResultSchema } from '../api-schemas.js';
+import { messageSchema } from '../api-schemas.js';
+import { sendOutcomeSchema } from '../api-views.js';
 import type { ServerDeps } from '../mcp-server.js';
-import { runTool, untrustedResult } from './results.js';
+import { runTool, sendResult, untrustedResult } from './results.js';
 
 const messageId = z.string().describe('Id of the message (an `id` from list_messages, search, get_thread or wait_for_reply)');
 const addresses = (what: string) => z.array(z.string()).optional().describe(what);
@@ -73,16 +74,23 @@ export function registerConversationTools(server: McpServer, deps: ServerDeps): 
         'Reply to one message. The recipients, the `Re:` subject, the thread and the threading headers (In-Reply-To, ' +
         'References) come from the message: to a received message the reply goes to its Reply-To, else its sender; to ' +
         "one you sent, to its recipients again. `reply_all` adds the message's other To and Cc recipients as Cc. " +
-        "Returns the sent message's `id` and `thread_id` (pass that to wait_for_reply). Each call sends another mail.",
+        "Returns the sent message's `id` and `thread_id` (pass that to wait_for_reply). Each call sends another mail. " +
+        'Where the inbox requires approval, nothing is sent yet: the answer says so and holds only `draft`, awaiting approval.',
       inputSchema: replyInput,
-      outputSchema: sendMessageResultSchema,
+      outputSchema: sendOutcomeSchema,
       annotations: sendAnnotations,
     },
     (args, ctx) =>
       runTool({ logger: deps.logger, tool: 'reply_to_message', signal: ctx.mcpReq.signal }, async () => {
         const { message_id, ...input } = args;
         // The subject and the recipients come from the replied-to mail, which outside senders wrote.
-        return untrustedResult(await deps.api.replyToMessage(message_id, input, ctx.mcpReq), ['subject', 'to']);
+        return sendResult(await deps.api.replyToMessage(message_id, input, ctx.mcpReq), [
+          'subject',
+          'to',
+          'draft.subject',
+          'draft.to',
+          'draft.cc',
+        ]);
       }),
   );
 
@@ -93,19 +101,23 @@ export function registerConversationTools(server: McpServer, deps: ServerDeps): 
       description:
         'Forward one message, with its attachments, to new recipients (`to`), in a thread of its own: the subject gets ' +
         "`Fwd:`, and the message's header block and text follow your optional `body` note. Returns the sent message " +
-        '(its `id`, `thread_id`, recipients, subject, clean content and attachments). Each call sends another mail.',
+        '(its `id`, `thread_id`, recipients, subject, clean content and attachments). Each call sends another mail. ' +
+        'Where the inbox requires approval, nothing is sent yet: the answer says so and holds only `draft`, awaiting approval.',
       inputSchema: forwardInput,
-      outputSchema: sendMessageResultSchema,
+      outputSchema: sendOutcomeSchema,
       annotations: sendAnnotations,
     },
     (args, ctx) =>
       runTool({ logger: deps.logger, tool: 'forward_message', signal: ctx.mcpReq.signal }, async () => {
         const { message_id, ...input } = args;
         // The forwarded text, subject and file names are the original senders'.
-        return untrustedResult(await deps.api.forwardMessage(message_id, input, ctx.mcpReq), [
+        return sendResult(await deps.api.forwardMessage(message_id, input, ctx.mcpReq), [
           'subject',
           'content_clean',
           'attachments[].filename',
+          'draft.subject',
+          'draft.body',
+          'draft.attachments[].filename',
         ]);
       }),
   );

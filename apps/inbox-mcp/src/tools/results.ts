@@ -51,6 +51,21 @@ export function structuredResult(value: Record<string, unknown>, extraContent: C
 }
 
 /**
+ * What a sending tool answers: the message sent, or, where the inbox requires approval, the draft
+ * it became, said plainly first (the mail has NOT been sent), then the structured JSON as usual.
+ */
+export function sendResult(outcome: Record<string, unknown>, untrustedFields?: string[]): CallToolResult {
+  const result = untrustedFields ? untrustedResult(outcome, untrustedFields) : structuredResult(outcome);
+  const draft = outcome.draft as { id?: string; status?: string } | undefined;
+  if (draft?.status !== 'pending_approval') return result;
+  const notice =
+    `Not sent yet: this inbox requires approval, so the mail awaits approval as draft ${draft.id} ` +
+    '(status pending_approval). It is sent once someone with the `approve` permission approves it; a rejection ' +
+    "sets the draft's `rejection_reason`. Follow it with list_events (draft.* events).";
+  return { ...result, content: [{ type: 'text', text: notice }, ...result.content] };
+}
+
+/**
  * A failure the model can act on, in inbox-api's own envelope. No structuredContent: clients
  * check that against the tool's output schema, which describes success.
  */

@@ -1,9 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { SendMessageInput } from '../api-client.js';
-import { sendMessageResultSchema } from '../api-schemas.js';
+import { sendOutcomeSchema } from '../api-views.js';
 import type { ServerDeps } from '../mcp-server.js';
-import { runTool, structuredResult } from './results.js';
+import { runTool, sendResult } from './results.js';
 
 const messageFields = {
   inbox_id: z.string().describe('Id of the inbox to send from (from create_inbox)'),
@@ -56,14 +56,15 @@ export function registerSendTools(server: McpServer, deps: ServerDeps): void {
         'Send an e-mail from one of your inboxes to one recipient. Without `thread_id` it starts a new thread; with `thread_id` ' +
         'it replies in that thread, and the threading headers (In-Reply-To, References) are set for you. Returns the sent ' +
         "message's `id` and its `thread_id`: pass that to wait_for_reply to wait for the answer. To attach files, use " +
-        'send_email_with_attachments.',
+        'send_email_with_attachments. Where the inbox requires approval, nothing is sent yet: the answer says so and ' +
+        'holds only `draft`, the draft awaiting approval.',
       inputSchema: sendEmailInput,
-      outputSchema: sendMessageResultSchema,
+      outputSchema: sendOutcomeSchema,
       annotations: sendAnnotations,
     },
     (args, ctx) =>
       runTool({ logger: deps.logger, tool: 'send_email', signal: ctx.mcpReq.signal }, async () =>
-        structuredResult(await deps.api.sendMessage(toSendInput(args), ctx.mcpReq)),
+        sendResult(await deps.api.sendMessage(toSendInput(args), ctx.mcpReq)),
       ),
   );
 
@@ -77,12 +78,12 @@ export function registerSendTools(server: McpServer, deps: ServerDeps): void {
         'base64-encoded; the total size is limited by the service (25 MB by default). The result lists each stored ' +
         'attachment with its id, filename, content_type and size.',
       inputSchema: sendEmailWithAttachmentsInput,
-      outputSchema: sendMessageResultSchema,
+      outputSchema: sendOutcomeSchema,
       annotations: sendAnnotations,
     },
     (args, ctx) =>
       runTool({ logger: deps.logger, tool: 'send_email_with_attachments', signal: ctx.mcpReq.signal }, async () =>
-        structuredResult(await deps.api.sendMessage(toSendInput(args), ctx.mcpReq)),
+        sendResult(await deps.api.sendMessage(toSendInput(args), ctx.mcpReq)),
       ),
   );
 }
