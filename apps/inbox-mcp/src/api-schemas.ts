@@ -310,13 +310,13 @@ export const searchPageSchema = z
     total: z
       .number()
       .int()
-      .describe('How many matches the search ranks and lists: all of them, or the newest 1,000 when more match'),
+      .describe('How many matches the search ranks and lists: all of them, or the newest 200 when more match'),
     next_page_token: z.string().nullable().describe('Pass as `page_token` for the page after this one; null on the last page'),
     total_is_lower_bound: z
       .boolean()
       .describe(
-        'True when more messages match than `total`: only the newest 1,000 matches are ranked and listed; narrow the search (`before`, `after`, `inbox_ids`, `labels`, more words) to reach older ones',
+        'True when more messages match than `total`: only the newest 200 matches are ranked and listed; narrow the search (`before`, `after`, `inbox_ids`, `labels`, more words) to reach older ones',
       ),
   })
-  .describe('Matches, most relevant first (then newest), among the newest 1,000 matches');
+  .describe('Matches, most relevant first (then newest), among the newest 200 matches');
 export type SearchPage = z.output<typeof searchPageSchema>;
