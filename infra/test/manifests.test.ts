@@ -30,7 +30,9 @@ import { nodeMajor, repoRoot, services, type ServiceUnderTest } from './services
 const SECRET_NAME = /SECRET|TOKEN|PASSWORD|KEY|CREDENTIAL/;
 // Connection strings that can carry a password are secrets too.
 const CREDENTIAL_URLS = new Set(['DATABASE_URL', 'REDIS_URL', 'SMTP_URL']);
-const isSecretSetting = (name: string) => SECRET_NAME.test(name) || CREDENTIAL_URLS.has(name);
+// A public key (SendGrid's event-webhook signature key) is published by its owner: config, not a secret.
+const PUBLIC_KEY = /_PUBLIC_KEY$/;
+const isSecretSetting = (name: string) => (SECRET_NAME.test(name) && !PUBLIC_KEY.test(name)) || CREDENTIAL_URLS.has(name);
 
 const k8sDir = (service: string, ...parts: string[]) => path.join(repoRoot, 'infra', 'k8s', service, ...parts);
 const dockerfilePath = (image: string) => path.join(repoRoot, 'infra', 'docker', `${image}.Dockerfile`);
