@@ -100,3 +100,13 @@ export async function createEmbeddedTestContext(env: Record<string, string> = {}
 }
 
 export type EmbeddedTestContext = Awaited<ReturnType<typeof createEmbeddedTestContext>>;
+
+/** Reads until `done` holds or the time is up, and returns the last reading. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > end) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -8,62 +8,19 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
-import { startService } from '@repo/testing';
-import { createDatabaseClient, type Database } from '../src/database.js';
-import { appRoot, migrationsDir } from '../src/paths.js';
+import { call, crashTestService } from './crash-service.js';
 
 jest.setTimeout(180_000);
 
-let database: ScratchDatabase;
-let dataDir: string;
-let db: Database;
-
-beforeAll(async () => {
-  database = await createScratchDatabase({ label: 'inbox_crash', migrationsDir });
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-crash-'));
-  db = createDatabaseClient(database.url, 2);
+const crash = crashTestService({
+  label: 'inbox_crash',
+  domain: 'crash.test',
+  // Short, so that the restarted service takes the dead one's sends for interrupted at once.
+  env: { INBOX_SEND_LEASE_SECONDS: '1', INBOX_RECONCILE_INTERVAL_SECONDS: '1' },
 });
-afterAll(async () => {
-  await db.$disconnect();
-  await database.drop();
-  await rm(dataDir, { recursive: true, force: true });
-});
-
-function start(env: Record<string, string | undefined> = {}) {
-  return startService('src/server.ts', {
-    cwd: appRoot,
-    env: {
-      DATABASE_URL: database.url,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      // info: startService waits for the "listening" line.
-      LOG_LEVEL: 'info',
-      INBOX_EMAIL_DOMAIN: 'crash.test',
-      INBOX_RATE_LIMIT_PER_MINUTE: '0',
-      INBOX_SEND_LIMIT_PER_HOUR: '0',
-      // Short, so that the restarted service takes the dead one's sends for interrupted at once.
-      INBOX_SEND_LEASE_SECONDS: '1',
-      INBOX_RECONCILE_INTERVAL_SECONDS: '1',
-      INBOX_API_KEYS: undefined,
-      ...env,
-    },
-    timeoutMs: 90_000,
-    keepLogs: false,
-  });
-}
-
-async function call(baseUrl: string, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${baseUrl}${urlPath}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined };
-}
+const { start, crashDuring } = crash;
 
 async function createInbox(baseUrl: string, username: string): Promise<{ id: string; email_address: string }> {
   const { status, body } = await call(baseUrl, 'POST', '/v1/inboxes', { name: username, email_username: username });
@@ -73,7 +30,7 @@ async function createInbox(baseUrl: string, username: string): Promise<{ id: str
 
 /** Files under the object store: the stored objects, and (under .tmp) writes cut short. */
 async function storedFiles(): Promise<string[]> {
-  const root = path.join(dataDir, 'objects');
+  const root = path.join(crash.dataDir, 'objects');
   const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
   return entries.filter((entry) => entry.isFile()).map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
 }
@@ -86,9 +43,9 @@ async function settled(): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const [sending, pending, deleting, partial] = await Promise.all([
-      db.message.count({ where: { status: 'sending' } }),
-      db.pendingObject.count(),
-      db.inbox.count({ where: { deletedAt: { not: null } } }),
+      crash.db.message.count({ where: { status: 'sending' } }),
+      crash.db.pendingObject.count(),
+      crash.db.inbox.count({ where: { deletedAt: { not: null } } }),
       storedFiles().then((files) => files.filter((file) => file.startsWith('.tmp')).length),
     ]);
     if (sending + pending + deleting + partial === 0) return;
@@ -102,26 +59,26 @@ async function settled(): Promise<void> {
 /** What must hold after any crash and restart, over the whole database and data folder. */
 async function expectConsistent(): Promise<void> {
   // No file without a record, and no record without its file; no partial write left.
-  const keys = (await db.attachment.findMany({ select: { storageKey: true } })).map((row) => row.storageKey);
+  const keys = (await crash.db.attachment.findMany({ select: { storageKey: true } })).map((row) => row.storageKey);
   expect((await storedFiles()).sort()).toEqual(keys.sort());
   // No message delivered (received by an inbox here from one of ours) without the sender's record of it, as sent.
-  const received = await db.message.findMany({
+  const received = await crash.db.message.findMany({
     where: { direction: 'inbound', providerMessageId: { endsWith: '@crash.test>' } },
     select: { providerMessageId: true },
   });
   for (const { providerMessageId } of received) {
-    expect(await db.message.findFirst({ where: { direction: 'outbound', providerMessageId }, select: { status: true } })).toEqual(
-      {
-        status: 'sent',
-      },
-    );
+    expect(
+      await crash.db.message.findFirst({ where: { direction: 'outbound', providerMessageId }, select: { status: true } }),
+    ).toEqual({
+      status: 'sent',
+    });
   }
   // No key left claimed without an outcome.
-  expect(await db.idempotencyKey.count({ where: { completedAt: null } })).toBe(0);
+  expect(await crash.db.idempotencyKey.count({ where: { completedAt: null } })).toBe(0);
   // An event exactly for each change that committed: each received message, each send that ended
   // (events outlive the messages of deleted inboxes, by design).
-  const events = await db.event.findMany({ select: { type: true, messageId: true } });
-  const messages = await db.message.findMany({ select: { id: true, status: true } });
+  const events = await crash.db.event.findMany({ select: { type: true, messageId: true } });
+  const messages = await crash.db.message.findMany({ select: { id: true, status: true } });
   const typeOf: Record<string, string> = { received: 'message.received', sent: 'message.sent', failed: 'message.failed' };
   const existing = new Set(messages.map((message) => message.id));
   expect(
@@ -135,14 +92,6 @@ async function expectConsistent(): Promise<void> {
       .map((message) => `${typeOf[message.status]} ${message.id}`)
       .sort(),
   );
-}
-
-async function crashDuring(point: string, request: (baseUrl: string) => Promise<unknown>, env: Record<string, string> = {}) {
-  const service = await start({ ...env, TEST_CRASH_POINT: point });
-  const exited = once(service.child, 'exit');
-  await request(service.url).catch(() => undefined);
-  const [code, signal] = (await exited) as [number | null, string | null];
-  expect({ code, signal }).toEqual({ code: null, signal: 'SIGKILL' });
 }
 
 describe.each(['send:attachments-stored', 'send:recorded', 'send:transport-done'])('kill -9 at %s', (point) => {
@@ -173,8 +122,8 @@ describe.each(['send:attachments-stored', 'send:recorded', 'send:transport-done'
     try {
       await settled();
       await expectConsistent();
-      const delivered = () => db.message.count({ where: { inboxId: recipient.id } });
-      const recorded = await db.message.findMany({ where: { inboxId: sender.id } });
+      const delivered = () => crash.db.message.count({ where: { inboxId: recipient.id } });
+      const recorded = await crash.db.message.findMany({ where: { inboxId: sender.id } });
       if (point === 'send:attachments-stored') {
         expect(recorded).toEqual([]);
       } else {
@@ -213,7 +162,7 @@ describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at
     try {
       expect((await call(restarted.url, 'GET', `/v1/inboxes/${inbox.id}`)).status).toBe(404);
       await settled();
-      expect(await db.inbox.count({ where: { id: inbox.id } })).toBe(0);
+      expect(await crash.db.inbox.count({ where: { id: inbox.id } })).toBe(0);
       expect((await storedFiles()).filter((file) => file.includes(inbox.id))).toEqual([]);
       await expectConsistent();
     } finally {
@@ -265,13 +214,13 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
     try {
       await settled();
       await expectConsistent();
-      expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+      expect(await crash.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
       const retry = await deliver(restarted.url);
       expect(retry.status).toBe(200);
       expect(retry.body.messages[0]!.duplicate).toBe(false);
       expect((await deliver(restarted.url)).body.messages[0]!.duplicate).toBe(true);
-      expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
-      expect(await db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
+      expect(await crash.db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
+      expect(await crash.db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
       await expectConsistent();
     } finally {
       await restarted.stop();
@@ -309,7 +258,7 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
     const restarted = await start(signed);
     try {
       await settled();
-      expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+      expect(await crash.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
       const retry = await deliver(restarted.url);
       expect({ status: retry.status, messages: retry.body.messages }).toEqual({
         status: 200,
@@ -319,8 +268,8 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
         status: 401,
         body: { error: expect.objectContaining({ message: 'This Mailgun token was used before: the request is a replay' }) },
       });
-      expect(await db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
-      expect(await db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
+      expect(await crash.db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
+      expect(await crash.db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
       await expectConsistent();
     } finally {
       await restarted.stop();
@@ -367,7 +316,7 @@ describe('kill -9 in the middle of a burst of sends', () => {
       // Every key, retried, ends in exactly one delivery of its message.
       const retries = await Promise.all(Array.from({ length: 40 }, (_, i) => send(restarted.url, i)));
       expect(retries.map((res) => res.status)).toEqual(Array(40).fill(201));
-      const subjects = (await db.message.findMany({ where: { inboxId: recipient.id }, select: { subject: true } })).map(
+      const subjects = (await crash.db.message.findMany({ where: { inboxId: recipient.id }, select: { subject: true } })).map(
         (message) => message.subject,
       );
       expect(subjects.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `Burst ${i}`).sort());

@@ -2,7 +2,7 @@
  * Drafts and approval through the API, on a real database with the local transport and the job
  * queue (pg-boss) running in the test's process.
  */
-import { createTestContext, type TestContext } from '../context.js';
+import { createTestContext, type TestContext, until } from '../context.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
 
 jest.setTimeout(60_000);
@@ -34,15 +34,6 @@ afterAll(() => ctx.close());
 const inboxIn = (username: string, organizationId = org.id) =>
   createInbox(ctx.app, OPERATOR_KEY, { email_username: username, organization_id: organizationId });
 const inFuture = (ms: number) => new Date(Date.now() + ms).toISOString();
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > end) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 const received = (inboxId: string) => ctx.db.message.count({ where: { inboxId, direction: 'inbound' } });
 
