@@ -1,17 +1,24 @@
 /**
- * Events: how soon a received message reaches (a) an SSE client of GET /v1/events/stream and (b) a
- * long-poll waiter of GET /v1/events?wait=, while Mailgun route posts arrive at `--rate` per second;
- * then what `--idle` idle SSE subscribers cost: the server's resident memory, and the database's
- * transactions while they wait (none are theirs: one LISTEN per process).
+ * Push latency: how soon a received message's event reaches (a) an SSE client of GET
+ * /v1/events/stream, (b) a long-poll waiter of GET /v1/events?wait= and (c) a webhook receiver on
+ * 127.0.0.1 (one webhook on `message.received`), while Mailgun route posts arrive at each of
+ * `--rates` per second for `--seconds`; then what `--idle` idle SSE subscribers cost: the
+ * server's resident memory, and the database's transactions while they wait (none are theirs: one
+ * LISTEN per process).
  *
- *   pnpm --filter inbox-api bench:events [--seconds 10] [--rate 300] [--idle 1000]
+ *   pnpm --filter inbox-api bench:events [--seconds 10] [--rates 100,200,300] [--idle 1000]
  *
- * Latency is from the message's `created_at` (taken before its transaction commits, so the figure
- * is an upper bound on commit-to-client) to the moment the client reads the event, on the same
- * machine's clock. The server runs as its own process with production settings on a scratch
- * database of TEST_DATABASE_URL's server, dropped afterwards. Prints a Markdown table.
+ * Latency is from the event's `created_at` to the moment the client reads it, on the same
+ * machine's clock. `created_at` is taken when the event is appended, the last statement of its
+ * transaction (events/log.ts): the figure is commit-to-client plus the commit itself. All rates run
+ * against one server (its own process, production settings, a scratch database of
+ * TEST_DATABASE_URL's server, dropped afterwards), one after the other, each with fresh clients.
+ * Prints Markdown, with the load average of each rate's run.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -20,17 +27,17 @@ import { withBenchService } from './service.js';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
-    rate: { type: 'string', default: '300' },
+    rates: { type: 'string', default: '100,200,300' },
     idle: { type: 'string', default: '1000' },
   },
 });
 const seconds = Number(values.seconds);
-const rate = Number(values.rate);
+const rates = values.rates.split(',').map(Number);
 const idle = Number(values.idle);
 
 interface EventItem {
   id: number;
-  data: { created_at: string };
+  created_at: string;
 }
 
 function mailgunForm(to: string): string {
@@ -91,7 +98,7 @@ function sseClient(url: string, latencies: number[]) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (data) latencies.push(Date.now() - Date.parse((JSON.parse(data) as EventItem).data.created_at));
+        if (data) latencies.push(Date.now() - Date.parse((JSON.parse(data) as EventItem).created_at));
       }
     }
   })().catch(() => undefined);
@@ -107,7 +114,7 @@ function longPoller(url: string, from: number, latencies: number[]) {
       const res = await fetch(`${url}&after=${after}&wait=5`);
       const page = (await res.json()) as { items: EventItem[]; next_after: number };
       const now = Date.now();
-      for (const item of page.items) latencies.push(now - Date.parse(item.data.created_at));
+      for (const item of page.items) latencies.push(now - Date.parse(item.created_at));
       after = page.next_after;
     }
   })().catch(() => undefined);
@@ -116,6 +123,31 @@ function longPoller(url: string, from: number, latencies: number[]) {
       running = false;
     },
     done,
+  };
+}
+
+/** A webhook receiver that answers 204 at once, recording each delivery's latency. */
+async function startReceiver() {
+  const latencies: number[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventItem;
+      latencies.push(Date.now() - Date.parse(event.created_at));
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    latencies,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
   };
 }
 
@@ -137,28 +169,73 @@ async function transactions(databaseUrl: string): Promise<number> {
   }
 }
 
-const rows = await withBenchService('events', {}, async (service, databaseUrl) => {
-  const inbox = (await (
-    await fetch(`${service.url}/v1/inboxes`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench', email_username: 'bench' }),
-    })
-  ).json()) as { id: string; email_address: string };
+async function postJson<T>(url: string, body: unknown): Promise<T> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`POST ${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+const row = (rate: number, name: string, values: number[], load: string) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `| ${rate}/s | ${name} | ${sorted.length} | ${percentile(sorted, 50)} | ${percentile(sorted, 95)} | ${percentile(sorted, 99)} | ${sorted.at(-1)} | ${load} |`;
+};
+/** The id of the last event so far: each rate's clients start after it. */
+async function latestEventId(url: string): Promise<number> {
+  let after = 0;
+  for (;;) {
+    const page = (await (await fetch(`${url}/v1/events?limit=500&after=${after}`)).json()) as { items: unknown[]; next_after: number };
+    after = page.next_after;
+    if (page.items.length < 500) return after;
+  }
+}
+const loadAverage = () => os.loadavg()[0]!.toFixed(1);
+
+const receiver = await startReceiver();
+const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' }, async (service, databaseUrl) => {
+  const inbox = await postJson<{ id: string; email_address: string }>(`${service.url}/v1/inboxes`, {
+    name: 'Bench',
+    email_username: 'bench',
+  });
+  await postJson(`${service.url}/v1/webhooks`, { url: receiver.url, event_types: ['message.received'] });
   // Warm up: a few messages, so that the first measured ones do not pay for compilation.
   await ingest(service.url, inbox.email_address, 50, 1);
-  const head = ((await (await fetch(`${service.url}/v1/events?limit=500`)).json()) as { next_after: number }).next_after;
-
-  const sse: number[] = [];
-  const poll: number[] = [];
-  const stream = sseClient(`${service.url}/v1/events/stream?after=${head}&inbox_id=${inbox.id}`, sse);
-  const poller = longPoller(`${service.url}/v1/events?inbox_id=${inbox.id}&types=message.received&limit=500`, head, poll);
-  await sleep(500);
-  const load = await ingest(service.url, inbox.email_address, rate, seconds);
   await sleep(1000);
-  stream.stop();
-  poller.stop();
-  await stream.done;
+
+  const table = [
+    '| ingest rate | client | events | p50 ms | p95 ms | p99 ms | max ms | load (1 min) |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
+  ];
+  const notes: string[] = [];
+  for (const rate of rates) {
+    const last = await latestEventId(service.url);
+    const sse: number[] = [];
+    const poll: number[] = [];
+    receiver.latencies.length = 0;
+    const stream = sseClient(`${service.url}/v1/events/stream?after=${last}&inbox_id=${inbox.id}`, sse);
+    const poller = longPoller(`${service.url}/v1/events?inbox_id=${inbox.id}&types=message.received&limit=500`, last, poll);
+    await sleep(500);
+    const loadBefore = loadAverage();
+    const started = performance.now();
+    const load = await ingest(service.url, inbox.email_address, rate, seconds);
+    const ingestSeconds = (performance.now() - started) / 1000;
+    // Let every client catch up (at most 30 s).
+    const deadline = Date.now() + 30_000;
+    while (Math.min(sse.length, poll.length, receiver.latencies.length) < load.sent && Date.now() < deadline) await sleep(100);
+    const loadAfter = loadAverage();
+    stream.stop();
+    poller.stop();
+    await stream.done;
+    const loadRange = `${loadBefore} to ${loadAfter}`;
+    table.push(
+      row(rate, 'SSE stream', sse, loadRange),
+      row(rate, 'long-poll (wait=5)', poll, loadRange),
+      row(rate, 'webhook receiver', receiver.latencies, loadRange),
+    );
+    notes.push(
+      `${rate}/s: ${load.sent} posts accepted, ${load.failed} failed, in ${ingestSeconds.toFixed(1)} s ` +
+        `(${(load.sent / ingestSeconds).toFixed(0)} msg/s achieved)`,
+    );
+  }
 
   // Idle subscribers: the stream's filters match nothing that arrives meanwhile.
   const before = await rss(service.url);
@@ -179,17 +256,12 @@ const rows = await withBenchService('events', {}, async (service, databaseUrl) =
   const after = await rss(service.url);
   for (const controller of controllers) controller.abort();
 
-  const row = (name: string, values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return `| ${name} | ${sorted.length} | ${percentile(sorted, 50)} | ${percentile(sorted, 95)} | ${percentile(sorted, 99)} | ${sorted.at(-1)} |`;
-  };
   return [
-    `Ingestion: ${load.sent} accepted, ${load.failed} failed, at a target of ${rate}/s for ${seconds} s`,
+    `Latency from the event's created_at (its append, just before the commit) to the client; ${seconds} s per rate.`,
     '',
-    '| Client | Events | p50 ms | p95 ms | p99 ms | max ms |',
-    '| --- | --- | --- | --- | --- | --- |',
-    row('SSE stream', sse),
-    row('Long-poll (wait=5)', poll),
+    ...table,
+    '',
+    ...notes.map((note) => `- ${note}`),
     '',
     `${opened.filter((status) => status === 200).length} of ${idle} idle SSE subscribers open: ` +
       `server RSS ${(before / 2 ** 20).toFixed(1)} MB before, ${(after / 2 ** 20).toFixed(1)} MB with them ` +
@@ -197,4 +269,5 @@ const rows = await withBenchService('events', {}, async (service, databaseUrl) =
       "(the one counting query, and the service's own periodic work)",
   ];
 });
+await receiver.close();
 console.log(rows.join('\n'));

@@ -81,11 +81,13 @@ export function appendEventsCtes(events: NewEvent[], after: Prisma.Sql = Prisma.
     events.map((event) => [event.type, event.organizationId, event.inboxId, event.threadId, event.messageId, event.data]),
   );
   // The ids are drawn (by the column's default) only once the lock is held: the rows come from `locked`.
+  // created_at is the moment of the append, under the lock, just before the commit (not the
+  // transaction's start): it follows id order, and tells how long the event took to reach a reader.
   return Prisma.sql`locked AS (
       SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY}::bigint) ${after}
     ), appended AS (
-      INSERT INTO events (type, organization_id, inbox_id, thread_id, message_id, data)
-      SELECT event->>0, event->>1, (event->>2)::uuid, (event->>3)::uuid, (event->>4)::uuid, event->5
+      INSERT INTO events (type, organization_id, inbox_id, thread_id, message_id, data, created_at)
+      SELECT event->>0, event->>1, (event->>2)::uuid, (event->>3)::uuid, (event->>4)::uuid, event->5, clock_timestamp()
         FROM locked, jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS e(event, n)
        ORDER BY n
       RETURNING id, type, organization_id, inbox_id, thread_id
