@@ -183,7 +183,10 @@ const row = (rate: number, name: string, values: number[], load: string) => {
 async function latestEventId(url: string): Promise<number> {
   let after = 0;
   for (;;) {
-    const page = (await (await fetch(`${url}/v1/events?limit=500&after=${after}`)).json()) as { items: unknown[]; next_after: number };
+    const page = (await (await fetch(`${url}/v1/events?limit=500&after=${after}`)).json()) as {
+      items: unknown[];
+      next_after: number;
+    };
     after = page.next_after;
     if (page.items.length < 500) return after;
   }

@@ -14,7 +14,7 @@ import { addressRefusal, createGuardedAgent, refusalMessage, type Resolve } from
 import { type Agent, request } from 'undici';
 import type { Database } from '../database.js';
 import { toEventResponse } from '../events/service.js';
-import type { Event } from '../generated/prisma/client.js';
+import type { Event, Prisma } from '../generated/prisma/client.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { AttemptRecord } from './schemas.js';
 import { signedHeaders } from './sign.js';
@@ -112,11 +112,15 @@ export function describeFailure(error: unknown, timeoutSeconds: number): string 
   return 'The request failed';
 }
 
+/** A claimed delivery, with its webhook's address and secret and its event (null: removed by the retention). */
 interface Claimed {
   id: string;
   event_id: bigint;
   attempts: number;
   manual: boolean;
+  url: string;
+  secret: string;
+  event: Event | null;
 }
 
 interface Target {
@@ -144,26 +148,63 @@ export async function deliverDue(deps: DeliveryDeps, webhookId: string, signal: 
  */
 export async function deliverBatch(deps: Omit<DeliveryDeps, 'jobs'>, webhookId: string): Promise<number> {
   const leaseSeconds = deps.webhookClient.timeoutSeconds + 30;
-  const webhook = await deps.db.webhook.findUnique({ where: { id: webhookId } });
-  if (!webhook) return 0;
-  const claimed = await deps.db.$queryRaw<Claimed[]>`
-    UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
-     WHERE id IN (
-       SELECT id FROM webhook_deliveries
-        WHERE webhook_id = ${webhook.id}::uuid AND status = 'pending' AND next_attempt_at <= now()
-          AND (${webhook.enabled} OR manual)
-        ORDER BY next_attempt_at
-        LIMIT ${BATCH}
-        FOR UPDATE SKIP LOCKED)
-    RETURNING id::text, event_id, attempts, manual`;
+  // One round trip before the attempts: the claim returns what they need (webhook, event).
+  const claimed = await deps.db.$queryRaw<(Omit<Claimed, 'event'> & EventColumns)[]>`
+    WITH claimed AS (
+      UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
+       WHERE id IN (
+         SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+          WHERE d.webhook_id = ${webhookId}::uuid AND d.status = 'pending' AND d.next_attempt_at <= now()
+            AND (w.enabled OR d.manual)
+          ORDER BY d.next_attempt_at
+          LIMIT ${BATCH}
+          FOR UPDATE OF d SKIP LOCKED)
+      RETURNING id, webhook_id, event_id, attempts, manual)
+    SELECT c.id::text, c.event_id, c.attempts, c.manual, w.url, w.secret,
+           e.id AS e_id, e.type AS e_type, e.created_at AS e_created_at, e.organization_id AS e_organization_id,
+           e.inbox_id::text AS e_inbox_id, e.thread_id::text AS e_thread_id, e.message_id::text AS e_message_id,
+           e.data AS e_data
+      FROM claimed c JOIN webhooks w ON w.id = c.webhook_id LEFT JOIN events e ON e.id = c.event_id`;
   if (claimed.length === 0) return 0;
-  const events = await deps.db.event.findMany({ where: { id: { in: claimed.map((delivery) => delivery.event_id) } } });
-  const byId = new Map(events.map((event) => [event.id, event]));
+  const deliveries = claimed.map((row): Claimed => ({ ...row, event: eventOf(row) }));
   const outcomes = await Promise.all(
-    claimed.map((delivery) => attemptDelivery(deps.webhookClient, webhook, delivery.id, byId.get(delivery.event_id))),
+    deliveries.map((delivery) =>
+      attemptDelivery(
+        deps.webhookClient,
+        { id: webhookId, url: delivery.url, secret: delivery.secret },
+        delivery.id,
+        delivery.event ?? undefined,
+      ),
+    ),
   );
-  await recordOutcomes(deps, webhook.id, claimed, outcomes);
+  await recordOutcomes(deps, webhookId, deliveries, outcomes);
   return claimed.length;
+}
+
+/** The event's columns as the claim returns them (prefixed: the delivery has an id too). */
+interface EventColumns {
+  e_id: bigint | null;
+  e_type: string;
+  e_created_at: Date;
+  e_organization_id: string;
+  e_inbox_id: string;
+  e_thread_id: string | null;
+  e_message_id: string | null;
+  e_data: Prisma.JsonValue;
+}
+
+function eventOf(row: EventColumns): Event | null {
+  if (row.e_id === null) return null;
+  return {
+    id: row.e_id,
+    type: row.e_type,
+    createdAt: row.e_created_at,
+    organizationId: row.e_organization_id,
+    inboxId: row.e_inbox_id,
+    threadId: row.e_thread_id,
+    messageId: row.e_message_id,
+    data: row.e_data,
+  };
 }
 
 /** One POST of the event to the receiver, signed; never throws. */

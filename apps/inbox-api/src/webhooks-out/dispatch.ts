@@ -1,10 +1,9 @@
 /**
  * The fan-out: events become deliveries. A cursor (webhook_dispatch, one row) follows the event
  * log; each round takes the events after it, writes one delivery per matching webhook and moves the
- * cursor, in one transaction. So an event gets exactly
- * one delivery per matching webhook whatever crashes: either the round committed (deliveries and
- * cursor together) or it did not (and the next round does it). Rounds of several
- * processes take turns on the cursor's row lock. Event ids are in commit order (events/log.ts),
+ * cursor, in one statement (one round trip). So an event gets exactly one delivery per matching
+ * webhook whatever crashes: either the round committed (deliveries and cursor together) or it did
+ * not (and the next round does it). Rounds of several processes take turns on the cursor's row lock. Event ids are in commit order (events/log.ts),
  * so a commit after the round cannot bring an id below the cursor.
  *
  * Each process runs rounds when a commit of an event is announced (the events LISTEN, so on any
@@ -21,6 +20,7 @@ import type { CrashPoint } from '@repo/config';
 import type { Logger } from '@repo/http';
 import { type Periodic, startPeriodic } from '@repo/jobs';
 import type { Database } from '../database.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { EventListener } from '../events/listener.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { type DeliveryDeps, deliverBatch } from './deliver.js';
@@ -41,43 +41,53 @@ export interface DispatchDeps {
 export async function dispatchEvents(deps: DispatchDeps, onCommitted?: (webhookIds: string[]) => void): Promise<number> {
   let written = 0;
   for (;;) {
-    const round = await deps.db.$transaction(async (tx) => {
-      const [cursor] = await tx.$queryRaw<{ last: bigint }[]>`
-        SELECT last_event_id AS last FROM webhook_dispatch WHERE id = 1 FOR UPDATE`;
-      const after = cursor?.last ?? 0n;
-      const [range] = await tx.$queryRaw<{ upto: bigint | null; count: number }[]>`
-        SELECT MAX(id) AS upto, COUNT(*)::int AS count
-          FROM (SELECT id FROM events WHERE id > ${after} ORDER BY id LIMIT ${ROUND_EVENTS}) AS next`;
-      if (!range?.upto) return { events: 0, deliveries: 0, webhookIds: [] as string[] };
-      const inserted = await tx.$queryRaw<{ webhook_id: string }[]>`
-        INSERT INTO webhook_deliveries (id, webhook_id, event_id, next_attempt_at)
-        SELECT gen_random_uuid(), w.id, e.id, now()
-          FROM events e
-          JOIN webhooks w
-            ON w.organization_id = e.organization_id
-           AND w.enabled
-           AND e.id > w.after_event_id
-           AND e.type = ANY (w.event_types)
-           AND (cardinality(w.inbox_ids) = 0 OR e.inbox_id = ANY (w.inbox_ids))
-         WHERE e.id > ${after} AND e.id <= ${range.upto}
-         ORDER BY e.id
-        ON CONFLICT (webhook_id, event_id) DO NOTHING
-        RETURNING webhook_id::text`;
-      if (cursor) {
-        await tx.$executeRaw`UPDATE webhook_dispatch SET last_event_id = ${range.upto}, updated_at = now() WHERE id = 1`;
-      } else {
-        await tx.$executeRaw`INSERT INTO webhook_dispatch (id, last_event_id) VALUES (1, ${range.upto}) ON CONFLICT (id) DO NOTHING`;
-      }
-      const webhookIds = [...new Set(inserted.map((row) => row.webhook_id))];
-      return { events: range.count, deliveries: inserted.length, webhookIds };
-    });
+    const [round] = await deps.db.$queryRaw<{ events: number; deliveries: number; webhook_ids: string[] }[]>(roundStatement);
     // Crash tests stop here: deliveries committed, none attempted yet.
-    if (round.deliveries > 0) deps.crashPoint('webhook-dispatch:committed');
-    if (round.webhookIds.length > 0) onCommitted?.(round.webhookIds);
-    written += round.deliveries;
-    if (round.events < ROUND_EVENTS) return written;
+    if (round!.deliveries > 0) deps.crashPoint('webhook-dispatch:committed');
+    if (round!.webhook_ids.length > 0) onCommitted?.(round!.webhook_ids);
+    written += round!.deliveries;
+    if (round!.events < ROUND_EVENTS) return written;
   }
 }
+
+/**
+ * One round as one statement (one round trip, committing on its own): lock the cursor, take the
+ * events after it, write their deliveries, move the cursor. The events are read in the statement's
+ * snapshot, which may be older than the cursor's row once its lock is granted (another round
+ * committed meanwhile), but ids are in commit order: what the snapshot misses lies after every id
+ * it sees, so the next round takes it. The cursor's row is written by the first round (upsert:
+ * two first rounds at once write deliveries that the unique (webhook_id, event_id) keeps single).
+ */
+const roundStatement = Prisma.sql`
+  WITH cursor AS MATERIALIZED (
+    SELECT last_event_id FROM webhook_dispatch WHERE id = 1 FOR UPDATE
+  ), next AS MATERIALIZED (
+    SELECT id, type, organization_id, inbox_id FROM events
+     WHERE id > COALESCE((SELECT last_event_id FROM cursor), 0)
+     ORDER BY id
+     LIMIT ${ROUND_EVENTS}
+  ), inserted AS (
+    INSERT INTO webhook_deliveries (id, webhook_id, event_id, next_attempt_at)
+    SELECT gen_random_uuid(), w.id, e.id, now()
+      FROM next e
+      JOIN webhooks w
+        ON w.organization_id = e.organization_id
+       AND w.enabled
+       AND e.id > w.after_event_id
+       AND e.type = ANY (w.event_types)
+       AND (cardinality(w.inbox_ids) = 0 OR e.inbox_id = ANY (w.inbox_ids))
+     ORDER BY e.id
+    ON CONFLICT (webhook_id, event_id) DO NOTHING
+    RETURNING webhook_id
+  ), moved AS (
+    INSERT INTO webhook_dispatch (id, last_event_id)
+    SELECT 1, MAX(id) FROM next HAVING COUNT(*) > 0
+    ON CONFLICT (id) DO UPDATE
+       SET last_event_id = GREATEST(webhook_dispatch.last_event_id, EXCLUDED.last_event_id), updated_at = now()
+  )
+  SELECT (SELECT COUNT(*)::int FROM next) AS events,
+         (SELECT COUNT(*)::int FROM inserted) AS deliveries,
+         ARRAY(SELECT DISTINCT webhook_id::text FROM inserted) AS webhook_ids`;
 
 /** Queues the delivery job of every webhook with a delivery due (retries, leases of attempts cut short). */
 export async function queueDueDeliveries(deps: Pick<DispatchDeps, 'db' | 'jobs'>): Promise<number> {
