@@ -264,6 +264,48 @@ describe('approval', () => {
     expect(await ctx.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
   });
 
+  it('holds a reply and a forward too (202), and sends each as such once approved', async () => {
+    const inbox = await approvalInbox('held-replier');
+    const peer = await inboxIn('held-peer');
+    const third = await inboxIn('held-forward-target');
+    const question = await as(ctx.app, agent)
+      .post('/v1/messages', {
+        inbox_id: peer.id,
+        to: [inbox.email_address],
+        subject: 'Question',
+        body: 'Can you help?',
+        attachments: [{ filename: 'q.txt', content_type: 'text/plain', content: Buffer.from('q').toString('base64') }],
+      })
+      .expect(201);
+    const inbound = await ctx.db.message.findFirstOrThrow({ where: { inboxId: inbox.id, direction: 'inbound' } });
+
+    const reply = await as(ctx.app, agent).post(`/v1/messages/${inbound.id}/reply`, { body: 'Yes.' }).expect(202);
+    expect(reply.body.draft).toMatchObject({ status: 'pending_approval', to: [peer.email_address], subject: 'Re: Question' });
+    const forward = await as(ctx.app, agent)
+      .post(`/v1/messages/${inbound.id}/forward`, { to: [third.email_address], body: 'FYI' })
+      .expect(202);
+    expect(forward.body.draft).toMatchObject({ status: 'pending_approval', to: [third.email_address], subject: 'Fwd: Question' });
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id, direction: 'outbound' } })).toBe(0);
+
+    for (const held of [reply, forward]) {
+      await as(ctx.app, approver).post(`/v1/drafts/${held.body.draft.id}/approve`).expect(200);
+    }
+    // The reply answers the question, in its thread on both sides.
+    const sentReply = await ctx.db.message.findFirstOrThrow({ where: { inboxId: inbox.id, subject: 'Re: Question' } });
+    expect(sentReply).toMatchObject({ direction: 'outbound', threadId: inbound.threadId, inReplyTo: inbound.providerMessageId });
+    const answered = await ctx.db.message.findFirstOrThrow({ where: { inboxId: peer.id, direction: 'inbound' } });
+    expect(answered).toMatchObject({ subject: 'Re: Question', threadId: question.body.thread_id });
+    // The forward carries the attachment, in a thread of its own.
+    const forwarded = await ctx.db.message.findFirstOrThrow({
+      where: { inboxId: third.id, direction: 'inbound' },
+      include: { attachments: true },
+    });
+    expect(forwarded.subject).toBe('Fwd: Question');
+    expect(forwarded.attachments.map((file) => file.filename)).toEqual(['q.txt']);
+    const sentForward = await ctx.db.message.findFirstOrThrow({ where: { inboxId: inbox.id, subject: 'Fwd: Question' } });
+    expect(sentForward.threadId).not.toBe(inbound.threadId);
+  });
+
   it('sends exactly once under 20 concurrent approvals', async () => {
     const inbox = await approvalInbox('racing');
     const target = await inboxIn('racing-target');
