@@ -113,14 +113,14 @@ export async function listEvents(
 ): Promise<EventPage> {
   const { after, limit } = options;
   const pageOf = (items: EventResponse[]): EventPage => ({ items, next_after: items.at(-1)?.id ?? Number(after) });
-  const first = await readEvents(deps.db, filters, after, limit);
-  if (first.length > 0 || options.waitSeconds === 0) return pageOf(first);
+  if (options.waitSeconds === 0) return pageOf(await readEvents(deps.db, filters, after, limit));
 
+  // Subscribed before the read: a commit the read's snapshot misses signals this waiter. One query
+  // when events are there (or when none comes), one more per signal.
   const subscription = deps.events.subscribe((signal) => matchesFilters(filters, signal));
   try {
     await subscription.ready;
     const deadline = Date.now() + options.waitSeconds * 1000;
-    // Once more now that the process listens: a commit between the first read and the LISTEN would be missed otherwise.
     let items = await readEvents(deps.db, filters, after, limit);
     while (items.length === 0 && !options.abort.aborted) {
       const remaining = deadline - Date.now();
