@@ -26,6 +26,7 @@ import {
   threadSchema,
 } from './api-schemas.js';
 import { messageListSchema, receivedEventPageSchema, searchPageSchema } from './api-views.js';
+import { keyDigest } from './auth/bearer.js';
 
 /**
  * inbox-api's error envelope, read leniently (the generated `errorSchema` lists today's codes): an
@@ -139,12 +140,15 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 
 export class InboxApiClient {
   readonly baseUrl: string;
+  /** keyDigest of the key it acts with (`none` without one): whose a task is. */
+  readonly keyDigest: string;
   private readonly authorization: string | undefined;
   private readonly timeoutMs: number;
 
   constructor(options: InboxApiOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.authorization = options.apiKey ? `Bearer ${options.apiKey}` : undefined;
+    this.keyDigest = options.apiKey ? keyDigest(options.apiKey) : 'none';
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 

@@ -33,9 +33,35 @@ export const configSchema = z.object({
     .describe(
       'Sent to inbox-api as `Authorization: Bearer <key>` over stdio, and for callers without a key of sse/http when started with `--allow-anonymous`. Other network callers send their own key.',
     ),
+  INBOX_MCP_TASK_KEY: setting
+    .string()
+    .optional()
+    .describe(
+      "Secret that seals the ids of `wait_for_reply` tasks (AES-256-GCM; any string, e.g. `openssl rand -base64 32`). Every replica needs the same one, or tasks created on one cannot be read on another. Unset: a key generated in `.data/task-key` in the app's folder (development).",
+    ),
 });
 
 export type Config = z.output<typeof configSchema>;
+
+/** Whether an address to listen on is reachable from this machine only. */
+export function isLoopback(host: string): boolean {
+  return ['127.0.0.1', 'localhost', '::1'].includes(host);
+}
+
+/**
+ * The settings as the service loads them: a deployment (sse or http reachable beyond this machine,
+ * as behind a load balancer) must name its task key, since a key generated on one replica's disk
+ * cannot open the tasks another made. Development falls back to a generated key.
+ */
+export const serviceConfigSchema = configSchema.superRefine((config, ctx) => {
+  if (config.MCP_TRANSPORT !== 'stdio' && !isLoopback(config.HOST) && config.INBOX_MCP_TASK_KEY === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['INBOX_MCP_TASK_KEY'],
+      message: `is required when HOST is not a loopback address (${config.HOST}): every replica needs the same key`,
+    });
+  }
+});
 
 export const USAGE = 'usage: inbox-mcp [--transport stdio|sse|http] [--host HOST] [--port PORT] [--allow-anonymous]';
 

@@ -13,6 +13,7 @@ import { createServiceApp, type Logger, type Metrics } from '@repo/http';
 import type { InboxApiClient } from './api-client.js';
 import { askInboxApi, KeyChecks } from './auth/key-checks.js';
 import { authenticate, type Caller, callerOf, protectedResourceMetadataRoute, sameCaller } from './auth/middleware.js';
+import { isLoopback } from './config.js';
 import { jsonRpcErrorFormat } from './json-rpc-errors.js';
 import { InFlightRequests } from './stateless-cancellation.js';
 
@@ -73,11 +74,6 @@ export function buildHttpApp(deps: HttpAppDeps): Express {
     jsonLimitBytes: MAX_MESSAGE_BYTES,
     trustProxyHops: deps.trustProxyHops,
   });
-}
-
-/** Whether an address to listen on is reachable from this machine only. */
-export function isLoopback(host: string): boolean {
-  return ['127.0.0.1', 'localhost', '::1'].includes(host);
 }
 
 function dnsRebindingProtection(deps: HttpAppDeps) {

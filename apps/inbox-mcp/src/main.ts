@@ -1,11 +1,14 @@
 #!/usr/bin/env node
+import path from 'node:path';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { loadConfigOrExit } from '@repo/config';
+import { generatedSecret, loadConfigOrExit } from '@repo/config';
 import { createLogger, createMetrics, serve } from '@repo/http';
 import { InboxApiClient } from './api-client.js';
-import { type CommandLine, configSchema, parseCommandLine, USAGE, UsageError } from './config.js';
-import { buildHttpApp, isLoopback } from './http-app.js';
+import { type CommandLine, isLoopback, parseCommandLine, serviceConfigSchema, USAGE, UsageError } from './config.js';
+import { buildHttpApp } from './http-app.js';
 import { createMcpServer } from './mcp-server.js';
+import { appRoot } from './paths.js';
+import { taskKeyFrom } from './tasks/task-id.js';
 
 let commandLine: CommandLine;
 try {
@@ -16,7 +19,7 @@ try {
   process.stderr.write(`inbox-mcp: ${error.message} (${USAGE})\n`);
   process.exit(2);
 }
-const config = loadConfigOrExit(configSchema, commandLine.env);
+const config = loadConfigOrExit(serviceConfigSchema, commandLine.env);
 // Over stdio, stdout carries the protocol: logs go to stderr.
 const logger = createLogger({
   service: 'inbox-mcp',
@@ -38,7 +41,18 @@ if (config.MCP_TRANSPORT !== 'stdio' && allowAnonymous && !isLoopback(config.HOS
 }
 
 const api = new InboxApiClient({ baseUrl: config.SERVICE_API_URL, apiKey: config.SERVICE_API_KEY });
-const createServer = (client: InboxApiClient) => createMcpServer({ api: client, logger });
+const taskKey = taskKeyFrom(config.INBOX_MCP_TASK_KEY ?? (await generatedTaskKey()));
+const createServer = (client: InboxApiClient) => createMcpServer({ api: client, logger, taskKey });
+
+/** Development without INBOX_MCP_TASK_KEY: a key kept in the app's folder, shared by its processes there. */
+async function generatedTaskKey(): Promise<string> {
+  const file = path.join(appRoot, '.data', 'task-key');
+  logger.warn(
+    { file },
+    'INBOX_MCP_TASK_KEY is not set: task ids are sealed with a key generated in this file; replicas elsewhere need INBOX_MCP_TASK_KEY',
+  );
+  return generatedSecret(file);
+}
 
 if (config.MCP_TRANSPORT === 'stdio') {
   // Both eras: the first message (`initialize`, or a 2026-07-28 request) picks the connection's.

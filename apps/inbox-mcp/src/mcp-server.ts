@@ -4,6 +4,7 @@ import type { Logger } from '@repo/http';
 import type { InboxApiClient } from './api-client.js';
 import { registerRecentThreadsResource } from './resources/recent-threads.js';
 import { registerThreadResource } from './resources/thread-markdown.js';
+import { registerWaitTasks, TASK_CAPABILITIES } from './tasks/task-protocol.js';
 import { registerAttachmentTools } from './tools/attachments.js';
 import { registerBrowseTools } from './tools/browse.js';
 import { registerConversationTools } from './tools/conversations.js';
@@ -19,6 +20,8 @@ export const SERVER_INFO = { name: 'inbox-mcp', version: '0.1.0' } as const;
 export interface ServerDeps {
   api: InboxApiClient;
   logger: Logger;
+  /** AES-256 key of task ids (taskKeyFrom(INBOX_MCP_TASK_KEY)). */
+  taskKey: Buffer;
 }
 
 const INSTRUCTIONS =
@@ -40,7 +43,11 @@ const INSTRUCTIONS =
 // request in stateless HTTP. It checks only answers to elicitations, which this server never asks for.
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
-export const CAPABILITIES = { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false } };
+export const CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: { listChanged: false, subscribe: false },
+  ...TASK_CAPABILITIES,
+};
 
 /**
  * One MCP server instance (SDK v2) with every tool and resource, serving either protocol era:
@@ -61,5 +68,6 @@ export function createMcpServer(deps: ServerDeps): McpServer {
   registerDraftTools(server, deps);
   registerRecentThreadsResource(server, deps);
   registerThreadResource(server, deps);
+  registerWaitTasks(server, deps);
   return server;
 }

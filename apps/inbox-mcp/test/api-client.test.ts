@@ -12,6 +12,7 @@ import { closedPort } from '@repo/testing';
 import { InboxApiClient, InboxApiError, InboxApiUnreachableError } from '../src/api-client.js';
 import { askInboxApi } from '../src/auth/key-checks.js';
 import { createMcpServer } from '../src/mcp-server.js';
+import { TEST_TASK_KEY } from './support/task-key.js';
 
 const thread = {
   id: 't1',
@@ -146,6 +147,7 @@ describe('an MCP client while the inbox API is down', () => {
     const server = createMcpServer({
       api: new InboxApiClient({ baseUrl: apiUrl }),
       logger: createLogger({ service: 'inbox-mcp', level: 'silent' }),
+      taskKey: TEST_TASK_KEY,
     });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);

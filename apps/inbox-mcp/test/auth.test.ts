@@ -18,6 +18,7 @@ import { createMcpServer } from '../src/mcp-server.js';
 import { appRoot } from '../src/paths.js';
 import { type InboxApi, startInboxApi } from './support/inbox-api.js';
 import { type ForwardedRequest, type RecordingProxy, startRecordingProxy } from './support/recording-proxy.js';
+import { TEST_TASK_KEY } from './support/task-key.js';
 
 jest.setTimeout(120_000);
 
@@ -68,7 +69,7 @@ async function startMcp(
   const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
   const app = buildHttpApp({
     transport,
-    createServer: (api) => createMcpServer({ api, logger }),
+    createServer: (api) => createMcpServer({ api, logger, taskKey: TEST_TASK_KEY }),
     api: new InboxApiClient({ baseUrl: proxy.url, apiKey: options.serviceKey }),
     allowAnonymous: options.allowAnonymous ?? false,
     logger,

@@ -1,6 +1,6 @@
-import { documentSettings, renderSettingsTable } from '@repo/config';
+import { configProblems, documentSettings, renderSettingsTable } from '@repo/config';
 import { readmeSection } from '@repo/testing';
-import { configSchema, parseCommandLine, UsageError } from '../src/config.js';
+import { configSchema, parseCommandLine, serviceConfigSchema, UsageError } from '../src/config.js';
 
 describe('configuration', () => {
   it('is documented in README.md, variable by variable (regenerate with `pnpm docs:config`)', async () => {
@@ -64,5 +64,21 @@ describe('command-line flags', () => {
   ])('refuse %j with a UsageError: %s', (argv, message) => {
     expect(() => parseCommandLine(argv, env)).toThrow(UsageError);
     expect(() => parseCommandLine(argv, env)).toThrow(new UsageError(message));
+  });
+});
+
+describe('the task key', () => {
+  const deployment = { MCP_TRANSPORT: 'http', HOST: '0.0.0.0' };
+
+  it('is required of a deployment reachable beyond loopback, naming the variable', () => {
+    expect(configProblems(serviceConfigSchema, deployment)).toEqual([
+      'INBOX_MCP_TASK_KEY is required when HOST is not a loopback address (0.0.0.0): every replica needs the same key',
+    ]);
+    expect(configProblems(serviceConfigSchema, { ...deployment, INBOX_MCP_TASK_KEY: 'a secret' })).toEqual([]);
+  });
+
+  it('may be left to the generated one over stdio and on loopback', () => {
+    expect(configProblems(serviceConfigSchema, { MCP_TRANSPORT: 'stdio', HOST: '0.0.0.0' })).toEqual([]);
+    expect(configProblems(serviceConfigSchema, { MCP_TRANSPORT: 'http' })).toEqual([]);
   });
 });

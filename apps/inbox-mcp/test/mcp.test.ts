@@ -27,6 +27,7 @@ import { buildHttpApp } from '../src/http-app.js';
 import { createMcpServer } from '../src/mcp-server.js';
 import { appRoot } from '../src/paths.js';
 import { EMAIL_DOMAIN, type InboxApi, startInboxApi } from './support/inbox-api.js';
+import { TEST_TASK_KEY } from './support/task-key.js';
 
 // The first test builds the server for stdio; starting processes takes a while on a busy machine.
 jest.setTimeout(180_000);
@@ -119,7 +120,7 @@ async function startInProcess(transport: 'sse' | 'http'): Promise<string> {
   const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
   const app = buildHttpApp({
     transport,
-    createServer: (api) => createMcpServer({ api, logger }),
+    createServer: (api) => createMcpServer({ api, logger, taskKey: TEST_TASK_KEY }),
     api: new InboxApiClient({ baseUrl: inboxApi.url }),
     allowAnonymous: false,
     logger,

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { InboxApiClient } from '../src/api-client.js';
 import { buildHttpApp, type HttpAppDeps } from '../src/http-app.js';
 import { createMcpServer } from '../src/mcp-server.js';
+import { TEST_TASK_KEY } from './support/task-key.js';
 
 const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
 // The handshake needs no inbox API: these tests look at the transports alone. A key is let through
@@ -21,7 +22,7 @@ const withKey = { requestInit: { headers: { Authorization: KEY } } };
 async function start(transport: 'sse' | 'http', overrides: Partial<HttpAppDeps> = {}): Promise<RunningServer> {
   const app = buildHttpApp({
     transport,
-    createServer: (client) => createMcpServer({ api: client, logger }),
+    createServer: (client) => createMcpServer({ api: client, logger, taskKey: TEST_TASK_KEY }),
     api,
     allowAnonymous: false,
     logger,
