@@ -8,6 +8,7 @@ import { createMailTransport, type MailTransport } from './adapters/mail/index.j
 import { type KeyDirectory, keyDirectory } from './api-keys/directory.js';
 import type { Config } from './config.js';
 import { type Database, sqlClientOf } from './database.js';
+import { createEventFeed, type EventFeed } from './events/feed.js';
 import { createEventListener, type EventListener } from './events/listener.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { type ContentPool, createContentPool } from './messages/content/index.js';
@@ -45,6 +46,8 @@ export interface Deps {
   summaries: SummaryRequests;
   /** The process's one LISTEN for new events, shared by every long-poll and stream. */
   events: EventListener;
+  /** The live tail of the event log that the process's SSE streams share: one read per announced commit for all of them. */
+  feed: EventFeed;
   /** The organizations' API keys, looked up by secret (cached briefly in this process). */
   apiKeys: KeyDirectory;
   /** Delivers to webhooks: kept-alive connections, only to addresses INBOX_WEBHOOK_ALLOW_PRIVATE allows. */
@@ -110,6 +113,7 @@ export async function createDeps(
     summaries,
   };
   const events = createEventListener({ connectionString: base.databaseUrl, logger });
+  const feed = createEventFeed({ db, events, logger });
   const webhookClient = createWebhookClient({
     allowPrivate: config.INBOX_WEBHOOK_ALLOW_PRIVATE,
     timeoutSeconds: config.INBOX_WEBHOOK_TIMEOUT_SECONDS,
@@ -154,6 +158,7 @@ export async function createDeps(
       languageModel,
       summaries,
       events,
+      feed,
       apiKeys: keyDirectory(db),
       webhookClient,
       limits,

@@ -33,8 +33,11 @@ export async function eventFilters(
   return { scope, types: query.types?.length ? query.types : undefined, inboxId: inbox?.id, threadId: thread?.id };
 }
 
-/** Whether an event is one the reader gets. Pure: used on the rows' signals before any query. */
-export function matchesFilters(filters: EventFilters, event: EventSignal): boolean {
+/** Whether an event is one the reader gets. Pure: used on the rows' signals before any query, and on the rows the live feed reads. */
+export function matchesFilters(
+  filters: EventFilters,
+  event: Pick<EventSignal, 'type' | 'organization_id' | 'inbox_id' | 'thread_id'>,
+): boolean {
   const { scope } = filters;
   return (
     canReachOrganization(scope, event.organization_id) &&

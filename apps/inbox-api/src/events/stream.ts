@@ -1,4 +1,6 @@
 import type { Response } from 'express';
+import type { EventFeed } from './feed.js';
+import type { EventResponse } from './schemas.js';
 import type { EventDeps, EventFilters } from './service.js';
 import { matchesFilters, readEvents } from './service.js';
 
@@ -9,21 +11,33 @@ const BATCH = 200;
 
 /**
  * GET /v1/events/stream: Server-Sent Events from the cursor on, each with `id:` its event id
- * (so that EventSource resumes with Last-Event-ID), and then as they commit: the process's one
- * LISTEN wakes it (no query while idle). Ends when the client goes away, leaving nothing behind.
+ * (so that EventSource resumes with Last-Event-ID), and then as they commit. It reads its backlog
+ * itself, then takes what the process's live feed reads for every stream at once (no query of its
+ * own, none while idle). Ends when the client goes away, leaving nothing behind.
  */
 export async function streamEvents(
-  deps: EventDeps,
+  deps: EventDeps & { feed: EventFeed },
   filters: EventFilters,
   options: { after: bigint; res: Response },
 ): Promise<void> {
   const { res } = options;
   const closed = new AbortController();
+  let wake: (() => void) | undefined;
+  closed.signal.addEventListener('abort', () => wake?.(), { once: true });
   res.on('close', () => closed.abort());
-  const subscription = deps.events.subscribe((signal) => matchesFilters(filters, signal));
+  // Attached before the backlog is read: whatever commits after the last read of it, the feed pushes.
+  const live: EventResponse[] = [];
+  const attachment = deps.feed.attach({
+    matches: (signal) => matchesFilters(filters, signal),
+    push: (events) => {
+      for (const event of events) if (matchesFilters(filters, event)) live.push(event);
+      if (live.length > 0) wake?.();
+    },
+    fail: () => closed.abort(),
+  });
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   try {
-    await subscription.ready;
+    await attachment.ready;
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
@@ -33,18 +47,25 @@ export async function streamEvents(
     });
     res.write(': stream open\n\n');
     let after = options.after;
-    while (!closed.signal.aborted) {
+    const send = (event: EventResponse) => {
+      // The feed may push what the backlog's reads already gave.
+      if (BigInt(event.id) <= after) return;
+      res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      after = BigInt(event.id);
+    };
+    for (;;) {
       const events = await readEvents(deps.db, filters, after, BATCH);
-      for (const event of events) {
-        res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-        after = BigInt(event.id);
-      }
-      if (events.length === BATCH) continue;
-      await subscription.next({ abort: closed.signal });
+      events.forEach(send);
+      if (events.length < BATCH || closed.signal.aborted) break;
+    }
+    while (!closed.signal.aborted) {
+      live.splice(0).forEach(send);
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
     }
   } finally {
     clearInterval(keepAlive);
-    subscription.close();
+    attachment.close();
     res.end();
   }
 }

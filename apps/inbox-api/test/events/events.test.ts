@@ -398,9 +398,14 @@ describe('GET /v1/events/stream', () => {
   it('leaves nothing behind when 100 clients disconnect at once', async () => {
     const after = await lastId(inB());
     const streams = Array.from({ length: 100 }, () => openStream(`/v1/events/stream?after=${after}`, keyB));
-    await until(() => ctx.deps.events.size === 100 && streams.every((stream) => stream.status === 200));
+    await until(() => ctx.deps.feed.size === 100 && streams.every((stream) => stream.status === 200));
+    // The process's live feed reads a commit once for all of them (one query per stream would make 100).
+    const before = await statements();
+    await mail(keyB, inboxB, inboxB, 'To a hundred streams');
+    await until(() => streams.every((stream) => stream.ids().length === 1));
+    expect((await statements()) - before).toBeLessThan(50);
     for (const stream of streams) stream.close();
-    await until(() => ctx.deps.events.size === 0);
+    await until(() => ctx.deps.feed.size === 0 && ctx.deps.events.size === 0);
     // No pool connection held by a stream that ended.
     await until(() => ctx.db.pool.totalCount === ctx.db.pool.idleCount);
     // The app still answers, and streams again.
