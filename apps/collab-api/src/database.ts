@@ -1,5 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { type Prisma, PrismaClient } from './generated/prisma/client.js';
+import { Prisma, PrismaClient } from './generated/prisma/client.js';
 
 export type Database = PrismaClient;
 
@@ -11,12 +11,12 @@ export function createDatabaseClient(url: string, poolSize: number): Database {
 }
 
 /**
- * Makes `tx` commit asynchronously (Postgres' synchronous_commit off, for this transaction only):
- * its commit no longer waits for the disk, which is most of a short transaction's time. A crash
- * of the database server (not of this process) may then lose the last fraction of a second of
- * such commits, never corrupt them; so only for writes that are made again when lost: a query
- * job's start, and its end with its charge (lost together, the job is run and charged again).
+ * A select-list item that makes the statement's transaction commit asynchronously (Postgres'
+ * synchronous_commit off, for that transaction only; `SET LOCAL` as a function, so that a single
+ * statement carries it): its commit no longer waits for the disk, which is most of a short
+ * transaction's time. A crash of the database server (not of this process) may then lose the last
+ * fraction of a second of such commits, never corrupt them; so only for writes that are made again
+ * when lost: a query job's start, and its end with its charge (lost together, the job is run and
+ * charged again).
  */
-export async function commitAsynchronously(tx: Transaction): Promise<void> {
-  await tx.$executeRaw`SET LOCAL synchronous_commit = off`;
-}
+export const COMMIT_ASYNCHRONOUSLY = Prisma.sql`set_config('synchronous_commit', 'off', true)`;

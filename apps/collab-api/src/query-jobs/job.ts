@@ -1,48 +1,75 @@
 /**
  * The worker's side of a query job (catalog entry `query-job`): start it under the tenant's usage
  * lock (a quota used up meanwhile fails it), run it on the warehouse with the tables its project
- * may read, then record the measurements and charge its cost in one transaction. While it runs,
+ * may read, then record the measurements and charge its cost; the start and the end are one
+ * statement each (the fewer round trips, the sooner a short job is done). While it runs,
  * the job's row is read every half second for a cancel (which another process may have asked
  * for): the query is then stopped, and the job ends CANCELLED, charged what the warehouse processed.
  */
 import { startPeriodic } from '@repo/jobs';
 import { NotFoundError } from '@repo/errors';
-import type { Prisma, QueryJob } from '../generated/prisma/client.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import { recordReads } from '../access-log/record.js';
-import { QueryFailure, type QueryUsage } from '../adapters/warehouse/query/index.js';
+import { QueryFailure, type QueryOutcome, type QueryUsage } from '../adapters/warehouse/query/index.js';
 import { findReachableProject } from '../associations/access.js';
-import { commitAsynchronously, type Database, type Transaction } from '../database.js';
+import { COMMIT_ASYNCHRONOUSLY, type Database } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { JobContext } from '../jobs/catalog.js';
 import { formatUsd } from '../quota/rules.js';
-import { chargeJob, quotaLeft } from '../quota/service.js';
+import { chargeEnded, quotaLeft, quotaLeftOf, type UsageRow } from '../quota/service.js';
 import { readableCatalog } from './readable.js';
-import { CANCELLED_BY_REQUEST, resultsExpireAt, workerMayRun } from './states.js';
+import type { JobResults } from './service.js';
+import { CANCELLED_BY_REQUEST, resultsExpireAt } from './states.js';
 
 type Failure = { reason: string; message: string };
 
 // How often a running job's row is read for a cancel.
 const CANCEL_CHECK_SECONDS = 0.5;
 
-/** What a job's row records of its charge (charge()). */
-type Charged = { totalBytesProcessed?: bigint; totalBytesBilled?: bigint; costUsd?: string };
+/** What the worker reads of a job as it starts it (startJob). */
+interface StartedJob {
+  id: string;
+  tenantId: string;
+  projectId: string;
+  queryText: string;
+  cancelRequestedAt: Date | null;
+  maximumBytesBilled: bigint | null;
+  timeoutSeconds: number | null;
+}
 
-/** Ends a job that has not ended: FAILED with `failure`, or CANCELLED, with what it was `charged`. */
-async function end(
-  db: Database | Transaction,
-  jobId: string,
-  outcome: { status: 'FAILED'; failure: Failure } | { status: 'CANCELLED' },
-  charged: Charged = {},
-): Promise<void> {
-  const failure = outcome.status === 'FAILED' ? outcome.failure : CANCELLED_BY_REQUEST;
+type EndOutcome = { status: 'FAILED'; failure: Failure } | { status: 'CANCELLED' };
+
+const failureOf = (outcome: EndOutcome) => (outcome.status === 'FAILED' ? outcome.failure : CANCELLED_BY_REQUEST);
+
+/** Ends a job that has not ended: FAILED with `failure`, or CANCELLED. */
+async function end(db: Database, jobId: string, outcome: EndOutcome): Promise<void> {
+  const failure = failureOf(outcome);
   await db.queryJob.updateMany({
     where: { id: jobId, status: { in: ['PENDING', 'RUNNING'] } },
-    data: { status: outcome.status, endedAt: new Date(), errorResult: failure, errorDetails: { errors: [failure] }, ...charged },
+    data: { status: outcome.status, endedAt: new Date(), errorResult: failure, errorDetails: { errors: [failure] } },
   });
 }
 
+/** end(), charging what the warehouse processed until then, in one statement (charged only if this ends it). */
+async function endCharged(deps: Deps, jobId: string, outcome: EndOutcome, usage: QueryUsage): Promise<void> {
+  const failure = failureOf(outcome);
+  const now = new Date();
+  const bytes = { bytesProcessed: BigInt(usage.bytesProcessed), bytesBilled: BigInt(usage.bytesBilled) };
+  const { cost, ctes } = chargeEnded(deps.config, bytes, now);
+  await deps.db.$queryRaw`
+    WITH ended AS (
+      UPDATE query_jobs
+         SET status = ${outcome.status}::query_job_status, ended_at = ${now}, updated_at = ${now},
+             error_result = ${JSON.stringify(failure)}::jsonb, error_details = ${JSON.stringify({ errors: [failure] })}::jsonb,
+             total_bytes_processed = ${bytes.bytesProcessed}, total_bytes_billed = ${bytes.bytesBilled}, cost_usd = ${formatUsd(cost)}::numeric
+       WHERE id = ${jobId}::uuid AND status IN ('PENDING', 'RUNNING')
+   RETURNING id, tenant_id, query_id),
+    ${ctes}
+    SELECT count(*) AS ended FROM ended`;
+}
+
 export async function runQueryJob(deps: Deps, jobId: string, context: JobContext): Promise<void> {
-  let done: QueryJob | undefined;
+  let done: JobResults | undefined;
   try {
     done = await run(deps, jobId, context);
   } finally {
@@ -52,26 +79,29 @@ export async function runQueryJob(deps: Deps, jobId: string, context: JobContext
   }
 }
 
-/** Runs the job; answers its row once it is DONE (committed). */
-async function run(deps: Deps, jobId: string, context: JobContext): Promise<QueryJob | undefined> {
-  // The job and its query's project side by side (one round trip instead of Prisma's two for an include).
-  const [job, projectId] = await Promise.all([
-    deps.db.queryJob.findUnique({ where: { id: jobId } }),
-    queryProjectOf(deps.db, jobId),
-  ]);
-  if (!job || !workerMayRun(job.status) || projectId === undefined) return;
-  // Side by side with the start: the project's reach and the catalog, which the query needs once it is found
-  // reachable (it nearly always is); an unreachable project fails the job just after its start.
+/** Runs the job; answers what its results pages need once it is DONE (committed). */
+async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobResults | undefined> {
+  const started = await startJob(deps, jobId);
+  if (!started) return;
+  const { job, refusal } = started;
+  // A retry of a job whose cancel its stopped attempt did not finish: nothing is known of what it processed.
+  if (job.cancelRequestedAt) {
+    await end(deps.db, job.id, { status: 'CANCELLED' });
+    return;
+  }
+  if (refusal) {
+    await end(deps.db, job.id, { status: 'FAILED', failure: { reason: 'quotaExceeded', message: refusal.message } });
+    return;
+  }
+  // Side by side: the project's reach, and the catalog the query needs once it is found reachable (it nearly always is).
   // The catalog holds the rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
-  const [started, reachable, catalog] = await Promise.all([
-    startJob(deps, job),
-    findReachableProject(deps.db, { tenantId: job.tenantId }, projectId).catch((error: unknown) => {
+  const [reachable, catalog] = await Promise.all([
+    findReachableProject(deps.db, { tenantId: job.tenantId }, job.projectId).catch((error: unknown) => {
       if (error instanceof NotFoundError) return undefined;
       throw error;
     }),
-    readableCatalog(deps.db, { projectId, tenantId: job.tenantId }),
+    readableCatalog(deps.db, { projectId: job.projectId, tenantId: job.tenantId }),
   ]);
-  if (!started) return;
   if (!reachable) {
     await end(deps.db, job.id, {
       status: 'FAILED',
@@ -121,10 +151,8 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<Quer
           status: 'FAILED',
           failure: { reason: 'timeout', message: `The query ran longer than ${timeoutSeconds} s and was stopped` },
         } as const);
-    await deps.db.$transaction(async (tx) => {
-      const charged = error.usage && error.usage.bytesBilled > 0 ? await charge(tx, deps, job, error.usage) : {};
-      await end(tx, job.id, ended, charged);
-    });
+    if (error.usage && error.usage.bytesBilled > 0) await endCharged(deps, job.id, ended, error.usage);
+    else await end(deps.db, job.id, ended);
     deps.crashPoint('query_job:stopped-recorded');
     return;
   } finally {
@@ -132,85 +160,103 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<Quer
   }
   // Killed here, the retry runs the query again: the result table is replaced, and nothing was charged yet.
   deps.crashPoint('query_job:result-stored');
-  const ended = new Date();
-  const done = await deps.db.$transaction(async (tx) => {
-    await commitAsynchronously(tx);
-    const charged = await charge(tx, deps, job, outcome);
-    return tx.queryJob.update({
-      where: { id: job.id },
-      data: {
-        ...charged,
-        status: 'DONE',
-        endedAt: ended,
-        resultsExpireAt: resultsExpireAt(ended, deps.config.COLLAB_RESULT_TTL_DAYS),
-        totalRows: BigInt(outcome.totalRows),
-        totalSlotMs: BigInt(outcome.elapsedMs),
-        cacheHit: outcome.cacheHit,
-        numDmlAffectedRows: outcome.numDmlAffectedRows === null ? null : BigInt(outcome.numDmlAffectedRows),
-        destinationTable: outcome.destinationTable ?? undefined,
-        statistics: (outcome.statistics ?? undefined) as Prisma.InputJsonValue | undefined,
-        resultColumns: outcome.columns as unknown as Prisma.InputJsonValue,
-        privateRowCount: BigInt(outcome.privateRowCount),
-        suppressedRowCount: BigInt(outcome.suppressedRowCount),
-      },
-    });
-  });
-  // Killed here, pg-boss retries a job that is DONE: workerMayRun turns it away, so it is charged once.
+  const done = await endDone(deps, job.id, outcome);
+  // Killed here, pg-boss retries a job that is DONE: startJob turns it away, so it is charged once.
   deps.crashPoint('query_job:done');
   return done;
 }
 
-/** The project of the job's saved query (as it is now: a query may move); none for a job that is gone. */
-async function queryProjectOf(db: Database, jobId: string): Promise<string | undefined> {
-  const [row] = await db.$queryRaw<{ project_id: string }[]>`
-    SELECT q.project_id::text AS project_id FROM query_jobs j JOIN queries q ON q.id = j.query_id WHERE j.id = ${jobId}::uuid`;
-  return row?.project_id;
+/**
+ * Starts the job, in one statement that commits asynchronously (COMMIT_ASYNCHRONOUSLY): a
+ * PENDING job (or a RUNNING one, retried after a stopped attempt) becomes RUNNING, read with its
+ * query's project (as it is now: a query may move) and its tenant's usage and quota, locked as
+ * quotaLeft locks them. None for a job that is gone or has ended. `refusal`: the quota was used up
+ * meanwhile (the caller then ends the job FAILED).
+ */
+async function startJob(deps: Deps, jobId: string) {
+  const now = new Date();
+  const [row] = await deps.db.$queryRaw<
+    ({
+      id: string;
+      tenant_id: string;
+      project_id: string;
+      query_text: string;
+      cancel_requested_at: Date | null;
+      maximum_bytes_billed: bigint | null;
+      timeout_seconds: number | null;
+    } & (UsageRow | { [key in keyof UsageRow]: null }))[]
+  >`
+    WITH usage AS (
+      SELECT u.daily_cost_usd, u.monthly_cost_usd, u.last_reset_daily, u.last_reset_monthly, q.daily_quota_usd, q.monthly_quota_usd
+        FROM query_usage u JOIN query_quotas q ON q.tenant_id = u.tenant_id
+       WHERE u.tenant_id = (SELECT tenant_id FROM query_jobs WHERE id = ${jobId}::uuid)
+         FOR UPDATE OF u),
+    started AS (
+      UPDATE query_jobs SET status = 'RUNNING', started_at = coalesce(started_at, ${now}), updated_at = ${now}
+       WHERE id = ${jobId}::uuid AND status IN ('PENDING', 'RUNNING')
+   RETURNING id, tenant_id, query_id, query_text, cancel_requested_at, maximum_bytes_billed, timeout_seconds)
+    SELECT s.id::text AS id, s.tenant_id::text AS tenant_id, q.project_id::text AS project_id, s.query_text,
+           s.cancel_requested_at, s.maximum_bytes_billed, s.timeout_seconds, usage.*,
+           ${COMMIT_ASYNCHRONOUSLY} AS asynchronous_commit
+      FROM started s JOIN queries q ON q.id = s.query_id LEFT JOIN usage ON true`;
+  if (!row) return undefined;
+  const job: StartedJob = {
+    id: row.id,
+    tenantId: row.tenant_id,
+    projectId: row.project_id,
+    queryText: row.query_text,
+    cancelRequestedAt: row.cancel_requested_at,
+    maximumBytesBilled: row.maximum_bytes_billed,
+    timeoutSeconds: row.timeout_seconds,
+  };
+  // The usage row is made by the run that queued the job; one missing still is made here.
+  const refusal =
+    row.daily_cost_usd === null
+      ? await deps.db.$transaction((tx) => quotaLeft(tx, deps.config, job.tenantId, now))
+      : quotaLeftOf(row, now);
+  return { job, refusal };
 }
 
 /**
- * Starts the job under its tenant's usage lock: false when it is not to run (a cancel its stopped
- * attempt did not finish, a quota used up meanwhile: it is ended so) or has ended meanwhile.
+ * Ends a RUNNING job DONE with its outcome and charges it, in one statement that commits
+ * asynchronously: charged only if this ends it (a job ended meanwhile stays as it is, uncharged
+ * again). Answers what its results pages need, or none when it had ended.
  */
-async function startJob(deps: Deps, job: QueryJob): Promise<boolean> {
-  return deps.db.$transaction(async (tx) => {
-    await commitAsynchronously(tx);
-    // A retry of a job whose cancel its stopped attempt did not finish: nothing is known of what it processed.
-    if (job.cancelRequestedAt) {
-      await end(tx, job.id, { status: 'CANCELLED' });
-      return false;
+async function endDone(deps: Deps, jobId: string, outcome: QueryOutcome): Promise<JobResults | undefined> {
+  const ended = new Date();
+  const bytes = { bytesProcessed: BigInt(outcome.bytesProcessed), bytesBilled: BigInt(outcome.bytesBilled) };
+  const { cost, ctes } = chargeEnded(deps.config, bytes, ended);
+  const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+  const [row] = await deps.db.$queryRaw<
+    { id: string; tenant_id: string; result_columns: Prisma.JsonValue; total_rows: bigint; results_expire_at: Date }[]
+  >`
+    WITH ended AS (
+      UPDATE query_jobs
+         SET status = 'DONE', ended_at = ${ended}, updated_at = ${ended},
+             results_expire_at = ${resultsExpireAt(ended, deps.config.COLLAB_RESULT_TTL_DAYS)},
+             total_rows = ${BigInt(outcome.totalRows)}, total_slot_ms = ${BigInt(outcome.elapsedMs)}, cache_hit = ${outcome.cacheHit},
+             num_dml_affected_rows = ${outcome.numDmlAffectedRows === null ? null : BigInt(outcome.numDmlAffectedRows)},
+             destination_table = ${json(outcome.destinationTable)}::jsonb, statistics = ${json(outcome.statistics)}::jsonb,
+             result_columns = ${json(outcome.columns)}::jsonb,
+             private_row_count = ${BigInt(outcome.privateRowCount)}, suppressed_row_count = ${BigInt(outcome.suppressedRowCount)},
+             total_bytes_processed = ${bytes.bytesProcessed}, total_bytes_billed = ${bytes.bytesBilled},
+             cost_usd = ${formatUsd(cost)}::numeric
+       WHERE id = ${jobId}::uuid AND status = 'RUNNING'
+   RETURNING id, tenant_id, query_id, result_columns, total_rows, results_expire_at),
+    ${ctes}
+    SELECT ended.id::text AS id, ended.tenant_id::text AS tenant_id, ended.result_columns, ended.total_rows, ended.results_expire_at,
+           ${COMMIT_ASYNCHRONOUSLY} AS asynchronous_commit
+      FROM ended`;
+  return (
+    row && {
+      id: row.id,
+      tenantId: row.tenant_id,
+      status: 'DONE',
+      resultColumns: row.result_columns,
+      totalRows: row.total_rows,
+      resultsExpireAt: row.results_expire_at,
     }
-    const refusal = await quotaLeft(tx, deps.config, job.tenantId);
-    if (refusal) {
-      await end(tx, job.id, { status: 'FAILED', failure: { reason: 'quotaExceeded', message: refusal.message } });
-      return false;
-    }
-    const { count } = await tx.queryJob.updateMany({
-      where: { id: job.id, status: { in: ['PENDING', 'RUNNING'] } },
-      data: { status: 'RUNNING', startedAt: job.startedAt ?? new Date() },
-    });
-    return count > 0;
-  });
-}
-
-/** Charges the job for `usage` in the caller's transaction; answers what the job's row is to record of it. */
-async function charge(
-  tx: Transaction,
-  deps: Deps,
-  job: { id: string; tenantId: string; queryId: string },
-  usage: QueryUsage,
-): Promise<Required<Charged>> {
-  const cost = await chargeJob(tx, deps.config, {
-    tenantId: job.tenantId,
-    queryId: job.queryId,
-    jobId: job.id,
-    bytesProcessed: BigInt(usage.bytesProcessed),
-    bytesBilled: BigInt(usage.bytesBilled),
-  });
-  return {
-    totalBytesProcessed: BigInt(usage.bytesProcessed),
-    totalBytesBilled: BigInt(usage.bytesBilled),
-    costUsd: formatUsd(cost),
-  };
+  );
 }
 
 /** Out of retries (its worker kept stopping): the job fails rather than staying RUNNING. */

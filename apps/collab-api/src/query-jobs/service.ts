@@ -113,8 +113,11 @@ async function findBareQueryJob(db: Database | Transaction, actor: Pick<Actor, '
   return job;
 }
 
+/** What a results page needs of its job: a worker that ends a job DONE hands this over to waiting requests. */
+export type JobResults = Pick<QueryJob, 'id' | 'tenantId' | 'status' | 'resultColumns' | 'totalRows' | 'resultsExpireAt'>;
+
 /** The job, when it has results to read: 409 before DONE, 410 once they expired. */
-function withResults(job: QueryJob, now: Date): QueryJob {
+function withResults<T extends Pick<QueryJob, 'status' | 'resultsExpireAt'>>(job: T, now: Date): T {
   const unavailable = resultsUnavailable(job.status);
   if (unavailable) throw new ConflictError(unavailable);
   const gone = resultsGone(job.resultsExpireAt, now);
@@ -220,10 +223,10 @@ export async function resultPage(
   jobId: string,
   page: { page: number; page_size: number; timeout_ms: number },
 ): Promise<ResultPageResponse> {
-  const read = () => findBareQueryJob(deps.db, actor, jobId);
-  // The row this process's worker wrote when it ended the job, if it is this job (one read fewer).
+  const read = (): Promise<JobResults> => findBareQueryJob(deps.db, actor, jobId);
+  // What this process's worker wrote when it ended the job DONE, if it is this job of this tenant (one read fewer).
   const handed = (row: unknown) => {
-    const job = row as QueryJob;
+    const job = row as JobResults;
     return job.id === jobId && job.tenantId === actor.tenantId ? job : undefined;
   };
   const found = await deps.queryJobEnds.until(jobId, page.timeout_ms, read, (job) => hasEnded(job.status), handed);

@@ -55,11 +55,6 @@ export function usageAt(usage: Usage, now: Date): Usage {
   };
 }
 
-/** Adds a job's cost to both periods. */
-export function charge(usage: Usage, micros: bigint): Usage {
-  return { ...usage, dailyMicros: usage.dailyMicros + micros, monthlyMicros: usage.monthlyMicros + micros };
-}
-
 export interface Quota {
   dailyMicros: bigint;
   monthlyMicros: bigint;

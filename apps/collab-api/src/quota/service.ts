@@ -4,8 +4,8 @@ import type { Config } from '../config.js';
 import type { Database, Transaction } from '../database.js';
 import { Prisma, type QueryQuota, type QueryUsage } from '../generated/prisma/client.js';
 import { iso } from '../shared/schemas.js';
+import { uuidV7 } from '../shared/uuid.js';
 import {
-  charge,
   costMicros,
   formatUsd,
   parseUsd,
@@ -75,6 +75,23 @@ async function lockedUsageRow(tx: Transaction, tenantId: string) {
   return row;
 }
 
+/** The usage row and quota as lockedUsageRow reads them. */
+export type UsageRow = NonNullable<Awaited<ReturnType<typeof lockedUsageRow>>>;
+
+/** The usage (as of `now`) and quota of a usage row read with its quota. */
+function usageAndQuota(row: UsageRow, now: Date) {
+  const usage = usageOf({
+    dailyCostUsd: row.daily_cost_usd,
+    monthlyCostUsd: row.monthly_cost_usd,
+    lastResetDaily: row.last_reset_daily,
+    lastResetMonthly: row.last_reset_monthly,
+  });
+  return {
+    usage: usageAt(usage, now),
+    quota: quotaOf({ dailyQuotaUsd: row.daily_quota_usd, monthlyQuotaUsd: row.monthly_quota_usd }),
+  };
+}
+
 /**
  * The tenant's usage row, locked until `tx` ends: runs and charges of one tenant take turns
  * here, so a check and the charge it allows are never interleaved with another's. One statement
@@ -86,16 +103,7 @@ async function lockUsage(tx: Transaction, config: QuotaConfig, tenantId: string,
     await ensureRows(tx, config, tenantId, now);
     row = (await lockedUsageRow(tx, tenantId))!;
   }
-  const usage = usageOf({
-    dailyCostUsd: row.daily_cost_usd,
-    monthlyCostUsd: row.monthly_cost_usd,
-    lastResetDaily: row.last_reset_daily,
-    lastResetMonthly: row.last_reset_monthly,
-  });
-  return {
-    usage: usageAt(usage, now),
-    quota: quotaOf({ dailyQuotaUsd: row.daily_quota_usd, monthlyQuotaUsd: row.monthly_quota_usd }),
-  };
+  return usageAndQuota(row, now);
 }
 
 /** 429 with Retry-After when the tenant's daily or monthly quota is used up (checked under the usage lock). */
@@ -110,40 +118,46 @@ export async function quotaLeft(tx: Transaction, config: QuotaConfig, tenantId: 
   return quotaRefusal(quotaStatus(quota, usage), now);
 }
 
+/** quotaLeft of a usage row the caller read (and locked) with its quota. */
+export function quotaLeftOf(row: UsageRow, now = new Date()) {
+  const { usage, quota } = usageAndQuota(row, now);
+  return quotaRefusal(quotaStatus(quota, usage), now);
+}
+
 /**
- * Records a job's cost (a DONE job's, or what a cancelled or timed-out one processed): in its
- * tenant's usage (of the current UTC day and month) and in the cost history. The cost is that of
- * the bytes billed.
+ * SQL that charges the job a statement ends, as CTEs that follow the caller's CTE `ended` (an
+ * UPDATE of query_jobs ... RETURNING id, tenant_id, query_id), so that ending and charging are
+ * one statement: the cost of the bytes billed goes into the usage of its tenant (of the current UTC
+ * day and month: an earlier day or month counts from 0, as usageAt) and into the cost history.
+ * Nothing is charged when `ended` ended no job (it had ended already), so a job is charged once.
+ * The usage row exists: the run that queued the job made it.
  */
-export async function chargeJob(
-  tx: Transaction,
-  config: QuotaConfig,
-  job: { tenantId: string; queryId: string; jobId: string; bytesProcessed: bigint; bytesBilled: bigint },
+export function chargeEnded(
+  config: Pick<QuotaConfig, 'COLLAB_PRICE_PER_TIB_USD'>,
+  usage: { bytesProcessed: bigint; bytesBilled: bigint },
   now = new Date(),
-): Promise<bigint> {
-  const { usage } = await lockUsage(tx, config, job.tenantId, now);
-  const cost = costMicros(job.bytesBilled, parseUsd(config.COLLAB_PRICE_PER_TIB_USD)!);
-  const charged = charge(usage, cost);
-  await tx.queryUsage.update({
-    where: { tenantId: job.tenantId },
-    data: {
-      dailyCostUsd: decimal(charged.dailyMicros),
-      monthlyCostUsd: decimal(charged.monthlyMicros),
-      lastResetDaily: charged.lastResetDaily,
-      lastResetMonthly: charged.lastResetMonthly,
-    },
-  });
-  await tx.queryCost.create({
-    data: {
-      tenantId: job.tenantId,
-      queryId: job.queryId,
-      queryJobId: job.jobId,
-      bytesProcessed: job.bytesProcessed,
-      bytesBilled: job.bytesBilled,
-      costUsd: decimal(cost),
-    },
-  });
-  return cost;
+): { cost: bigint; ctes: Prisma.Sql } {
+  const cost = costMicros(usage.bytesBilled, parseUsd(config.COLLAB_PRICE_PER_TIB_USD)!);
+  const usd = formatUsd(cost);
+  const day = startOfUtcDay(now);
+  const month = startOfUtcMonth(now);
+  const ctes = Prisma.sql`charged_usage AS (
+      UPDATE query_usage u
+         SET daily_cost_usd = CASE WHEN u.last_reset_daily < ${day} THEN 0 ELSE u.daily_cost_usd END + ${usd}::numeric,
+             monthly_cost_usd = CASE WHEN u.last_reset_monthly < ${month} THEN 0 ELSE u.monthly_cost_usd END + ${usd}::numeric,
+             last_reset_daily = greatest(u.last_reset_daily, ${day}),
+             last_reset_monthly = greatest(u.last_reset_monthly, ${month}),
+             updated_at = ${now}
+        FROM ended
+       WHERE u.tenant_id = ended.tenant_id
+   RETURNING u.tenant_id),
+    charged_cost AS (
+      INSERT INTO query_costs (id, tenant_id, query_id, query_job_id, bytes_processed, bytes_billed, cost_usd, created_at)
+      SELECT ${uuidV7(now.getTime())}::uuid, ended.tenant_id, ended.query_id, ended.id, ${usage.bytesProcessed}, ${usage.bytesBilled},
+             ${usd}::numeric, ${now}
+        FROM ended JOIN charged_usage ON charged_usage.tenant_id = ended.tenant_id
+   RETURNING id)`;
+  return { cost, ctes };
 }
 
 function toQuotaResponse(row: QueryQuota): QuotaResponse {

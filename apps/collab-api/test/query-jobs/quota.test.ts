@@ -106,6 +106,16 @@ describe('costs', () => {
     const nextDay = (await admin.get('/api/v1/quota/summary')).body;
     expect(nextDay.usage.daily_cost_usd).toBe('0.000000');
     expect(nextDay.usage.last_reset_daily).toBe(summary.body.usage.last_reset_daily);
+    // A job charged on the new day counts from 0 for the day and on top of the month.
+    await runToEnd(ctx, fx, fx.tenant, SUM);
+    expect((await admin.get('/api/v1/quota/summary')).body.usage).toMatchObject({
+      daily_cost_usd: '10.000000',
+      monthly_cost_usd: '30.000000',
+      last_reset_daily: summary.body.usage.last_reset_daily,
+    });
+    expect((await ctx.db.queryUsage.findUniqueOrThrow({ where: { tenantId: fx.tenant.id } })).lastResetDaily.toISOString()).toBe(
+      summary.body.usage.last_reset_daily,
+    );
   });
 
   it('bills heavy compute over no table, and each table a query reads, at least the minimum', async () => {
