@@ -183,7 +183,9 @@ try {
       `| export ${EXPORT_ROWS.toLocaleString('en')} rows, ${row.format}, s | ${fmt(row.seconds, 2)} s | ${copy} | ${ratio} |`,
     );
   }
-  console.log('\nA trivial job (`SELECT 1 AS one`), end to end: run, DONE, first page (20 runs after one untimed; goal: p50 15 ms)\n');
+  console.log(
+    '\nA trivial job (`SELECT 1 AS one`), end to end: run, DONE, first page (20 runs after one untimed; goal: p50 15 ms)\n',
+  );
   console.log('| measure | p50 ms | p95 ms |');
   console.log('|---|---:|---:|');
   for (const [measure, times] of Object.entries(trivial.totals))
@@ -283,7 +285,10 @@ type Stages = { submit: number; queued: number; running: number; page: number };
  * as the server wrote them, and ended → the page received), with the client polling the job every
  * 5 ms, and a new text each time.
  */
-async function trivialFigures(base: string, context: typeof ctx): Promise<{ totals: Record<string, number[]>; stages: Stages[] }> {
+async function trivialFigures(
+  base: string,
+  context: typeof ctx,
+): Promise<{ totals: Record<string, number[]>; stages: Stages[] }> {
   const texts = Array.from({ length: 21 }, (_, i) => `SELECT ${i} AS one`);
   const alone = await benchTenant(base, context, 'Alone', ['SELECT 1 AS one', ...texts]);
   const [repeated, ...fresh] = alone.queries as [(typeof alone.queries)[number], ...typeof alone.queries];
@@ -309,7 +314,12 @@ async function trivialFigures(base: string, context: typeof ctx): Promise<{ tota
     // Read after the timing: the server's own times of the job (millisecond precision).
     const job = await alone.call('GET', `/api/v1/query-jobs/${jobId}`);
     const [created, started, ended] = [job.created, job.started, job.ended].map((at) => Date.parse(String(at)));
-    stages.push({ submit: answered - submitted, queued: started! - created!, running: ended! - started!, page: received - ended! });
+    stages.push({
+      submit: answered - submitted,
+      queued: started! - created!,
+      running: ended! - started!,
+      page: received - ended!,
+    });
   });
   return {
     totals: {
