@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks';
 
 export interface LoadResult {
   requests: number;
+  /** Every request sent, the warm-up's included (for costs measured over the whole run). */
+  sent: number;
   perSecond: number;
   p50: number;
   p95: number;
@@ -72,6 +74,7 @@ export async function runLoad(baseUrl: string, options: LoadOptions): Promise<Lo
   const at = (q: number) => round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
   return {
     requests: latencies.length,
+    sent: counter,
     perSecond: Math.round(latencies.length / options.seconds),
     p50: at(0.5),
     p95: at(0.95),

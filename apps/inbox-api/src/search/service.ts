@@ -14,6 +14,7 @@ const SUBSTRING_BONUS = 0.1;
 /** ts_headline reads this much of a body at most. */
 const SNIPPET_SOURCE_CHARS = 20_000;
 
+/** A row of the search query: the page's items (id null when nothing matched), each with what it shows. */
 interface ScoredRow {
   id: string | null;
   score: number | null;
@@ -22,19 +23,19 @@ interface ScoredRow {
   oldest_id: string;
   total: number;
   matched: number;
+  /** Null on the row read past the page (it only tells that a next page exists). */
+  message: MessageColumns | null;
 }
 
-interface ResultRow {
-  id: string;
+interface MessageColumns {
   thread_id: string;
   inbox_id: string;
   direction: 'inbound' | 'outbound';
   subject: string;
   from_address: string;
   labels: string[];
-  created_at: Date;
-  headline: string;
   text: string;
+  headline: string;
 }
 
 /**
@@ -58,6 +59,9 @@ const KEY_SHAPE = ['number', 'date', 'string', 'date', 'string'] as const;
  * text; ties newest first. `total` counts them, `total_is_lower_bound` says more match. Paged by
  * keyset on (score, created_at, id), the token also fixing the oldest candidate so that later
  * pages rank the same set (messages arriving meanwhile only add to it), or by offset.
+ *
+ * One statement, one round trip: the candidates carry the columns that rank them (no second
+ * read of their rows), and only the page's items are joined to `messages` for their snippet.
  */
 export async function search(
   db: Database,
@@ -80,40 +84,45 @@ export async function search(
   if (key) filters.push(Prisma.sql`(s.created_at, s.message_id) >= (${key[3]}::timestamptz, ${key[4]}::uuid)`);
   const where = Prisma.join(filters, ' AND ');
   const limit = key ? Prisma.empty : Prisma.sql`LIMIT ${candidateCount + 1}`;
-  const take = query.limit + 1;
   const skip = key ? 0 : (query.offset ?? 0);
   const rows = await db.$queryRaw<ScoredRow[]>`
     WITH full_text AS MATERIALIZED (
-      SELECT s.message_id, s.created_at FROM message_search s
+      SELECT s.message_id, s.created_at, s.search_vector, s.search_text FROM message_search s
        WHERE ${where} AND s.search_vector @@ ${tsquery}
        ORDER BY s.created_at DESC, s.message_id DESC ${limit}
     ), substring AS MATERIALIZED (
-      SELECT s.message_id, s.created_at FROM message_search s
+      -- Runs only when full_text holds every full-text match: leaving those out de-duplicates.
+      SELECT s.message_id, s.created_at, s.search_vector, s.search_text FROM message_search s
        WHERE (SELECT count(*) FROM full_text) <= ${candidateCount} AND ${where} AND s.search_text LIKE ${pattern}
+         AND (s.search_vector @@ ${tsquery}) IS NOT TRUE
        ORDER BY s.created_at DESC, s.message_id DESC ${limit}
     ), matches AS MATERIALIZED (
-      SELECT message_id, created_at FROM (SELECT * FROM full_text UNION SELECT * FROM substring) AS m
+      SELECT * FROM (SELECT * FROM full_text UNION ALL SELECT * FROM substring) AS m
        ORDER BY created_at DESC, message_id DESC ${limit}
     ), candidates AS MATERIALIZED (
-      SELECT message_id, created_at FROM matches
+      SELECT * FROM matches
        ORDER BY created_at DESC, message_id DESC ${key ? Prisma.empty : Prisma.sql`LIMIT ${candidateCount}`}
     ), oldest AS (
       SELECT created_at, message_id FROM candidates ORDER BY created_at, message_id LIMIT 1
     ), scored AS (
-      SELECT c.message_id AS id, c.created_at,
-             (ts_rank_cd(s.search_vector, ${tsquery}, 32)
-              + CASE WHEN s.search_text LIKE ${pattern} THEN ${SUBSTRING_BONUS}::float8 ELSE 0 END)::float8 AS score
-        FROM candidates c JOIN message_search s ON s.message_id = c.message_id
+      SELECT message_id AS id, created_at,
+             (ts_rank_cd(search_vector, ${tsquery}, 32)
+              + CASE WHEN search_text LIKE ${pattern} THEN ${SUBSTRING_BONUS}::float8 ELSE 0 END)::float8 AS score
+        FROM candidates
     )
     SELECT p.id, p.score, p.created_at, o.created_at AS oldest_at, o.message_id AS oldest_id,
-           (SELECT count(*) FROM candidates)::int AS total, (SELECT count(*) FROM matches)::int AS matched
+           (SELECT count(*) FROM candidates)::int AS total, (SELECT count(*) FROM matches)::int AS matched,
+           ${messageJson(query.q)} AS message
       FROM oldest o
       LEFT JOIN LATERAL (
-        SELECT * FROM scored
+        SELECT *, row_number() OVER (ORDER BY score DESC, created_at DESC, id DESC) AS position FROM scored
          ${key ? Prisma.sql`WHERE (score, created_at, id) < (${key[0]}::float8, ${key[1]}::timestamptz, ${key[2]}::uuid)` : Prisma.empty}
          ORDER BY score DESC, created_at DESC, id DESC
-         LIMIT ${take} OFFSET ${skip}
-      ) AS p ON true`;
+         LIMIT ${query.limit + 1} OFFSET ${skip}
+      ) AS p ON true
+      -- The row past the page only tells that there is a next page: no snippet for it.
+      LEFT JOIN messages m ON m.id = p.id AND p.position <= ${skip + query.limit}
+     ORDER BY p.position`;
   const first = rows[0];
   const total = first?.total ?? 0;
   const totalIsLowerBound = (first?.matched ?? 0) > total;
@@ -125,15 +134,7 @@ export async function search(
     row.oldest_at,
     row.oldest_id,
   ]);
-  const details = await resultRows(
-    db,
-    items.map((row) => row.id),
-    query.q,
-  );
-  const results = items.flatMap((row) => {
-    const message = details.get(row.id);
-    return message ? [toResult(message, row.score, query.q)] : [];
-  });
+  const results = items.flatMap((row) => (row.message ? [toResult(row, row.message, query.q)] : []));
   return { ...page(results, total, next), total_is_lower_bound: totalIsLowerBound };
 }
 
@@ -144,18 +145,15 @@ async function inboxesToSearch(db: Database, scope: Scope, named: string[] | und
   return inboxes.map((inbox) => inbox.id);
 }
 
-/** The page's messages, with ts_headline's marked passage of each text body. */
-async function resultRows(db: Database, ids: string[], q: string): Promise<Map<string, ResultRow>> {
-  if (ids.length === 0) return new Map();
+/** An item's message (`m`) as one JSON object, with ts_headline's marked passage of its text body; null without one. */
+function messageJson(q: string): Prisma.Sql {
   const options = `StartSel="${START_MARK}", StopSel="${STOP_MARK}", MaxWords=35, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "`;
-  const rows = await db.$queryRaw<ResultRow[]>`
-    SELECT m.id, m.thread_id, m.inbox_id, m.direction::text AS direction, m.subject, m.from_address, m.labels, m.created_at,
-           left(m.text, ${SNIPPET_SOURCE_CHARS}) AS text,
-           ts_headline(${CONFIG}, ${escapedSql(Prisma.sql`regexp_replace(left(m.text, ${SNIPPET_SOURCE_CHARS}), '[\uE000\uE001]', '', 'g')`)},
-                       websearch_to_tsquery(${CONFIG}, ${q}), ${options}) AS headline
-      FROM messages m
-     WHERE m.id = ANY(${ids}::uuid[])`;
-  return new Map(rows.map((row) => [row.id, row]));
+  const text = Prisma.sql`left(m.text, ${SNIPPET_SOURCE_CHARS})`;
+  return Prisma.sql`CASE WHEN m.id IS NOT NULL THEN json_build_object(
+      'thread_id', m.thread_id, 'inbox_id', m.inbox_id, 'direction', m.direction, 'subject', m.subject,
+      'from_address', m.from_address, 'labels', m.labels, 'text', ${text},
+      'headline', ts_headline(${CONFIG}, ${escapedSql(Prisma.sql`regexp_replace(${text}, '[\uE000\uE001]', '', 'g')`)},
+                              websearch_to_tsquery(${CONFIG}, ${q}), ${options})) END`;
 }
 
 /** `text` HTML-escaped in SQL, as snippet.ts's escapeHtml does. */
@@ -163,17 +161,17 @@ function escapedSql(text: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`replace(replace(replace(replace(replace(${text}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;')`;
 }
 
-function toResult(row: ResultRow, score: number, q: string): SearchResult {
+function toResult(row: { id: string; score: number; created_at: Date }, message: MessageColumns, q: string): SearchResult {
   return {
     id: row.id,
-    thread_id: row.thread_id,
-    inbox_id: row.inbox_id,
-    direction: row.direction,
-    subject: row.subject,
-    from_address: row.from_address,
-    labels: row.labels,
+    thread_id: message.thread_id,
+    inbox_id: message.inbox_id,
+    direction: message.direction,
+    subject: message.subject,
+    from_address: message.from_address,
+    labels: message.labels,
     created_at: row.created_at.toISOString(),
-    score,
-    snippet: row.headline.includes(START_MARK) ? renderEscapedSnippet(row.headline) : substringSnippet(row.text, q),
+    score: row.score,
+    snippet: message.headline.includes(START_MARK) ? renderEscapedSnippet(message.headline) : substringSnippet(message.text, q),
   };
 }
