@@ -60,8 +60,9 @@ const KEY_SHAPE = ['number', 'date', 'string', 'date', 'string'] as const;
  * keyset on (score, created_at, id), the token also fixing the oldest candidate so that later
  * pages rank the same set (messages arriving meanwhile only add to it), or by offset.
  *
- * One statement, one round trip: the candidates carry the columns that rank them (no second
- * read of their rows), and only the page's items are joined to `messages` for their snippet.
+ * One statement, one round trip: the candidates are narrow (id, created_at, tid: wide rows
+ * through the sorts cost more than reading 200 rows again by tid), and only the page's items
+ * are joined to `messages` for their snippet.
  */
 export async function search(
   db: Database,
@@ -87,12 +88,12 @@ export async function search(
   const skip = key ? 0 : (query.offset ?? 0);
   const rows = await db.$queryRaw<ScoredRow[]>`
     WITH full_text AS MATERIALIZED (
-      SELECT s.message_id, s.created_at, s.search_vector, s.search_text FROM message_search s
+      SELECT s.message_id, s.created_at, s.ctid AS tid FROM message_search s
        WHERE ${where} AND s.search_vector @@ ${tsquery}
        ORDER BY s.created_at DESC, s.message_id DESC ${limit}
     ), substring AS MATERIALIZED (
       -- Runs only when full_text holds every full-text match: leaving those out de-duplicates.
-      SELECT s.message_id, s.created_at, s.search_vector, s.search_text FROM message_search s
+      SELECT s.message_id, s.created_at, s.ctid AS tid FROM message_search s
        WHERE (SELECT count(*) FROM full_text) <= ${candidateCount} AND ${where} AND s.search_text LIKE ${pattern}
          AND (s.search_vector @@ ${tsquery}) IS NOT TRUE
        ORDER BY s.created_at DESC, s.message_id DESC ${limit}
@@ -105,10 +106,11 @@ export async function search(
     ), oldest AS (
       SELECT created_at, message_id FROM candidates ORDER BY created_at, message_id LIMIT 1
     ), scored AS (
-      SELECT message_id AS id, created_at,
-             (ts_rank_cd(search_vector, ${tsquery}, 32)
-              + CASE WHEN search_text LIKE ${pattern} THEN ${SUBSTRING_BONUS}::float8 ELSE 0 END)::float8 AS score
-        FROM candidates
+      -- Back to each candidate's row by its tid (no index lookup): the statement's one snapshot sees the same row.
+      SELECT c.message_id AS id, c.created_at,
+             (ts_rank_cd(s.search_vector, ${tsquery}, 32)
+              + CASE WHEN s.search_text LIKE ${pattern} THEN ${SUBSTRING_BONUS}::float8 ELSE 0 END)::float8 AS score
+        FROM candidates c JOIN message_search s ON s.ctid = c.tid
     )
     SELECT p.id, p.score, p.created_at, o.created_at AS oldest_at, o.message_id AS oldest_id,
            (SELECT count(*) FROM candidates)::int AS total, (SELECT count(*) FROM matches)::int AS matched,
