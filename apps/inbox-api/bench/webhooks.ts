@@ -1,8 +1,8 @@
 /**
  * Webhooks out: (1) fan-out, how many deliveries per second reach a receiver on 127.0.0.1 when
  * each received message goes to `--webhooks` webhooks (all to that receiver), with the latency
- * from the event's `created_at` (its transaction's start, before the commit: an upper bound) to
- * the receiver; (2) what
+ * from the event's `created_at` (its append, the last statement before the commit) to the
+ * receiver; (2) what
  * one webhook subscribed to every event costs ingestion: Mailgun route posts from `--concurrency`
  * clients for `--seconds`, without a webhook and then with one.
  *
