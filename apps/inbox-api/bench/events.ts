@@ -151,10 +151,13 @@ async function startReceiver() {
   };
 }
 
-async function rss(url: string): Promise<number> {
+async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(/^process_resident_memory_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1]);
+  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
 }
+const rss = (url: string) => metric(url, 'process_resident_memory_bytes');
+/** The server process's CPU seconds so far (event loop and workers): compared per message, less noisy than latency. */
+const cpuSeconds = (url: string) => metric(url, 'process_cpu_seconds_total');
 
 async function transactions(databaseUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -218,6 +221,7 @@ const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'tr
     const poller = longPoller(`${service.url}/v1/events?inbox_id=${inbox.id}&types=message.received&limit=500`, last, poll);
     await sleep(500);
     const loadBefore = loadAverage();
+    const cpuBefore = await cpuSeconds(service.url);
     const started = performance.now();
     const load = await ingest(service.url, inbox.email_address, rate, seconds);
     const ingestSeconds = (performance.now() - started) / 1000;
@@ -225,6 +229,7 @@ const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'tr
     const deadline = Date.now() + 30_000;
     while (Math.min(sse.length, poll.length, receiver.latencies.length) < load.sent && Date.now() < deadline) await sleep(100);
     const loadAfter = loadAverage();
+    const cpuPerMessage = (((await cpuSeconds(service.url)) - cpuBefore) * 1000) / load.sent;
     stream.stop();
     poller.stop();
     await stream.done;
@@ -236,7 +241,8 @@ const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'tr
     );
     notes.push(
       `${rate}/s: ${load.sent} posts accepted, ${load.failed} failed, in ${ingestSeconds.toFixed(1)} s ` +
-        `(${(load.sent / ingestSeconds).toFixed(0)} msg/s achieved)`,
+        `(${(load.sent / ingestSeconds).toFixed(0)} msg/s achieved); server CPU ${cpuPerMessage.toFixed(2)} ms per message ` +
+        '(ingestion and all three pushes, until the clients caught up)',
     );
   }
 
