@@ -13,7 +13,8 @@
  * transaction (events/log.ts): the figure is commit-to-client plus the commit itself. All rates run
  * against one server (its own process, production settings, a scratch database of
  * TEST_DATABASE_URL's server, dropped afterwards), one after the other, each with fresh clients.
- * Prints Markdown, with the load average of each rate's run.
+ * Prints Markdown, with each rate's achieved ingest rate, load average and server CPU (cores, and ms
+ * per message).
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -229,7 +230,8 @@ const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'tr
     const deadline = Date.now() + 30_000;
     while (Math.min(sse.length, poll.length, receiver.latencies.length) < load.sent && Date.now() < deadline) await sleep(100);
     const loadAfter = loadAverage();
-    const cpuPerMessage = (((await cpuSeconds(service.url)) - cpuBefore) * 1000) / load.sent;
+    const cpu = (await cpuSeconds(service.url)) - cpuBefore;
+    const cpuCores = cpu / ((performance.now() - started) / 1000);
     stream.stop();
     poller.stop();
     await stream.done;
@@ -241,7 +243,7 @@ const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'tr
     );
     notes.push(
       `${rate}/s: ${load.sent} posts accepted, ${load.failed} failed, in ${ingestSeconds.toFixed(1)} s ` +
-        `(${(load.sent / ingestSeconds).toFixed(0)} msg/s achieved); server CPU ${cpuPerMessage.toFixed(2)} ms per message ` +
+        `(${(load.sent / ingestSeconds).toFixed(0)} msg/s achieved); server CPU ${cpuCores.toFixed(2)} cores, ${((cpu * 1000) / load.sent).toFixed(2)} ms per message ` +
         '(ingestion and all three pushes, until the clients caught up)',
     );
   }
