@@ -163,6 +163,9 @@ function webHeaders(req: express.Request): Headers {
   return headers;
 }
 
+/** How long a streamed answer may take to begin before its headers are sent without it. */
+const HEADERS_ALONE_AFTER_MS = 100;
+
 /** A Fetch API response written to Express's, streaming its body (SSE) as it comes. */
 async function sendWebResponse(response: Response, res: express.Response): Promise<void> {
   res.status(response.status);
@@ -171,10 +174,19 @@ async function sendWebResponse(response: Response, res: express.Response): Promi
     res.end();
     return;
   }
-  res.flushHeaders();
+  // The headers go out with the first chunk, in one write; an answer slow to begin (a wait) has
+  // them sent alone after a moment, so that its client sees the stream open.
+  const headersAlone = setTimeout(() => res.flushHeaders(), HEADERS_ALONE_AFTER_MS);
   const body = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
-  res.on('close', () => body.destroy());
-  for await (const chunk of body) res.write(chunk);
+  res.on('close', () => {
+    clearTimeout(headersAlone);
+    body.destroy();
+  });
+  for await (const chunk of body) {
+    clearTimeout(headersAlone);
+    res.write(chunk);
+  }
+  clearTimeout(headersAlone);
   res.end();
 }
 

@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/server';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { Logger } from '@repo/http';
 import type { InboxApiClient } from './api-client.js';
@@ -69,5 +69,38 @@ export function createMcpServer(deps: ServerDeps): McpServer {
   registerRecentThreadsResource(server, deps);
   registerThreadResource(server, deps);
   registerWaitTasks(server, deps);
+  shareSchemaConversions(server);
   return server;
+}
+
+// JSON Schemas of the tools' schemas (module constants), converted once per process.
+const outputSchemaJsonOf = new WeakMap<object, Record<string, unknown> | undefined>();
+const inputSchemaJsonOf = new WeakMap<object, unknown>();
+
+interface SdkToolTables {
+  _registeredTools: Record<string, RegisteredTool>;
+  /** The memo of McpServer.toolInputSchemaJson, which 2026-07-28 calls read (header checks). */
+  _toolInputSchemaJson: Record<string, unknown>;
+  toolInputSchemaJson(name: string): unknown;
+}
+
+/**
+ * A server converts the called tool's schemas to JSON Schema (zod's toJSONSchema) on every call,
+ * memoised per server: the output schema on both eras, the input schema on 2026-07-28. Over
+ * stateless HTTP each request builds a server, so each call paid for them again (about half a
+ * millisecond for a list of messages). The conversions are shared instead; the SDK keeps both
+ * memos to itself, hence the casts.
+ */
+function shareSchemaConversions(server: McpServer): void {
+  const sdk = server as unknown as SdkToolTables;
+  for (const [name, tool] of Object.entries(sdk._registeredTools)) {
+    if (tool.outputSchema) {
+      if (outputSchemaJsonOf.has(tool.outputSchema)) tool.outputSchemaJson = outputSchemaJsonOf.get(tool.outputSchema);
+      else outputSchemaJsonOf.set(tool.outputSchema, tool.outputSchemaJson);
+    }
+    if (tool.inputSchema) {
+      if (inputSchemaJsonOf.has(tool.inputSchema)) sdk._toolInputSchemaJson[name] = inputSchemaJsonOf.get(tool.inputSchema);
+      else inputSchemaJsonOf.set(tool.inputSchema, sdk.toolInputSchemaJson(name));
+    }
+  }
 }
