@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError } from '@repo/errors';
 import { canReachOrganization, inboxFilter, requireWholeOrganization, type Scope } from '../api-keys/scope.js';
-import { type Database, pgStatements } from '../database.js';
+import { type Database, pgStatements, preparedStatements } from '../database.js';
 import { appendEvents } from '../events/log.js';
 import { type ListEntry, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
@@ -102,36 +102,19 @@ export async function listRulesFor(
 }
 
 /**
- * Inbound mail's check, in one query for every inbox it is for: the ids of the inboxes whose
- * receive lists refuse `from`. Each gets a `message.blocked` event (sender and subject), and
- * nothing of the mail is stored for it.
+ * Inbound mail's check, for every inbox it is for, on the rules read with the inbox
+ * (messages/receive.ts, recipientsAt): the ids of the inboxes whose receive lists refuse `from`.
+ * Each gets a `message.blocked` event (sender and subject), and nothing of the mail is stored for it.
  */
 export async function refuseBlockedSender(
   db: Database,
-  inboxes: readonly { id: string; organizationId: string }[],
+  inboxes: readonly { id: string; organizationId: string; receiveRules: readonly ListRule[] }[],
   mail: { from: string; subject: string },
 ): Promise<Set<string>> {
-  if (inboxes.length === 0) return new Set();
-  const rows = await pgStatements(db.pool).query<{
-    organization_id: string;
-    inbox_id: string | null;
-    type: 'allow' | 'block';
-    entry: string;
-  }>(Prisma.sql`
-    SELECT organization_id, inbox_id, type::text AS type, entry FROM list_entries
-     WHERE direction = 'receive'
-       AND (inbox_id = ANY(${inboxes.map((inbox) => inbox.id)}::uuid[])
-            OR (inbox_id IS NULL AND organization_id = ANY(${[...new Set(inboxes.map((inbox) => inbox.organizationId))]}::text[])))`);
-  if (rows.length === 0) return new Set();
-  const blocked = inboxes.filter((inbox) => {
-    const rules: ListRule[] = rows
-      .filter((row) => row.inbox_id === inbox.id || (row.inbox_id === null && row.organization_id === inbox.organizationId))
-      .map((row) => ({ level: row.inbox_id === null ? 'organization' : 'inbox', type: row.type, entry: row.entry }));
-    return !passesLists(mail.from, rules);
-  });
+  const blocked = inboxes.filter((inbox) => !passesLists(mail.from, inbox.receiveRules));
   if (blocked.length > 0) {
     await appendEvents(
-      pgStatements(db.pool),
+      preparedStatements(db.pool),
       blocked.map((inbox) => ({
         type: 'message.blocked',
         organizationId: inbox.organizationId,

@@ -3,7 +3,7 @@ import { NotFoundError } from '@repo/errors';
 import type { ContentPool, MessageContent } from './content/index.js';
 import { refuseBlockedSender } from '../lists/service.js';
 import { storableMail } from './inbound-mail.js';
-import { type ReceiveDeps, receiveMessage } from './receive.js';
+import { type ReceiveDeps, receiveMessage, recipientsAt } from './receive.js';
 import { outboundSize } from './records.js';
 
 export interface LocalDeliveryDeps extends ReceiveDeps {
@@ -17,12 +17,8 @@ export interface LocalDeliveryDeps extends ReceiveDeps {
  * alone: nothing leaves the machine. Delivering the same message again stores nothing new.
  */
 export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<void> {
-  const recipients = await localRecipients(deps, mail);
-  if (recipients.length === 0) return;
-  // The receive lists apply as to mail from elsewhere (lists/service.ts); a redelivery checks again.
-  const refused = await refuseBlockedSender(deps.db, recipients, { from: mail.from, subject: mail.subject });
-  const inboxes = recipients.filter((inbox) => !refused.has(inbox.id));
-  if (inboxes.length === 0) return;
+  const addresses = localAddresses(deps, mail);
+  if (addresses.length === 0) return;
   const received = storableMail(
     {
       from: mail.from,
@@ -40,6 +36,12 @@ export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail
     },
     { domain: deps.emailDomain, receivedAt: new Date() },
   );
+  const recipients = await recipientsAt(deps.db, addresses, received);
+  if (recipients.length === 0) return;
+  // The receive lists apply as to mail from elsewhere (lists/service.ts); a redelivery checks again.
+  const refused = await refuseBlockedSender(deps.db, recipients, { from: mail.from, subject: mail.subject });
+  const inboxes = recipients.filter((inbox) => !refused.has(inbox.id));
+  if (inboxes.length === 0) return;
   // The same body for every recipient: cleaned once, when one of them has not received it yet.
   let cleaned: Promise<MessageContent> | undefined;
   const content = () => (cleaned ??= deps.content.cleanMessage(mail));
@@ -59,7 +61,9 @@ export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail
  * (sent); when none did, it is unknown whether it ran.
  */
 export async function resumeLocalDelivery(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<'sent' | 'unknown'> {
-  const inboxes = await localRecipients(deps, mail);
+  const addresses = localAddresses(deps, mail);
+  if (addresses.length === 0) return 'sent';
+  const inboxes = await deps.db.inbox.findMany({ where: { emailAddress: { in: addresses }, deletedAt: null } });
   if (inboxes.length === 0) return 'sent';
   const delivered = await deps.db.message.count({
     where: { inboxId: { in: inboxes.map((inbox) => inbox.id) }, direction: 'inbound', providerMessageId: mail.messageId },
@@ -69,9 +73,8 @@ export async function resumeLocalDelivery(deps: LocalDeliveryDeps, mail: Outboun
   return 'sent';
 }
 
-function localRecipients(deps: LocalDeliveryDeps, mail: OutboundMail) {
+/** The recipients of `mail` (to, cc, bcc) in this service's domain, lower-case, each once. */
+function localAddresses(deps: LocalDeliveryDeps, mail: OutboundMail): string[] {
   const recipients = new Set([...mail.to, ...(mail.cc ?? []), ...(mail.bcc ?? [])].map((address) => address.toLowerCase()));
-  const local = [...recipients].filter((address) => address.endsWith(`@${deps.emailDomain.toLowerCase()}`));
-  if (local.length === 0) return Promise.resolve([]);
-  return deps.db.inbox.findMany({ where: { emailAddress: { in: local }, deletedAt: null } });
+  return [...recipients].filter((address) => address.endsWith(`@${deps.emailDomain.toLowerCase()}`));
 }

@@ -1,8 +1,10 @@
 import type { CrashPoint } from '@repo/config';
 import { isUniqueViolation } from '@repo/db';
-import { type Database, pgStatements, pgTransaction, type Statements } from '../database.js';
+import { NotFoundError } from '@repo/errors';
+import { type Database, pgTransaction, preparedStatements, type Statements } from '../database.js';
 import { type Inbox, type Message, Prisma } from '../generated/prisma/client.js';
 import { uuidv7 } from '../shared/ids.js';
+import type { ListRule } from '../lists/rules.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import {
   chooseThread,
@@ -47,16 +49,18 @@ export type ReceivedMessage = Pick<Message, 'id' | 'threadId'>;
  * constraint decides). `content` gives the mail's content_clean and preview, asked for only when
  * the mail is new (a redelivery is answered without cleaning it again). The attachments are
  * written first, journaled until the transaction that records the message commits: a crash
- * between leaves no message and no file. 404 when the inbox is being deleted.
+ * between leaves no message and no file. 404 when the inbox is being deleted. `inbox` may come
+ * with what recipientsAt read of it; otherwise that is read here.
  */
 export async function receiveMessage(
   deps: ReceiveDeps,
-  inbox: ReceivingInbox,
+  inbox: ReceivingInbox | Recipient,
   mail: StorableMail,
   content: () => Promise<ReceivedContent>,
   notes: ReceiptNotes = {},
 ): Promise<{ message: ReceivedMessage; duplicate: boolean }> {
-  const place = await placeFor(deps.db, inbox, mail);
+  const recipient = 'threading' in inbox ? inbox : await recipientAt(deps.db, inbox, mail);
+  const place = placeFor(recipient, mail);
   if ('received' in place) return { message: place.received, duplicate: true };
 
   const { contentClean, preview, metadata } = await content();
@@ -93,15 +97,15 @@ export async function receiveMessage(
         attachments,
         event: (message) => messageEvent('message.received', inbox, message),
       });
-    // On pg directly, the bodies as they are (database.ts). The record with its event, last, as
-    // appendEvents needs; alone, when nothing else is written with it, as most mail is.
+    // On pg directly, the bodies as they are (database.ts), prepared. The record with its event,
+    // last, as appendEvents needs; alone, when nothing else is written with it, as most mail is.
     const alone = attachments.length === 0 && !deps.summaries.enabled;
     const { message } = alone
-      ? await record(pgStatements(deps.db.pool))
+      ? await record(preparedStatements(deps.db.pool))
       : await pgTransaction(deps.db, async (client) => {
-          await settlePendingObjects(pgStatements(client), attachments);
+          await settlePendingObjects(preparedStatements(client), attachments);
           await deps.summaries.request(client, threadId);
-          const recorded = await record(pgStatements(client));
+          const recorded = await record(preparedStatements(client));
           deps.crashPoint('receive:recorded');
           return recorded;
         });
@@ -127,81 +131,109 @@ function findReceived(db: Database, inboxId: string, providerMessageId: string):
   });
 }
 
+/** What threading reads of an inbox for one mail (placeFor). */
+export interface ThreadingFacts {
+  /** The inbox's messages named by the mail (its own Message-ID, In-Reply-To, References), both directions. */
+  named: (ReceivedMessage & { direction: string; providerMessageId: string })[];
+  /** Its 20 threads of the mail's subject active most recently within the window of the mail's date. */
+  sameSubject: ThreadCandidate[];
+}
+
+/** A live inbox a mail is for, with what receiving it there needs: the inbox's receive rules and the threading facts. */
+export interface Recipient extends ReceivingInbox {
+  /** The receive rules of the inbox and of its organization (lists/rules.ts). */
+  receiveRules: ListRule[];
+  threading: ThreadingFacts;
+}
+
 /**
  * Where the mail goes: the message the inbox already received under its Message-ID (a
  * redelivery), or the thread it joins (threading.ts, chooseThread; undefined: a new one).
  */
-async function placeFor(
-  db: Database,
-  inbox: ReceivingInbox,
-  mail: StorableMail,
-): Promise<{ received: ReceivedMessage } | { threadId: string | undefined }> {
-  const ids = [...new Set([mail.messageId, ...referencedMessageIds(mail.inReplyTo, mail.references.join(' '))])];
-  const { named, sameSubject } = await threadingFacts(db, inbox.id, ids, mail.subjectKey, mail.date);
+function placeFor(recipient: Recipient, mail: StorableMail): { received: ReceivedMessage } | { threadId: string | undefined } {
+  const { named, sameSubject } = recipient.threading;
   const received = named.find((message) => message.direction === 'inbound' && message.providerMessageId === mail.messageId);
-  if (received) return { received };
+  if (received) return { received: { id: received.id, threadId: received.threadId } };
   const threadByMessageId = new Map(named.map((message) => [message.providerMessageId, message.threadId]));
   const threadId = chooseThread({
-    referenced: ids.map((id) => threadByMessageId.get(id)),
+    referenced: namedMessageIds(mail).map((id) => threadByMessageId.get(id)),
     sameSubject,
     participants: participantsOf(mail),
-    inboxAddress: inbox.emailAddress,
+    inboxAddress: recipient.emailAddress,
     date: mail.date,
   });
   return { threadId };
 }
 
-interface ThreadingRow {
-  id: string;
-  thread_id: string;
-  direction: string | null;
-  provider_message_id: string | null;
-  last_message_at: Date | null;
-  participants: string[] | null;
+/** The Message-IDs threading looks up: the mail's own (a redelivery, or a message the inbox sent), then those it refers to. */
+function namedMessageIds(mail: StorableMail): string[] {
+  return [...new Set([mail.messageId, ...referencedMessageIds(mail.inReplyTo, mail.references.join(' '))])];
+}
+
+/** recipientsAt for one inbox; 404 when it is being deleted. */
+async function recipientAt(db: Database, inbox: ReceivingInbox, mail: StorableMail): Promise<Recipient> {
+  const [recipient] = await recipientsAt(db, [inbox.emailAddress], mail);
+  if (recipient?.id !== inbox.id) throw new NotFoundError('Inbox not found', { inbox_id: inbox.id });
+  return recipient;
+}
+
+interface RecipientRow extends ReceivingInbox {
+  receive_rules: ListRule[];
+  named: ThreadingFacts['named'];
+  same_subject: { id: string; lastMessageAt: string; participants: string[] }[];
 }
 
 /**
- * What threading reads, in one query (each round trip costs the busy server more than the
- * reading): the inbox's messages with the given Message-IDs, both directions, and its 20 threads
- * of the same subject active most recently within the window of `date` (none for an empty subject).
+ * The live inboxes at `addresses` (by address), each with what receiving `mail` there needs, in
+ * one prepared statement (each round trip costs the busy server more than the reading): its
+ * receive rules and its organization's, its messages named by the mail's Message-IDs (both
+ * directions), and its 20 threads of the mail's subject active most recently within the window
+ * of the mail's date (none for an empty subject).
  */
-async function threadingFacts(
-  db: Database,
-  inboxId: string,
-  messageIds: string[],
-  subjectKey: string,
-  date: Date,
-): Promise<{
-  named: (ReceivedMessage & { direction: string; providerMessageId: string })[];
-  sameSubject: ThreadCandidate[];
-}> {
+export async function recipientsAt(db: Database, addresses: string[], mail: StorableMail): Promise<Recipient[]> {
+  if (addresses.length === 0) return [];
   const window = SUBJECT_THREAD_WINDOW_DAYS * 24 * 3600 * 1000;
-  // On pg directly, as every statement on the path each inbound mail takes (database.ts).
-  const rows = await pgStatements(db.pool).query<ThreadingRow>(Prisma.sql`
-    SELECT id, thread_id, direction::text, provider_message_id, NULL::timestamptz AS last_message_at, NULL::text[] AS participants
-      FROM messages
-     -- Both directions named, so that the unique index (inbox_id, direction, provider_message_id)
-     -- finds the rows: without them, Postgres reads every message of the inbox.
-     WHERE inbox_id = ${inboxId}::uuid AND direction IN ('inbound', 'outbound')
-       AND provider_message_id = ANY(${messageIds}::text[])
-    UNION ALL
-    (SELECT id, id, NULL, NULL, last_message_at, participants
-       FROM threads
-      WHERE inbox_id = ${inboxId}::uuid AND subject_key = ${subjectKey} AND subject_key <> ''
-        AND last_message_at BETWEEN ${new Date(date.getTime() - window)}::timestamptz
-                                AND ${new Date(date.getTime() + window)}::timestamptz
-      ORDER BY last_message_at DESC
-      LIMIT 20)`);
-  return {
-    named: rows.flatMap((row) =>
-      row.direction === null || row.provider_message_id === null
-        ? []
-        : [{ id: row.id, threadId: row.thread_id, direction: row.direction, providerMessageId: row.provider_message_id }],
-    ),
-    sameSubject: rows.flatMap((row) =>
-      row.last_message_at === null || row.participants === null
-        ? []
-        : [{ id: row.id, lastMessageAt: row.last_message_at, participants: row.participants }],
-    ),
-  };
+  const rows = await preparedStatements(db.pool).query<RecipientRow>(Prisma.sql`
+    SELECT i.id, i.organization_id AS "organizationId", i.email_address AS "emailAddress",
+           (SELECT COALESCE(json_agg(json_build_object(
+                     'level', CASE WHEN l.inbox_id IS NULL THEN 'organization' ELSE 'inbox' END, 'type', l.type, 'entry', l.entry)), '[]')
+              FROM list_entries l
+             WHERE l.direction = 'receive'
+               AND (l.inbox_id = i.id OR (l.inbox_id IS NULL AND l.organization_id = i.organization_id))
+           ) AS receive_rules,
+           (SELECT COALESCE(json_agg(json_build_object(
+                     'id', m.id, 'threadId', m.thread_id, 'direction', m.direction, 'providerMessageId', m.provider_message_id)), '[]')
+              -- One look-up of the unique index (inbox_id, direction, provider_message_id) per id and
+              -- direction, all three columns given: the subquery (LIMIT 1: the key is unique) is planned
+              -- alone, so Postgres cannot instead read every message of the inbox and filter them, as it
+              -- did with "= ANY" conditions or a join while the table had no statistics yet (bench:ingest).
+              FROM unnest(${namedMessageIds(mail)}::text[]) AS named(id)
+              CROSS JOIN unnest('{inbound,outbound}'::"MessageDirection"[]) AS d(direction)
+              CROSS JOIN LATERAL (
+                SELECT id, thread_id, direction, provider_message_id FROM messages
+                 WHERE inbox_id = i.id AND direction = d.direction AND provider_message_id = named.id
+                 LIMIT 1) AS m
+           ) AS named,
+           (SELECT COALESCE(json_agg(json_build_object('id', t.id, 'lastMessageAt', t.last_message_at, 'participants', t.participants)), '[]')
+              FROM (SELECT id, last_message_at, participants
+                      FROM threads
+                     WHERE inbox_id = i.id AND subject_key = ${mail.subjectKey} AND subject_key <> ''
+                       AND last_message_at BETWEEN ${new Date(mail.date.getTime() - window)}::timestamptz
+                                               AND ${new Date(mail.date.getTime() + window)}::timestamptz
+                     ORDER BY last_message_at DESC
+                     LIMIT 20) AS t
+           ) AS same_subject
+      FROM inboxes i
+     WHERE i.email_address = ANY(${addresses}::text[]) AND i.deleted_at IS NULL
+     ORDER BY i.email_address`);
+  return rows.map((row) => ({
+    id: row.id,
+    organizationId: row.organizationId,
+    emailAddress: row.emailAddress,
+    receiveRules: row.receive_rules,
+    threading: {
+      named: row.named,
+      sameSubject: row.same_subject.map((thread) => ({ ...thread, lastMessageAt: new Date(thread.lastMessageAt) })),
+    },
+  }));
 }

@@ -5,9 +5,7 @@ import { type ContentPool, ContentTooComplexError, fallbackContent } from '../me
 import { type InboundMail, storableMail } from '../messages/inbound-mail.js';
 import { MAX_SUBJECT_LENGTH } from '../messages/schemas.js';
 import { refuseBlockedSender } from '../lists/service.js';
-import { type Database, pgStatements } from '../database.js';
-import { Prisma } from '../generated/prisma/client.js';
-import { type ReceiveDeps, type ReceivedContent, type ReceivingInbox, receiveMessage } from '../messages/receive.js';
+import { type ReceiveDeps, type ReceivedContent, receiveMessage, recipientsAt } from '../messages/receive.js';
 import type { InboundDelivery } from './delivery.js';
 import { authenticationOf, judge } from './verdicts.js';
 
@@ -67,7 +65,11 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     ...new Set([...delivery.recipients, ...mail.to, ...mail.cc].map((address) => address.trim().toLowerCase())),
   ];
   const ours = recipients.filter((address) => address.endsWith(domain));
-  const inboxes = ours.length ? await liveInboxesAt(deps.db, ours) : [];
+  // Values the database can store and index (ids, subject, date); without a Message-ID, one
+  // derived from the content still recognises the provider's redelivery.
+  const stored = storableMail(mail, { domain: deps.emailDomain, receivedAt: new Date() });
+  // The inboxes with their lists and threading facts, in one statement (receive.ts).
+  const inboxes = await recipientsAt(deps.db, ours, stored);
   const unrouted = ours.filter((address) => !inboxes.some((inbox) => inbox.emailAddress === address));
   if (unrouted.length > 0) count('unrouted', unrouted.length);
 
@@ -90,9 +92,6 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
   const accepted = inboxes.filter((inbox) => !refused.has(inbox.id));
   if (accepted.length === 0) return { messages: [], unrouted, ...blocked };
 
-  // Values the database can store and index (ids, subject, date); without a Message-ID, one
-  // derived from the content still recognises the provider's redelivery.
-  const stored = storableMail(mail, { domain: deps.emailDomain, receivedAt: new Date() });
   const messages: IngestResult['messages'] = [];
   // Cleaned once for every inbox, and only when one of them has not received the mail before.
   let cleaned: Promise<ReceivedContent> | undefined;
@@ -126,15 +125,6 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
     }
   }
   return { messages, unrouted, ...blocked };
-}
-
-/** The live inboxes at `addresses`, by address; on pg directly, as every statement on the inbound path (database.ts). */
-function liveInboxesAt(db: Database, addresses: string[]): Promise<ReceivingInbox[]> {
-  return pgStatements(db.pool).query<ReceivingInbox>(Prisma.sql`
-    SELECT id, organization_id AS "organizationId", email_address AS "emailAddress"
-      FROM inboxes
-     WHERE email_address = ANY(${addresses}::text[]) AND deleted_at IS NULL
-     ORDER BY email_address`);
 }
 
 /**
