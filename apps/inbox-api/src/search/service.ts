@@ -170,24 +170,63 @@ const MAX_WINDOW_SHARE = 0.1;
  */
 const MAX_WINDOW_FREQUENCY = 0.03;
 
+/** What the window's estimate reads of the table's statistics (pg_stats). */
+interface SearchStatistics {
+  /** Frequency (share of rows) of each word in `most_common_elems` of search_vector. */
+  frequencies: Map<string, number>;
+  /** The `created_at` histogram, oldest to newest. */
+  bounds: Date[];
+  rows: number;
+}
+
 /**
- * Where a search's window of the newest messages starts so that it likely holds twice candidateCount
- * full-text matches of `q`, from the table's statistics (no scan): the frequency of its rarest word
- * (`most_common_elems` of search_vector; a word not listed is rarer than those listed: no window) and
- * the `created_at` histogram. Null when the window would not help. An estimate only: a window holding
- * too few matches falls back to the search without it.
+ * How long a process reuses the statistics it read. They change only when the table is analysed
+ * (autovacuum), and a stale estimate costs speed, never a different answer; reading pg_stats on
+ * every search cost about 1 ms of Postgres time, mostly planning the view.
  */
-async function estimatedWindowStart(db: Database, q: string, candidateCount: number): Promise<Date | null> {
-  const [stats] = await db.$queryRaw<{ frequency: number | null; bounds: Date[] | null; rows: number }[]>`
-    SELECT (SELECT min(coalesce(v.most_common_elem_freqs[array_position(v.most_common_elems::text::text[], lexeme)], 0))
-              FROM unnest(tsvector_to_array(to_tsvector(${CONFIG}, ${q}))) AS lexeme)::float8 AS frequency,
+const STATISTICS_TTL_MS = 5 * 60_000;
+const statisticsCache = new WeakMap<Database, { readAt: number; statistics: Promise<SearchStatistics | null> }>();
+
+function searchStatistics(db: Database): Promise<SearchStatistics | null> {
+  const cached = statisticsCache.get(db);
+  if (cached && Date.now() - cached.readAt < STATISTICS_TTL_MS) return cached.statistics;
+  const statistics = readSearchStatistics(db);
+  statisticsCache.set(db, { readAt: Date.now(), statistics });
+  // A failed read is not kept: the next search tries again.
+  statistics.catch(() => statisticsCache.delete(db));
+  return statistics;
+}
+
+async function readSearchStatistics(db: Database): Promise<SearchStatistics | null> {
+  const [row] = await db.$queryRaw<{ elems: string[] | null; freqs: number[] | null; bounds: Date[] | null; rows: number }[]>`
+    SELECT v.most_common_elems::text::text[] AS elems, v.most_common_elem_freqs::float8[] AS freqs,
            c.histogram_bounds::text::timestamptz[] AS bounds,
            (SELECT reltuples FROM pg_class WHERE oid = 'message_search'::regclass)::float8 AS rows
       FROM pg_stats v JOIN pg_stats c ON c.schemaname = v.schemaname AND c.tablename = v.tablename
      WHERE v.schemaname = current_schema() AND v.tablename = 'message_search'
        AND v.attname = 'search_vector' AND c.attname = 'created_at'`;
-  if (!stats?.frequency || !stats.bounds || stats.bounds.length < 2) return null;
-  return windowStartFrom(stats.bounds, stats.frequency, stats.rows, WINDOW_MARGIN * (candidateCount + 1));
+  if (!row?.elems || !row.freqs || !row.bounds || row.bounds.length < 2) return null;
+  // most_common_elem_freqs lists the elements' frequencies first, then three summary figures.
+  const freqs = row.freqs;
+  return { frequencies: new Map(row.elems.map((elem, i) => [elem, freqs[i]!])), bounds: row.bounds, rows: row.rows };
+}
+
+/**
+ * Where a search's window of the newest messages starts so that it likely holds twice candidateCount
+ * full-text matches of `q`, from the table's statistics (no scan; read once per STATISTICS_TTL_MS):
+ * the frequency of its rarest word (a word not in `most_common_elems` is rarer than those listed: no
+ * window) and the `created_at` histogram. Null when the window would not help. An estimate only: a
+ * window holding too few matches falls back to the search without it.
+ */
+async function estimatedWindowStart(db: Database, q: string, candidateCount: number): Promise<Date | null> {
+  const statistics = await searchStatistics(db);
+  if (!statistics) return null;
+  // The words as the index holds them (stemmed by the same configuration).
+  const [{ lexemes }] = await db.$queryRaw<[{ lexemes: string[] }]>`
+    SELECT tsvector_to_array(to_tsvector(${CONFIG}, ${q})) AS lexemes`;
+  if (lexemes.length === 0) return null;
+  const frequency = Math.min(...lexemes.map((lexeme) => statistics.frequencies.get(lexeme) ?? 0));
+  return windowStartFrom(statistics.bounds, frequency, statistics.rows, WINDOW_MARGIN * (candidateCount + 1));
 }
 
 /**
