@@ -215,12 +215,18 @@ export async function recipientsAt(db: Database, addresses: string[], mail: Stor
                  LIMIT 1) AS m
            ) AS named,
            (SELECT COALESCE(json_agg(json_build_object('id', t.id, 'lastMessageAt', t.last_message_at, 'participants', t.participants)), '[]')
+              -- The window and the order are on an expression of last_message_at, so that only the
+              -- (inbox_id, subject_key, last_message_at) index can serve this: offered the range on the
+              -- column, Postgres read the inbox's threads newest first by (inbox_id, last_message_at) and
+              -- filtered them by subject, a read that grew with the inbox (6,000 threads: 6,091 buffers
+              -- instead of 3) whenever the table had no statistics yet.
               FROM (SELECT id, last_message_at, participants
                       FROM threads
                      WHERE inbox_id = i.id AND subject_key = ${mail.subjectKey} AND subject_key <> ''
-                       AND last_message_at BETWEEN ${new Date(mail.date.getTime() - window)}::timestamptz
-                                               AND ${new Date(mail.date.getTime() + window)}::timestamptz
-                     ORDER BY last_message_at DESC
+                       AND last_message_at + interval '0 seconds'
+                           BETWEEN ${new Date(mail.date.getTime() - window)}::timestamptz
+                               AND ${new Date(mail.date.getTime() + window)}::timestamptz
+                     ORDER BY last_message_at + interval '0 seconds' DESC
                      LIMIT 20) AS t
            ) AS same_subject
       FROM inboxes i
