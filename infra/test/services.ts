@@ -12,6 +12,7 @@ import { InboxApiClient } from '../../apps/inbox-mcp/src/api-client.js';
 import { configSchema as inboxMcpConfig, parseCommandLine } from '../../apps/inbox-mcp/src/config.js';
 import { buildHttpApp } from '../../apps/inbox-mcp/src/http-app.js';
 import { createMcpServer } from '../../apps/inbox-mcp/src/mcp-server.js';
+import { taskKeyFrom } from '../../apps/inbox-mcp/src/tasks/task-id.js';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
 
@@ -74,7 +75,8 @@ export const services: ServiceUnderTest[] = [
       const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
       const app = buildHttpApp({
         transport: 'http',
-        createServer: (api) => createMcpServer({ api, logger }),
+        // The probes never open a task.
+        createServer: (api) => createMcpServer({ api, logger, taskKey: taskKeyFrom('probe') }),
         // The probes never reach inbox-api.
         api: new InboxApiClient({ baseUrl: 'http://127.0.0.1:8000' }),
         allowAnonymous: false,
