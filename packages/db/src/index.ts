@@ -20,3 +20,4 @@ export {
 } from './migrations.js';
 export { migrateFromEnvironment } from './migrate-command.js';
 export { isForeignKeyViolation, isUniqueViolation } from './errors.js';
+export { uuidv7 } from './ids.js';

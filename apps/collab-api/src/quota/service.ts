@@ -1,10 +1,10 @@
+import { uuidv7 } from '@repo/db';
 import { NotFoundError, RateLimitedError } from '@repo/errors';
 import type { Actor } from '../access/index.js';
 import type { Config } from '../config.js';
 import type { Database, Transaction } from '../database.js';
 import { Prisma, type QueryQuota, type QueryUsage } from '../generated/prisma/client.js';
 import { iso } from '../shared/schemas.js';
-import { uuidV7 } from '../shared/uuid.js';
 import {
   costMicros,
   formatUsd,
@@ -153,7 +153,7 @@ export function chargeEnded(
    RETURNING u.tenant_id),
     charged_cost AS (
       INSERT INTO query_costs (id, tenant_id, query_id, query_job_id, bytes_processed, bytes_billed, cost_usd, created_at)
-      SELECT ${uuidV7(now.getTime())}::uuid, ended.tenant_id, ended.query_id, ended.id, ${usage.bytesProcessed}, ${usage.bytesBilled},
+      SELECT ${uuidv7(now.getTime())}::uuid, ended.tenant_id, ended.query_id, ended.id, ${usage.bytesProcessed}, ${usage.bytesBilled},
              ${usd}::numeric, ${now}
         FROM ended JOIN charged_usage ON charged_usage.tenant_id = ended.tenant_id
    RETURNING id)`;

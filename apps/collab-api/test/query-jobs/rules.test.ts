@@ -7,7 +7,6 @@ import { avroNames, uniqueNames } from '../../src/adapters/warehouse/query/duckd
 import { exportFile, exportRefusal } from '../../src/exports/service.js';
 import { pageBounds, resultsUnavailable, workerMayRun } from '../../src/query-jobs/states.js';
 import { costMicros, formatUsd, parseUsd, quotaRefusal, quotaStatus, usageAt } from '../../src/quota/rules.js';
-import { uuidV7 } from '../../src/shared/uuid.js';
 
 describe('money', () => {
   it('parses and formats decimal USD with 6 places', () => {
@@ -168,16 +167,5 @@ describe('rules of shared data', () => {
     expect(denied).toBeInstanceOf(ForbiddenError);
     expect(denied.message).toBe('Column x is join-only');
     expect(dryRunRefusal(new QueryFailure('invalidQuery', 'Binder Error: x'))).toBeInstanceOf(BadRequestError);
-  });
-});
-
-describe('ids of rows a raw statement inserts', () => {
-  it('are UUID version 7: the time first, so they sort as they were made', () => {
-    const at = Date.parse('2026-11-26T06:00:00.123Z');
-    const id = uuidV7(at);
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).toBe(at);
-    expect(uuidV7(at + 1) > id).toBe(true);
-    expect(uuidV7(at)).not.toBe(id);
   });
 });

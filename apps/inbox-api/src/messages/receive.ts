@@ -1,9 +1,8 @@
 import type { CrashPoint } from '@repo/config';
-import { isUniqueViolation } from '@repo/db';
+import { isUniqueViolation, uuidv7 } from '@repo/db';
 import { NotFoundError } from '@repo/errors';
 import { type Database, pgTransaction, preparedStatements, type Statements } from '../database.js';
 import { type Inbox, type Message, Prisma } from '../generated/prisma/client.js';
-import { uuidv7 } from '../shared/ids.js';
 import type { ListRule } from '../lists/rules.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import {

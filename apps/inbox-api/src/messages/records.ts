@@ -1,10 +1,10 @@
+import { uuidv7 } from '@repo/db';
 import { setImmediate } from 'node:timers/promises';
 import { NotFoundError } from '@repo/errors';
 import type { OutboundMail } from '../adapters/mail/index.js';
 import type { Statements } from '../database.js';
 import { appendEventsCtes, type NewEvent } from '../events/log.js';
 import { type Attachment, type Message, Prisma } from '../generated/prisma/client.js';
-import { uuidv7 } from '../shared/ids.js';
 import { participantsOf } from '../threads/threading.js';
 import type { MessageResponse, SendResult } from './schemas.js';
 import { initialLabels } from './labels.js';
