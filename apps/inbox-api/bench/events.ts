@@ -17,13 +17,12 @@
  * per message).
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { withBenchService } from './service.js';
+import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
   options: {
@@ -127,31 +126,6 @@ function longPoller(url: string, from: number, latencies: number[]) {
   };
 }
 
-/** A webhook receiver that answers 204 at once, recording each delivery's latency. */
-async function startReceiver() {
-  const latencies: number[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventItem;
-      latencies.push(Date.now() - Date.parse(event.created_at));
-      res.writeHead(204).end();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    latencies,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
@@ -197,7 +171,7 @@ async function latestEventId(url: string): Promise<number> {
 }
 const loadAverage = () => os.loadavg()[0]!.toFixed(1);
 
-const receiver = await startReceiver();
+const receiver = await startLatencyReceiver();
 const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' }, async (service, databaseUrl) => {
   const inbox = await postJson<{ id: string; email_address: string }>(`${service.url}/v1/inboxes`, {
     name: 'Bench',
@@ -217,7 +191,7 @@ const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'tr
     const last = await latestEventId(service.url);
     const sse: number[] = [];
     const poll: number[] = [];
-    receiver.latencies.length = 0;
+    receiver.arrivals.length = 0;
     const stream = sseClient(`${service.url}/v1/events/stream?after=${last}&inbox_id=${inbox.id}`, sse);
     const poller = longPoller(`${service.url}/v1/events?inbox_id=${inbox.id}&types=message.received&limit=500`, last, poll);
     await sleep(500);
@@ -228,7 +202,7 @@ const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'tr
     const ingestSeconds = (performance.now() - started) / 1000;
     // Let every client catch up (at most 30 s).
     const deadline = Date.now() + 30_000;
-    while (Math.min(sse.length, poll.length, receiver.latencies.length) < load.sent && Date.now() < deadline) await sleep(100);
+    while (Math.min(sse.length, poll.length, receiver.arrivals.length) < load.sent && Date.now() < deadline) await sleep(100);
     const loadAfter = loadAverage();
     const cpu = (await cpuSeconds(service.url)) - cpuBefore;
     const cpuCores = cpu / ((performance.now() - started) / 1000);
@@ -239,7 +213,12 @@ const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'tr
     table.push(
       row(rate, 'SSE stream', sse, loadRange),
       row(rate, 'long-poll (wait=5)', poll, loadRange),
-      row(rate, 'webhook receiver', receiver.latencies, loadRange),
+      row(
+        rate,
+        'webhook receiver',
+        receiver.arrivals.map((arrival) => arrival.latency),
+        loadRange,
+      ),
     );
     notes.push(
       `${rate}/s: ${load.sent} posts accepted, ${load.failed} failed, in ${ingestSeconds.toFixed(1)} s ` +

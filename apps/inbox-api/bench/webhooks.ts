@@ -12,11 +12,10 @@
  * Prints Markdown.
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { withBenchService } from './service.js';
+import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
   options: {
@@ -61,32 +60,6 @@ async function json<T>(url: string, method = 'GET', body?: unknown): Promise<T> 
   });
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
-}
-
-/** A receiver that answers 204 at once, recording when each delivery arrived and its event's created_at. */
-async function startReceiver() {
-  const arrivals: { at: number; latency: number }[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { created_at: string };
-      const now = Date.now();
-      arrivals.push({ at: now, latency: now - Date.parse(event.created_at) });
-      res.writeHead(204).end();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    arrivals,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    },
-  };
 }
 
 /** An SSE client of the same events, for comparison in the same run: latencies from the event's created_at. */
@@ -137,7 +110,7 @@ async function ingestFlat(url: string, to: string, forSeconds: number): Promise<
 const env = { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' };
 
 // (1) Fan-out.
-const receiver = await startReceiver();
+const receiver = await startLatencyReceiver();
 const fanout = await withBenchService('webhooks', env, async (service) => {
   const { email_address: to } = await inbox(service.url);
   await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
