@@ -2,7 +2,7 @@
  * Verification of the bearer tokens of API requests with passport-jwt: HS256 with a shared
  * secret, or RS256/ES256 with keys from the identity provider's JWKS.
  */
-import type { KeyObject } from 'node:crypto';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ServiceUnavailableError, UnauthorizedError } from '@repo/errors';
 import type { Request, Response } from 'express';
@@ -70,7 +70,7 @@ export function createTokenVerifier(settings: AuthSettings, options: TokenVerifi
     (jwksUrl ? DEFAULT_JWKS_ALGORITHMS : DEFAULT_SECRET_ALGORITHMS)) as Algorithm[];
   const key = jwksUrl
     ? { secretOrKeyProvider: jwksKeyProvider(jwksUrl, algorithms, options) }
-    : { secretOrKey: requiredSecret(settings) };
+    : { secretOrKey: secretKey(requiredSecret(settings)) };
   const strategy = new JwtStrategy(
     {
       ...key,
@@ -121,6 +121,15 @@ function requiredSecret(settings: AuthSettings): string {
 }
 
 /**
+ * The secret as the HMAC key jsonwebtoken would make of it on every request, after first trying
+ * to read it as a PEM public key (an exception each time). passport-jwt hands it to jsonwebtoken
+ * as it is; its types know only strings and Buffers.
+ */
+function secretKey(secret: string): Buffer {
+  return createSecretKey(Buffer.from(secret)) as unknown as Buffer;
+}
+
+/**
  * Keys from the identity provider's JWKS, by the token's `kid`. jose caches the set, refetches
  * it when a `kid` is unknown (no more often than the cooldown allows) and bounds each fetch by a
  * timeout, so a JWKS endpoint that is down or hangs answers 503 (and is logged), not a hang, and
@@ -145,7 +154,8 @@ function jwksKeyProvider(url: string, algorithms: string[], options: TokenVerifi
       return;
     }
     keys(header).then(
-      (key) => done(null, key.export({ type: 'spki', format: 'pem' }) as string),
+      // The KeyObject itself, which jsonwebtoken takes as it is (a PEM would be parsed again on every request).
+      (key) => done(null, key as unknown as string),
       (error: unknown) => done(isKeyMismatch(error) ? error : jwksUnavailable(error)),
     );
   };
