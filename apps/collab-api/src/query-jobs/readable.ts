@@ -1,6 +1,6 @@
 import { catalogKey, type ReadableCatalog } from '../adapters/warehouse/query/index.js';
 import type { Field } from '../adapters/warehouse/index.js';
-import { readableDatasets } from '../associations/access.js';
+import { datasetsOfProject, readableDatasets } from '../associations/access.js';
 import type { Database } from '../database.js';
 import { aggregationRule, ruleOf } from '../tables/analysis-rule.js';
 
@@ -11,10 +11,11 @@ import { aggregationRule, ruleOf } from '../tables/analysis-rule.js';
  * and join-only, their aggregation rule applies. A name two readable datasets share is ambiguous (null).
  */
 export async function readableCatalog(db: Database, options: { projectId: string; tenantId: string }): Promise<ReadableCatalog> {
-  const datasets = await readableDatasets(db, options.projectId);
-  const tables = await db.table.findMany({
-    where: { datasetId: { in: datasets.map((readable) => readable.dataset.id) }, archivedAt: null },
-  });
+  // Side by side (one round trip): the tables are found by their datasets' filter rather than by the ids read.
+  const [datasets, tables] = await Promise.all([
+    readableDatasets(db, options.projectId),
+    db.table.findMany({ where: { dataset: datasetsOfProject(options.projectId), archivedAt: null } }),
+  ]);
   const catalog: ReadableCatalog = new Map();
   for (const { dataset, tenantId } of datasets) {
     const shared = tenantId !== options.tenantId;
