@@ -1,13 +1,38 @@
+import { createHash } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { Prisma, PrismaClient } from './generated/prisma/client.js';
 
-export type Database = PrismaClient;
+/**
+ * The app's Prisma client, and the pg pool under it: the statements every request or job runs
+ * go to the pool directly as prepared statements (preparedQuery), at less than half of what a
+ * Prisma query costs the event loop.
+ */
+export interface Database extends PrismaClient {
+  readonly pool: pg.Pool;
+}
 
 /** The client inside an interactive transaction; services that only query take either. */
 export type Transaction = Prisma.TransactionClient;
 
 export function createDatabaseClient(url: string, poolSize: number): Database {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolSize }) });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle connection the server ends (a restart, a failover) is dropped from the pool and the next
+  // query opens another; with no listener its error would end the process (Prisma's adapter listens
+  // only from its first query, and the pool may be used before that).
+  pool.on('error', () => {});
+  const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  return Object.assign(client, { pool });
+}
+
+/**
+ * Runs a statement built with `Prisma.sql` on the pool, prepared once per connection under a name
+ * drawn from its text and then only bound and run. Only for statements of a fixed text, every value
+ * a parameter. Rows come as pg reads them: bigint and numeric columns as strings, json parsed.
+ */
+export async function preparedQuery<T>(db: Database, { text, values }: Prisma.Sql): Promise<T[]> {
+  const name = createHash('sha1').update(text).digest('base64url');
+  return (await db.pool.query({ name, text, values })).rows as T[];
 }
 
 /**

@@ -1,8 +1,8 @@
 import { ConflictError } from '@repo/errors';
 import { isUniqueViolation } from '@repo/db';
-import type { Actor } from '../access/index.js';
-import type { Database } from '../database.js';
-import type { User } from '../generated/prisma/client.js';
+import { type Actor, type Role, type RoleName, roleOf } from '../access/index.js';
+import { type Database, preparedQuery } from '../database.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { TokenClaims } from './tokens.js';
 
 /** A user created or invited with the token's e-mail and not linked to any identity yet. */
@@ -42,16 +42,32 @@ export async function signIn(
   return linkByEmail(db, claims.sub, claims.email.toLowerCase(), options.requestedTenantId);
 }
 
-/**
- * The user linked to `sub`, if its tenant is live: one statement (an include of the tenant would be
- * two), as every request signs in here. A user of an archived tenant keeps its `sub`, so a link by
- * e-mail after this finds nothing either (link: the `sub` is taken) and the sign-in fails as it must.
- */
-function findBySub(db: Database, sub: string): Promise<User | null> {
-  return db.user.findFirst({ where: { identityProviderId: sub, tenant: { archivedAt: null } } });
+/** What a sign-in reads of a user. */
+interface SignedInUser {
+  id: string;
+  tenantId: string;
+  role: Role;
+  archivedAt: Date | null;
 }
 
-function activeActor(user: User): Actor | undefined {
+/**
+ * The user linked to `sub`, if its tenant is live: one prepared statement, as every request signs in
+ * here. A user of an archived tenant keeps its `sub`, so a link by e-mail after this finds nothing
+ * either (link: the `sub` is taken) and the sign-in fails as it must.
+ */
+async function findBySub(db: Database, sub: string): Promise<SignedInUser | undefined> {
+  // The role as the database stores it: its API name (Prisma's @map).
+  const [row] = await preparedQuery<{ id: string; tenant_id: string; role: RoleName; archived_at: Date | null }>(
+    db,
+    Prisma.sql`
+      SELECT u.id, u.tenant_id, u.role::text AS role, u.archived_at
+        FROM users u JOIN tenants t ON t.id = u.tenant_id
+       WHERE u.identity_provider_id = ${sub} AND t.archived_at IS NULL`,
+  );
+  return row && { id: row.id, tenantId: row.tenant_id, role: roleOf(row.role), archivedAt: row.archived_at };
+}
+
+function activeActor(user: SignedInUser): Actor | undefined {
   if (user.archivedAt) return undefined;
   return { userId: user.id, tenantId: user.tenantId, role: user.role };
 }
