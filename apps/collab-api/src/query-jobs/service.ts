@@ -3,10 +3,10 @@ import { type Actor, requireMayCancelQueryJob } from '../access/index.js';
 import type { AppliedRule } from '../access-log/schemas.js';
 import type { ResultColumn } from '../adapters/warehouse/query/index.js';
 import { reachableProjects } from '../associations/access.js';
-import type { Database, Transaction } from '../database.js';
+import { type Database, preparedQuery, type Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import { toQueryExportResponse } from '../exports/service.js';
-import type { Query, QueryExport, QueryJob } from '../generated/prisma/client.js';
+import { Prisma, type Query, type QueryExport, type QueryJob } from '../generated/prisma/client.js';
 import { findQuery } from '../queries/service.js';
 import { requireQuotaLeft } from '../quota/service.js';
 import { iso, isoOrNull, type ListOptions } from '../shared/schemas.js';
@@ -116,6 +116,32 @@ async function findBareQueryJob(db: Database | Transaction, actor: Pick<Actor, '
 /** What a results page needs of its job: a worker that ends a job DONE hands this over to waiting requests. */
 export type JobResults = Pick<QueryJob, 'id' | 'tenantId' | 'status' | 'resultColumns' | 'totalRows' | 'resultsExpireAt'>;
 
+/** What a results page needs of a job of the actor's tenant (404 otherwise): one prepared statement, read by every page. */
+async function findJobResults(db: Database, actor: Pick<Actor, 'tenantId'>, jobId: string): Promise<JobResults> {
+  const [row] = await preparedQuery<{
+    id: string;
+    tenant_id: string;
+    status: QueryJob['status'];
+    result_columns: QueryJob['resultColumns'];
+    total_rows: string | null;
+    results_expire_at: Date | null;
+  }>(
+    db,
+    Prisma.sql`
+      SELECT id, tenant_id, status, result_columns, total_rows, results_expire_at
+        FROM query_jobs WHERE id = ${jobId}::uuid AND tenant_id = ${actor.tenantId}::uuid`,
+  );
+  if (!row) throw new NotFoundError('Query job not found');
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    status: row.status,
+    resultColumns: row.result_columns,
+    totalRows: row.total_rows === null ? null : BigInt(row.total_rows),
+    resultsExpireAt: row.results_expire_at,
+  };
+}
+
 /** The job, when it has results to read: 409 before DONE, 410 once they expired. */
 function withResults<T extends Pick<QueryJob, 'status' | 'resultsExpireAt'>>(job: T, now: Date): T {
   const unavailable = resultsUnavailable(job.status);
@@ -223,7 +249,7 @@ export async function resultPage(
   jobId: string,
   page: { page: number; page_size: number; timeout_ms: number },
 ): Promise<ResultPageResponse> {
-  const read = (): Promise<JobResults> => findBareQueryJob(deps.db, actor, jobId);
+  const read = () => findJobResults(deps.db, actor, jobId);
   // What this process's worker wrote when it ended the job DONE, if it is this job of this tenant (one read fewer).
   const handed = (row: unknown) => {
     const job = row as JobResults;
