@@ -103,7 +103,7 @@ describe('POST /webhooks/mailgun: routes', () => {
     expect(await ctx.deps.storage.get(attachments[1]!.storageKey)).toEqual(png);
   });
 
-  it('stores an urlencoded post, labelled spam when Mailgun flags it', async () => {
+  it('stores an urlencoded post, labelled spam when Mailgun flags it, the Message-Id field standing in for the header', async () => {
     const fields = routeFields('Urlencoded spam', {
       'message-headers': JSON.stringify([
         ['From', 'Spammer <spam@example.net>'],
@@ -119,6 +119,8 @@ describe('POST /webhooks/mailgun: routes', () => {
     const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
     expect(message).toMatchObject({
       from_address: 'spam@example.net',
+      // message-headers has no Message-Id: the field of that name gives it.
+      provider_message_id: fields['Message-Id'],
       labels: ['received', 'unread', 'spam', 'unauthenticated'],
       metadata: { authentication: { spam: 'fail', spam_score: 12.5, spf: 'fail' } },
     });

@@ -1,3 +1,4 @@
+import type { Email } from 'postal-mime';
 import { z } from 'zod';
 import { BadRequestError } from '@repo/errors';
 import type { AttachmentFile } from '../../messages/attachments.js';
@@ -5,7 +6,7 @@ import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
 import { fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyText, headerText, storable } from '../mime.js';
+import { addresses, bodyText, headerText, noHeaders, storable } from '../mime.js';
 import { readHeaders, readMail } from '../parse.js';
 import type { MailgunSignature } from '../verify.js';
 import { firstWord, score, verdict } from '../verdicts.js';
@@ -20,6 +21,20 @@ import { firstWord, score, verdict } from '../verdicts.js';
  */
 
 const messageHeaders = z.array(z.tuple([z.string(), z.string()]));
+
+/**
+ * The headers whose fields of the same name (`from`, `Message-Id`...) stand in for them, each with
+ * when it does: parsedMail takes a field only where the message's own header gives nothing.
+ */
+const FIELD_FALLBACKS: [name: string, lacks: (headers: Email) => boolean][] = [
+  ['From', (headers) => addresses(headers.from).length === 0],
+  ['To', (headers) => addresses(headers.to).length === 0],
+  ['Cc', (headers) => addresses(headers.cc).length === 0],
+  ['Message-Id', (headers) => headers.messageId === undefined],
+  ['In-Reply-To', (headers) => headers.inReplyTo === undefined],
+  ['References', (headers) => headers.references === undefined],
+  ['Date', (headers) => headers.date === undefined],
+];
 const nestedSignature = z.object({ timestamp: z.coerce.string(), token: z.string(), signature: z.string() });
 
 /** The request's signature fields, top-level or nested; undefined when any is missing. */
@@ -80,12 +95,12 @@ async function parsedMail(body: WebhookBody, headerList: [string, string][], con
     .map(([name, value]) => `${name}: ${value.replace(/[\r\n]+/g, ' ')}`)
     .join('\r\n');
   const headers = await readHeaders(content, headerBlock);
-  const fields = await readHeaders(
-    content,
-    ['From', 'To', 'Cc', 'Message-Id', 'In-Reply-To', 'References', 'Date']
-      .map((name) => `${name}: ${(text(name) ?? text(name.toLowerCase()) ?? '').replace(/[\r\n]+/g, ' ')}`)
-      .join('\r\n'),
-  );
+  // Only the fields that stand in for something the headers lack are read (most mail: none).
+  const fieldBlock = FIELD_FALLBACKS.flatMap(([name, lacks]) => {
+    const value = lacks(headers) ? (text(name) ?? text(name.toLowerCase())) : undefined;
+    return value ? [`${name}: ${value.replace(/[\r\n]+/g, ' ')}`] : [];
+  }).join('\r\n');
+  const fields = fieldBlock ? await readHeaders(content, fieldBlock) : noHeaders();
   const inlineFiles = new Set(Object.values(contentIdMap(body)));
   const attachments = body.files.map((file): AttachmentFile => ({
     filename: headerText(file.filename) || file.field,
@@ -116,10 +131,14 @@ async function parsedMail(body: WebhookBody, headerList: [string, string][], con
   };
 }
 
+const contentIds = z.record(z.string(), z.string());
+
 /** `content-id-map`: `{"<cid>": "attachment-1"}`, the files the HTML shows inline. */
 function contentIdMap(body: WebhookBody): Record<string, string> {
+  const json = fieldText(body, 'content-id-map');
+  if (json === undefined) return {};
   try {
-    const parsed = z.record(z.string(), z.string()).safeParse(JSON.parse(fieldText(body, 'content-id-map') ?? '{}'));
+    const parsed = contentIds.safeParse(JSON.parse(json));
     return parsed.success ? parsed.data : {};
   } catch {
     return {};
