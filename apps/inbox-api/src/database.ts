@@ -48,8 +48,20 @@ export function pgStatements(client: pg.Pool | pg.PoolClient): Statements {
 export function preparedStatements(client: pg.Pool | pg.PoolClient): Statements {
   return {
     query: async <T>({ text, values }: Prisma.Sql) =>
-      (await client.query({ name: createHash('sha1').update(text).digest('base64url'), text, values })).rows as T[],
+      (await client.query({ name: statementName(text), text, values })).rows as T[],
   };
+}
+
+/** The names of the texts prepared so far: hashing a text of kilobytes on each run cost more than the look-up. */
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = createHash('sha1').update(text).digest('base64url');
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /**
