@@ -12,9 +12,9 @@
 import type { Logger } from '@repo/http';
 import { addressRefusal, createGuardedAgent, refusalMessage, type Resolve } from '@repo/net-guard';
 import { type Agent, request } from 'undici';
-import type { Database } from '../database.js';
+import { type Database, preparedStatements } from '../database.js';
 import { toEventResponse } from '../events/service.js';
-import type { Event, Prisma } from '../generated/prisma/client.js';
+import { type Event, Prisma } from '../generated/prisma/client.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { AttemptRecord } from './schemas.js';
 import { signedHeaders } from './sign.js';
@@ -113,9 +113,9 @@ export function describeFailure(error: unknown, timeoutSeconds: number): string 
 }
 
 /** A claimed delivery, with its webhook's address and secret and its event (null: removed by the retention). */
-interface Claimed {
+export interface Claimed {
   id: string;
-  event_id: bigint;
+  webhook_id: string;
   attempts: number;
   manual: boolean;
   url: string;
@@ -127,6 +127,41 @@ interface Target {
   id: string;
   url: string;
   secret: string;
+}
+
+/** A delivery attempted, and what the attempt came to: a row of recordOutcomes. */
+export interface Attempted {
+  delivery: Claimed;
+  outcome: AttemptOutcome;
+}
+
+/** How long a claim holds a delivery: the attempt's timeout, and a margin for recording its outcome. */
+export function leaseSeconds(client: WebhookClient): number {
+  return client.timeoutSeconds + 30;
+}
+
+/**
+ * The columns of a claimed delivery as claimedOf reads them, from `c` (the delivery), `w` (its
+ * webhook) and `e` (its event, LEFT JOINed): the job's claim and the fan-out's round (dispatch.ts)
+ * return deliveries alike.
+ */
+export const claimedColumns = Prisma.sql`c.id::text, c.webhook_id::text, c.attempts, c.manual, w.url, w.secret,
+  e.id AS e_id, e.type AS e_type, e.created_at AS e_created_at, e.organization_id AS e_organization_id,
+  e.inbox_id::text AS e_inbox_id, e.thread_id::text AS e_thread_id, e.message_id::text AS e_message_id,
+  e.data AS e_data`;
+
+export type ClaimedRow = Omit<Claimed, 'event'> & EventColumns;
+
+export function claimedOf(row: ClaimedRow): Claimed {
+  return {
+    id: row.id,
+    webhook_id: row.webhook_id,
+    attempts: row.attempts,
+    manual: row.manual,
+    url: row.url,
+    secret: row.secret,
+    event: eventOf(row),
+  };
 }
 
 /** The job's handler: attempts the webhook's due deliveries until none is left (or its turn ends). */
@@ -143,15 +178,14 @@ export async function deliverDue(deps: DeliveryDeps, webhookId: string, signal: 
 
 /**
  * Claims up to BATCH of the webhook's due deliveries, attempts them at once and records the
- * outcomes; answers how many it claimed (0: none was due, or the webhook is gone). Used by the job
- * and by the fan-out's in-process delivery (dispatch.ts) alike: the claim keeps them apart.
+ * outcomes; answers how many it claimed (0: none was due, or the webhook is gone). The claim keeps
+ * the jobs of every replica, and the deliveries a round leased to its process (dispatch.ts), apart.
  */
 export async function deliverBatch(deps: Omit<DeliveryDeps, 'jobs'>, webhookId: string): Promise<number> {
-  const leaseSeconds = deps.webhookClient.timeoutSeconds + 30;
   // One round trip before the attempts: the claim returns what they need (webhook, event).
-  const claimed = await deps.db.$queryRaw<(Omit<Claimed, 'event'> & EventColumns)[]>`
-    WITH claimed AS (
-      UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds})
+  const claimed = await preparedStatements(deps.db.pool).query<ClaimedRow>(Prisma.sql`
+    WITH c AS (
+      UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds(deps.webhookClient)})
        WHERE id IN (
          SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
           WHERE d.webhook_id = ${webhookId}::uuid AND d.status = 'pending' AND d.next_attempt_at <= now()
@@ -160,30 +194,29 @@ export async function deliverBatch(deps: Omit<DeliveryDeps, 'jobs'>, webhookId: 
           LIMIT ${BATCH}
           FOR UPDATE OF d SKIP LOCKED)
       RETURNING id, webhook_id, event_id, attempts, manual)
-    SELECT c.id::text, c.event_id, c.attempts, c.manual, w.url, w.secret,
-           e.id AS e_id, e.type AS e_type, e.created_at AS e_created_at, e.organization_id AS e_organization_id,
-           e.inbox_id::text AS e_inbox_id, e.thread_id::text AS e_thread_id, e.message_id::text AS e_message_id,
-           e.data AS e_data
-      FROM claimed c JOIN webhooks w ON w.id = c.webhook_id LEFT JOIN events e ON e.id = c.event_id`;
+    SELECT ${claimedColumns}
+      FROM c JOIN webhooks w ON w.id = c.webhook_id LEFT JOIN events e ON e.id = c.event_id`);
   if (claimed.length === 0) return 0;
-  const deliveries = claimed.map((row): Claimed => ({ ...row, event: eventOf(row) }));
-  const outcomes = await Promise.all(
-    deliveries.map((delivery) =>
-      attemptDelivery(
-        deps.webhookClient,
-        { id: webhookId, url: delivery.url, secret: delivery.secret },
-        delivery.id,
-        delivery.event ?? undefined,
-      ),
-    ),
+  const attempts = await Promise.all(
+    claimed.map(claimedOf).map(async (delivery) => ({ delivery, outcome: await attemptClaimed(deps.webhookClient, delivery) })),
   );
-  await recordOutcomes(deps, webhookId, deliveries, outcomes);
+  await recordOutcomes(deps, attempts);
   return claimed.length;
+}
+
+export function attemptClaimed(client: WebhookClient, delivery: Claimed): Promise<AttemptOutcome> {
+  return attemptDelivery(
+    client,
+    { id: delivery.webhook_id, url: delivery.url, secret: delivery.secret },
+    delivery.id,
+    delivery.event ?? undefined,
+  );
 }
 
 /** The event's columns as the claim returns them (prefixed: the delivery has an id too). */
 interface EventColumns {
-  e_id: bigint | null;
+  /** int8, which pg reads as text. */
+  e_id: string | null;
   e_type: string;
   e_created_at: Date;
   e_organization_id: string;
@@ -196,7 +229,7 @@ interface EventColumns {
 function eventOf(row: EventColumns): Event | null {
   if (row.e_id === null) return null;
   return {
-    id: row.e_id,
+    id: BigInt(row.e_id),
     type: row.e_type,
     createdAt: row.e_created_at,
     organizationId: row.e_organization_id,
@@ -243,21 +276,18 @@ export async function attemptDelivery(
   }
 }
 
-/** Writes the batch's outcomes in one statement, and disables the webhook when a delivery spent the schedule. */
-async function recordOutcomes(
-  deps: Omit<DeliveryDeps, 'jobs'>,
-  webhookId: string,
-  claimed: Claimed[],
-  outcomes: AttemptOutcome[],
-) {
+/**
+ * Writes the outcomes of attempts (of any webhooks) in one statement (prepared: under load it runs
+ * for nearly every commit), and disables each webhook of which a delivery spent the schedule.
+ */
+export async function recordOutcomes(deps: Omit<DeliveryDeps, 'jobs'>, attempts: Attempted[]): Promise<void> {
   const now = new Date();
   const schedule = deps.config.INBOX_WEBHOOK_RETRY_SCHEDULE;
-  let exhausted: { deliveryId: string; attempts: number; error: string | null } | undefined;
-  const rows = claimed.map((delivery, index) => {
-    const outcome = outcomes[index]!;
+  const exhausted = new Map<string, { deliveryId: string; attempts: number; error: string | null }>();
+  const rows = attempts.map(({ delivery, outcome }) => {
     const attempts = delivery.attempts + 1;
     const next = stateAfterAttempt(schedule, attempts, delivery.manual, outcome.ok);
-    if (next.exhausted) exhausted = { deliveryId: delivery.id, attempts, error: outcome.error };
+    if (next.exhausted) exhausted.set(delivery.webhook_id, { deliveryId: delivery.id, attempts, error: outcome.error });
     const entry: AttemptRecord = {
       at: now.toISOString(),
       status_code: outcome.statusCode,
@@ -274,7 +304,7 @@ async function recordOutcomes(
       entry,
     };
   });
-  await deps.db.$executeRaw`
+  await preparedStatements(deps.db.pool).query(Prisma.sql`
     UPDATE webhook_deliveries d
        SET status = r.status,
            attempts = d.attempts + 1,
@@ -288,18 +318,18 @@ async function recordOutcomes(
                          || jsonb_build_array(r.entry)
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
            AS r(id uuid, status text, next_attempt_at timestamptz, status_code int, error text, delivered boolean, entry jsonb)
-     WHERE d.id = r.id`;
-  if (exhausted) {
+     WHERE d.id = r.id`);
+  for (const [webhookId, spent] of exhausted) {
     const total = schedule.reduce((sum, seconds) => sum + seconds, 0);
     const reason =
-      `Delivery ${exhausted.deliveryId} failed ${exhausted.attempts} times over the whole retry schedule ` +
-      `(${formatDuration(total)}); last attempt: ${exhausted.error ?? 'failed'}`;
+      `Delivery ${spent.deliveryId} failed ${spent.attempts} times over the whole retry schedule ` +
+      `(${formatDuration(total)}); last attempt: ${spent.error ?? 'failed'}`;
     await deps.db.webhook.updateMany({
       where: { id: webhookId, enabled: true },
       data: { enabled: false, disabledReason: reason },
     });
     deps.logger.warn(
-      { webhookId, deliveryId: exhausted.deliveryId },
+      { webhookId, deliveryId: spent.deliveryId },
       'webhooks: a delivery failed for the whole schedule; webhook disabled',
     );
   }

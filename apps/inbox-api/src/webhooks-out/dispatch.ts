@@ -8,22 +8,34 @@
  *
  * Each process runs rounds when a commit of an event is announced (the events LISTEN, so on any
  * replica; signals that arrive during a round are coalesced into the next one, which takes every
- * event committed meanwhile) and every INBOX_WEBHOOK_SWEEP_SECONDS as a backstop. Right after a
- * round commits, the process attempts the new deliveries itself (createLocalDelivery), without a
- * job queued and picked up in between: that is most of a delivery's latency saved. The deliveries
- * are rows before any attempt, so a crash loses none: the sweep, every INBOX_WEBHOOK_SWEEP_SECONDS
- * in every process, queues the `deliver-webhook` job of any webhook with a delivery due (new ones
- * not attempted, retries, leases of attempts cut short), and the claim (deliver.ts) keeps the job
- * and the in-process delivery from taking the same delivery.
+ * event committed meanwhile) and every INBOX_WEBHOOK_SWEEP_SECONDS as a backstop. A round leases
+ * the deliveries it writes to its own process (their due time is the end of a claim's lease) and
+ * returns them with their webhooks and events: the process attempts them at once
+ * (createLocalDelivery), with no claim, job or queue in between, and records the outcomes of
+ * many attempts in one statement. The deliveries are rows before any attempt, so a crash loses
+ * none: once the lease ends, the sweep (every INBOX_WEBHOOK_SWEEP_SECONDS in every process) queues
+ * the `deliver-webhook` job of any webhook with a delivery due (those a process left unattempted or
+ * unrecorded, retries), whose claim (deliver.ts) takes them.
  */
 import type { CrashPoint } from '@repo/config';
 import type { Logger } from '@repo/http';
 import { type Periodic, startPeriodic } from '@repo/jobs';
-import type { Database } from '../database.js';
+import { type Database, preparedStatements } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { EventListener } from '../events/listener.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { type DeliveryDeps, deliverBatch } from './deliver.js';
+import {
+  type Attempted,
+  attemptClaimed,
+  type Claimed,
+  claimedColumns,
+  claimedOf,
+  type ClaimedRow,
+  type DeliveryDeps,
+  leaseSeconds,
+  recordOutcomes,
+  type WebhookClient,
+} from './deliver.js';
 
 /** Events taken by one round. */
 const ROUND_EVENTS = 1000;
@@ -31,22 +43,32 @@ const ROUND_EVENTS = 1000;
 export interface DispatchDeps {
   db: Database;
   jobs: JobQueue;
+  webhookClient: WebhookClient;
   crashPoint: CrashPoint;
 }
 
 /**
  * Runs rounds until the cursor reaches the end of the log; returns the deliveries written. `onCommitted`
- * hears, after each round's commit, the webhooks that got deliveries in it.
+ * gets (and must attempt), after each round's commit, the deliveries it wrote, leased to this process until `leaseEnds`
+ * (a time of Date.now(), taken before the round: the database's lease ends later).
  */
-export async function dispatchEvents(deps: DispatchDeps, onCommitted?: (webhookIds: string[]) => void): Promise<number> {
+export async function dispatchEvents(
+  deps: DispatchDeps,
+  onCommitted: (deliveries: Claimed[], leaseEnds: number) => void,
+): Promise<number> {
   let written = 0;
+  const lease = leaseSeconds(deps.webhookClient);
   for (;;) {
-    const [round] = await deps.db.$queryRaw<{ events: number; deliveries: number; webhook_ids: string[] }[]>(roundStatement);
-    // Crash tests stop here: deliveries committed, none attempted yet.
-    if (round!.deliveries > 0) deps.crashPoint('webhook-dispatch:committed');
-    if (round!.webhook_ids.length > 0) onCommitted?.(round!.webhook_ids);
-    written += round!.deliveries;
-    if (round!.events < ROUND_EVENTS) return written;
+    const leaseEnds = Date.now() + lease * 1000;
+    const rows = await preparedStatements(deps.db.pool).query<{ events: number } & ClaimedRow>(roundStatement(lease));
+    const deliveries = rows.filter((row) => row.id !== null).map(claimedOf);
+    if (deliveries.length > 0) {
+      // Crash tests stop here: deliveries committed, none attempted yet.
+      deps.crashPoint('webhook-dispatch:committed');
+      onCommitted(deliveries, leaseEnds);
+    }
+    written += deliveries.length;
+    if (rows[0]!.events < ROUND_EVENTS) return written;
   }
 }
 
@@ -57,8 +79,12 @@ export async function dispatchEvents(deps: DispatchDeps, onCommitted?: (webhookI
  * committed meanwhile), but ids are in commit order: what the snapshot misses lies after every id
  * it sees, so the next round takes it. The cursor's row is written by the first round (upsert:
  * two first rounds at once write deliveries that the unique (webhook_id, event_id) keeps single).
+ * The deliveries are written leased for `lease` seconds and returned as the claim returns them, one
+ * row each (or one row of nulls), each row with the round's count of events. Prepared once per
+ * connection: under load a round runs at nearly every commit, and Postgres would otherwise parse
+ * and plan it each time.
  */
-const roundStatement = Prisma.sql`
+const roundStatement = (lease: number) => Prisma.sql`
   WITH cursor AS MATERIALIZED (
     SELECT last_event_id FROM webhook_dispatch WHERE id = 1 FOR UPDATE
   ), next AS MATERIALIZED (
@@ -68,7 +94,7 @@ const roundStatement = Prisma.sql`
      LIMIT ${ROUND_EVENTS}
   ), inserted AS (
     INSERT INTO webhook_deliveries (id, webhook_id, event_id, next_attempt_at)
-    SELECT gen_random_uuid(), w.id, e.id, now()
+    SELECT gen_random_uuid(), w.id, e.id, now() + make_interval(secs => ${lease})
       FROM next e
       JOIN webhooks w
         ON w.organization_id = e.organization_id
@@ -78,18 +104,21 @@ const roundStatement = Prisma.sql`
        AND (cardinality(w.inbox_ids) = 0 OR e.inbox_id = ANY (w.inbox_ids))
      ORDER BY e.id
     ON CONFLICT (webhook_id, event_id) DO NOTHING
-    RETURNING webhook_id
+    RETURNING id, webhook_id, event_id, attempts, manual
   ), moved AS (
     INSERT INTO webhook_dispatch (id, last_event_id)
     SELECT 1, MAX(id) FROM next HAVING COUNT(*) > 0
     ON CONFLICT (id) DO UPDATE
        SET last_event_id = GREATEST(webhook_dispatch.last_event_id, EXCLUDED.last_event_id), updated_at = now()
   )
-  SELECT (SELECT COUNT(*)::int FROM next) AS events,
-         (SELECT COUNT(*)::int FROM inserted) AS deliveries,
-         ARRAY(SELECT DISTINCT webhook_id::text FROM inserted) AS webhook_ids`;
+  SELECT (SELECT COUNT(*)::int FROM next) AS events, ${claimedColumns}
+    FROM (SELECT 1) AS one
+    LEFT JOIN inserted c ON true
+    LEFT JOIN webhooks w ON w.id = c.webhook_id
+    LEFT JOIN events e ON e.id = c.event_id
+   ORDER BY c.event_id`;
 
-/** Queues the delivery job of every webhook with a delivery due (retries, leases of attempts cut short). */
+/** Queues the delivery job of every webhook with a delivery due (retries, leases that ended without an attempt recorded). */
 export async function queueDueDeliveries(deps: Pick<DispatchDeps, 'db' | 'jobs'>): Promise<number> {
   const due = await deps.db.$queryRaw<{ webhook_id: string }[]>`
     SELECT DISTINCT d.webhook_id::text AS webhook_id
@@ -103,64 +132,82 @@ export async function queueDueDeliveries(deps: Pick<DispatchDeps, 'db' | 'jobs'>
   return due.length;
 }
 
-/** In-process attempts of one webhook's deliveries: runners at work, and whether a round committed more since a runner last looked. */
-interface LocalRunners {
-  running: number;
-  more: boolean;
+/** Attempts in flight per webhook in one process (as many as the client's connections to one origin, four times). */
+const LOCAL_IN_FLIGHT = 200;
+/** Outcomes written by one statement at most. */
+const RECORD_ROWS = 500;
+
+interface Waiting {
+  delivery: Claimed;
+  leaseEnds: number;
 }
 
-/** Runners per webhook in one process: a round's deliveries start at once while earlier batches are still in flight. */
-const LOCAL_RUNNERS = 4;
-
 export interface LocalDelivery {
-  /** A round committed deliveries of these webhooks: attempt them now. */
-  kick(webhookIds: string[]): void;
-  /** Waits for the attempts in flight (each ends within the receiver timeout). */
+  /** A round committed these deliveries, leased to this process until `leaseEnds`: attempt them now. */
+  attempt(deliveries: Claimed[], leaseEnds: number): void;
+  /** Waits for the attempts in flight (each ends within the receiver timeout) and records them. */
   stop(): Promise<void>;
 }
 
 /**
- * Attempts new deliveries in this process as soon as their round commits. Each webhook has up to
- * LOCAL_RUNNERS runners; a runner claims and attempts batches (deliverBatch) until none is due and
- * no round committed more since its last claim began, so a kick that finds every runner busy is
- * never lost. A failure (the database) is left to the sweep and the job.
+ * Attempts the deliveries a round leased to this process, each as soon as it comes (up to
+ * LOCAL_IN_FLIGHT per webhook, the rest wait their turn), and records their outcomes: one
+ * statement at a time, each taking every outcome that came meanwhile, so that under load one
+ * statement records many attempts. A delivery whose lease would end before its attempt could is
+ * not attempted: the sweep takes it once the lease ends. A failure (the database) is left to the
+ * sweep and the job likewise.
  */
 export function createLocalDelivery(deps: Omit<DeliveryDeps, 'jobs'>, onError: (error: unknown) => void): LocalDelivery {
-  const webhooks = new Map<string, LocalRunners>();
-  const inFlight = new Set<Promise<void>>();
+  const webhooks = new Map<string, { waiting: Waiting[]; inFlight: number }>();
+  const attempts = new Set<Promise<void>>();
+  const outcomes: Attempted[] = [];
+  let recording: Promise<void> | undefined;
   let stopped = false;
+  const timeoutMs = deps.webhookClient.timeoutSeconds * 1000;
 
-  const run = async (webhookId: string, state: LocalRunners) => {
-    try {
-      while (!stopped) {
-        state.more = false;
-        const claimed = await deliverBatch(deps, webhookId);
-        if (claimed === 0 && !state.more) return;
-      }
-    } finally {
-      state.running--;
-      if (state.running === 0) webhooks.delete(webhookId);
+  const record = () => {
+    if (recording) return;
+    recording = (async () => {
+      while (outcomes.length > 0) await recordOutcomes(deps, outcomes.splice(0, RECORD_ROWS)).catch(onError);
+    })().finally(() => {
+      recording = undefined;
+      // An outcome that came between the loop's end and here.
+      if (outcomes.length > 0) record();
+    });
+  };
+
+  const next = (webhookId: string) => {
+    const state = webhooks.get(webhookId)!;
+    while (!stopped && state.inFlight < LOCAL_IN_FLIGHT && state.waiting.length > 0) {
+      const { delivery, leaseEnds } = state.waiting.shift()!;
+      if (Date.now() + timeoutMs > leaseEnds) continue;
+      state.inFlight++;
+      const attempt: Promise<void> = attemptClaimed(deps.webhookClient, delivery).then((outcome) => {
+        outcomes.push({ delivery, outcome });
+        record();
+        attempts.delete(attempt);
+        state.inFlight--;
+        next(webhookId);
+      });
+      attempts.add(attempt);
     }
+    if (state.inFlight === 0 && state.waiting.length === 0) webhooks.delete(webhookId);
   };
 
   return {
-    kick(webhookIds) {
+    attempt(deliveries, leaseEnds) {
       if (stopped) return;
-      for (const webhookId of webhookIds) {
-        let state = webhooks.get(webhookId);
-        if (!state) webhooks.set(webhookId, (state = { running: 0, more: false }));
-        state.more = true;
-        if (state.running >= LOCAL_RUNNERS) continue;
-        state.running++;
-        const runner: Promise<void> = run(webhookId, state)
-          .catch(onError)
-          .finally(() => inFlight.delete(runner));
-        inFlight.add(runner);
+      for (const delivery of deliveries) {
+        let state = webhooks.get(delivery.webhook_id);
+        if (!state) webhooks.set(delivery.webhook_id, (state = { waiting: [], inFlight: 0 }));
+        state.waiting.push({ delivery, leaseEnds });
       }
+      for (const webhookId of new Set(deliveries.map((delivery) => delivery.webhook_id))) next(webhookId);
     },
     async stop() {
       stopped = true;
-      await Promise.all([...inFlight]);
+      await Promise.all([...attempts]);
+      while (recording) await recording;
     },
   };
 }
@@ -183,7 +230,7 @@ export function startWebhookDispatcher(
   const loop = (async () => {
     await subscription.ready;
     while (!stopping.signal.aborted) {
-      await dispatchEvents(deps, (webhookIds) => local.kick(webhookIds)).catch(onError);
+      await dispatchEvents(deps, (deliveries, leaseEnds) => local.attempt(deliveries, leaseEnds)).catch(onError);
       await subscription.next({ timeoutMs: options.sweepSeconds * 1000, abort: stopping.signal });
     }
   })();

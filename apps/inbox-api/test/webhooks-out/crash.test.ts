@@ -1,7 +1,7 @@
 /**
  * kill -9 of the service between the commit of an event's deliveries and their attempt: after a
  * restart on the same database the receiver gets the event exactly once, with the webhook-id the
- * delivery was given before the kill. The service runs as its own process (src/server.ts, which
+ * delivery was given before the kill, once the lease the round gave it has ended. The service runs as its own process (src/server.ts, which
  * starts the fan-out and the delivery jobs) and kills itself at TEST_CRASH_POINT.
  */
 import { Webhook as StandardWebhook } from 'standardwebhooks';
@@ -13,7 +13,9 @@ jest.setTimeout(180_000);
 const crash = crashTestService({
   label: 'inbox_hooks_crash',
   domain: 'hooks-crash.test',
-  env: { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true', INBOX_WEBHOOK_SWEEP_SECONDS: '1' },
+  // The round leases its deliveries to the process that ran it (timeout + 30 s): after the kill they
+  // come due when that lease ends. A short timeout keeps the wait short.
+  env: { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true', INBOX_WEBHOOK_SWEEP_SECONDS: '1', INBOX_WEBHOOK_TIMEOUT_SECONDS: '2' },
 });
 const { start, crashDuring } = crash;
 let receiver: Receiver;
