@@ -21,7 +21,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { withBenchService } from './service.js';
+import { metric, withBenchService } from './service.js';
 import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
@@ -126,10 +126,6 @@ function longPoller(url: string, from: number, latencies: number[]) {
   };
 }
 
-async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
-}
 const rss = (url: string) => metric(url, 'process_resident_memory_bytes');
 /** The server process's CPU seconds so far (event loop and workers): compared per message, less noisy than latency. */
 const cpuSeconds = (url: string) => metric(url, 'process_cpu_seconds_total');

@@ -46,3 +46,9 @@ export async function withBenchService<T>(
     await rm(dataDir, { recursive: true, force: true });
   }
 }
+
+/** A figure of the server's /metrics (Prometheus text). */
+export async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
+}

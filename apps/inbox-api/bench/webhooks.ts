@@ -4,7 +4,9 @@
  * from the event's `created_at` (its append, the last statement before the commit) to the
  * receiver; (2) what
  * one webhook subscribed to every event costs ingestion: Mailgun route posts from `--concurrency`
- * clients for `--seconds`, without a webhook and then with one.
+ * clients for `--seconds`, without a webhook and then with one, and the CPU each message took: the
+ * server's, Postgres's (its backends of the scratch database, read from /proc: Postgres on this
+ * machine) and this process's (the posting clients and the receiver).
  *
  *   pnpm --filter inbox-api bench:webhooks [--seconds 10] [--rate 100] [--webhooks 10] [--concurrency 16]
  *
@@ -12,9 +14,11 @@
  * Prints Markdown.
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { withBenchService } from './service.js';
+import pg from 'pg';
+import { metric, withBenchService } from './service.js';
 import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
@@ -91,7 +95,11 @@ async function inbox(url: string) {
 }
 
 /** Closed loop: `concurrency` clients posting for `forSeconds`; messages accepted per second. */
-async function ingestFlat(url: string, to: string, forSeconds: number): Promise<{ perSecond: number; failed: number }> {
+async function ingestFlat(
+  url: string,
+  to: string,
+  forSeconds: number,
+): Promise<{ perSecond: number; sent: number; failed: number }> {
   let sent = 0;
   let failed = 0;
   const end = performance.now() + forSeconds * 1000;
@@ -104,7 +112,25 @@ async function ingestFlat(url: string, to: string, forSeconds: number): Promise<
       }
     }),
   );
-  return { perSecond: sent / ((performance.now() - started) / 1000), failed };
+  return { perSecond: sent / ((performance.now() - started) / 1000), sent, failed };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** CPU ms so far of the server, of the database's backends (but `db`'s own) and of this process. */
+async function cpuMs(url: string, db: pg.Client): Promise<{ server: number; postgres: number; bench: number }> {
+  const { rows } = await db.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  let postgres = 0;
+  for (const { pid } of rows) {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.split(' ');
+    if (fields) postgres += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  }
+  const own = process.cpuUsage();
+  return { server: (await metric(url, 'process_cpu_seconds_total')) * 1000, postgres, bench: (own.user + own.system) / 1000 };
 }
 
 const env = { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' };
@@ -150,12 +176,12 @@ const fanout = await withBenchService('webhooks', env, async (service) => {
 
 // (2) Ingestion without and with one webhook on every event.
 const ingestion: string[] = [
-  '| Ingestion (Mailgun route posts) | messages/s | failed | deliveries |',
-  '| --- | --- | --- | --- |',
+  '| Ingestion (Mailgun route posts) | messages/s | failed | deliveries | CPU ms per message: server / Postgres / bench (clients, receiver) |',
+  '| --- | --- | --- | --- | --- |',
 ];
 for (const subscribed of [false, true]) {
   receiver.arrivals.length = 0;
-  const row = await withBenchService('webhooks', env, async (service) => {
+  const row = await withBenchService('webhooks', env, async (service, databaseUrl) => {
     const { email_address: to } = await inbox(service.url);
     await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
     if (subscribed) {
@@ -164,9 +190,21 @@ for (const subscribed of [false, true]) {
         event_types: ['message.received', 'message.sent', 'message.delivered', 'message.failed', 'thread.summarized'],
       });
     }
-    const result = await ingestFlat(service.url, to, seconds);
-    await sleep(3000);
-    return `| ${subscribed ? 'one webhook, every event' : 'no webhook'} | ${result.perSecond.toFixed(0)} | ${result.failed} | ${receiver.arrivals.length} |`;
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      const before = await cpuMs(service.url, db);
+      const result = await ingestFlat(service.url, to, seconds);
+      const after = await cpuMs(service.url, db);
+      const perMessage = (key: keyof typeof after) => ((after[key] - before[key]) / result.sent).toFixed(2);
+      await sleep(3000);
+      return (
+        `| ${subscribed ? 'one webhook, every event' : 'no webhook'} | ${result.perSecond.toFixed(0)} | ${result.failed} | ${receiver.arrivals.length} ` +
+        `| ${perMessage('server')} / ${perMessage('postgres')} / ${perMessage('bench')} |`
+      );
+    } finally {
+      await db.end();
+    }
   });
   ingestion.push(row);
 }
