@@ -73,6 +73,19 @@ export function textRows(values: readonly string[]): Prisma.Sql {
   return Prisma.sql`json_array_elements_text(${JSON.stringify(values)}::json)`;
 }
 
+/**
+ * `values` as `ARRAY[$1::text, $2::text, ...]`, padded with NULLs to a power of two: for a prepared
+ * statement whose plan depends on how many there are. Postgres guesses 10 elements for an array
+ * parameter, so that such a statement's generic plan looks ten times dearer than the plans made for
+ * its values, and it plans the statement again on every run; given the length, it keeps the generic
+ * plan. Padded, a statement has a text per power of two (a NULL matches nothing in `=` or `ANY`).
+ */
+export function sizedTextArray(values: readonly string[]): Prisma.Sql {
+  const size = 2 ** Math.ceil(Math.log2(Math.max(values.length, 1)));
+  const padded = [...values, ...Array.from({ length: size - values.length }, () => null)];
+  return Prisma.sql`ARRAY[${Prisma.join(padded.map((value) => Prisma.sql`${value}::text`))}]`;
+}
+
 /** Runs `work` in a transaction on one of the pool's connections: committed when it resolves, rolled back when it throws. */
 export async function pgTransaction<T>(db: Database, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await db.pool.connect();

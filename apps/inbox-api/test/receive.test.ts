@@ -2,7 +2,8 @@ import request from 'supertest';
 import { NotFoundError } from '@repo/errors';
 import type { MessageContent } from '../src/messages/content/index.js';
 import type { InboundMail } from '../src/messages/inbound-mail.js';
-import { receiveMessage } from '../src/messages/receive.js';
+import { createDatabaseClient, sizedTextArray } from '../src/database.js';
+import { receiveMessage, recipientsAt } from '../src/messages/receive.js';
 import { createTestContext, type TestContext } from './context.js';
 import { storableInboundMail } from './webhooks/helpers.js';
 
@@ -54,5 +55,53 @@ describe('receiveMessage', () => {
     expect(cleanings).toBe(1);
     const thread = await ctx.db.thread.findUniqueOrThrow({ where: { id: first.message.threadId } });
     expect(thread).toMatchObject({ messageCount: 1, participants: ['sender@example.com', 'receive@inbox.test'] });
+  });
+});
+
+describe('recipientsAt', () => {
+  it('finds the inboxes of several addresses with the messages several ids name, on a plan each connection keeps', async () => {
+    const [one, two] = [await createInbox('plan-one'), await createInbox('plan-two')];
+    const content = () => Promise.resolve({ contentClean: 'Hi', preview: 'Hi' });
+    const first = await receiveMessage(receiveDeps(), one, mail({ messageId: '<plan-1@example.com>' }), content);
+    const reply = mail({
+      to: [one.emailAddress, two.emailAddress, 'nobody@inbox.test'],
+      messageId: '<plan-2@example.com>',
+      references: '<plan-0@example.com> <plan-1@example.com>',
+    });
+    // One connection, so that its prepared statement is the one pg_prepared_statements shows.
+    const db = createDatabaseClient(ctx.deps.config.DATABASE_URL!, 1);
+    try {
+      for (let run = 0; run < 8; run++) {
+        const found = await recipientsAt(db, reply.to, reply);
+        expect(found.map((inbox) => inbox.id)).toEqual([one.id, two.id]);
+        expect(found[0]!.threading.named).toEqual([
+          {
+            id: first.message.id,
+            threadId: first.message.threadId,
+            direction: 'inbound',
+            providerMessageId: '<plan-1@example.com>',
+          },
+        ]);
+        expect(found[1]!.threading.named).toEqual([]);
+      }
+      // Past its first 5 runs, Postgres runs the plan it made once rather than planning each run again.
+      const [statement] = (
+        await db.pool.query<{ custom_plans: string; generic_plans: string }>(
+          `SELECT custom_plans, generic_plans FROM pg_prepared_statements WHERE statement LIKE '%AS receive_rules%'`,
+        )
+      ).rows;
+      expect([Number(statement!.custom_plans), Number(statement!.generic_plans)]).toEqual([5, 3]);
+    } finally {
+      await db.$disconnect();
+    }
+  });
+
+  it('sends a list as one parameter an element, padded with NULLs to a power of two', () => {
+    expect(sizedTextArray(['a'])).toMatchObject({ text: 'ARRAY[$1::text]', values: ['a'] });
+    expect(sizedTextArray(['a', 'b', 'c'])).toMatchObject({
+      text: 'ARRAY[$1::text,$2::text,$3::text,$4::text]',
+      values: ['a', 'b', 'c', null],
+    });
+    expect(sizedTextArray([])).toMatchObject({ text: 'ARRAY[$1::text]', values: [null] });
   });
 });

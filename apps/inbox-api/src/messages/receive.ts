@@ -1,7 +1,7 @@
 import type { CrashPoint } from '@repo/config';
 import { isUniqueViolation, uuidv7 } from '@repo/db';
 import { NotFoundError } from '@repo/errors';
-import { type Database, pgTransaction, preparedStatements, type Statements } from '../database.js';
+import { type Database, pgTransaction, preparedStatements, sizedTextArray, type Statements } from '../database.js';
 import { type Inbox, type Message, Prisma } from '../generated/prisma/client.js';
 import type { ListRule } from '../lists/rules.js';
 import type { SummaryRequests } from '../summaries/service.js';
@@ -184,7 +184,8 @@ interface RecipientRow extends ReceivingInbox {
 
 /**
  * The live inboxes at `addresses` (by address), each with what receiving `mail` there needs, in
- * one prepared statement (each round trip costs the busy server more than the reading): its
+ * one prepared statement (each round trip costs the busy server more than the reading), planned
+ * once per connection (its arrays of known length, sizedTextArray: planning it took twice its run): its
  * receive rules and its organization's, its messages named by the mail's Message-IDs (both
  * directions), and its 20 threads of the mail's subject active most recently within the window
  * of the mail's date (none for an empty subject).
@@ -206,7 +207,7 @@ export async function recipientsAt(db: Database, addresses: string[], mail: Stor
               -- direction, all three columns given: the subquery (LIMIT 1: the key is unique) is planned
               -- alone, so Postgres cannot instead read every message of the inbox and filter them, as it
               -- did with "= ANY" conditions or a join while the table had no statistics yet (bench:ingest).
-              FROM unnest(${namedMessageIds(mail)}::text[]) AS named(id)
+              FROM unnest(${sizedTextArray(namedMessageIds(mail))}) AS named(id)
               CROSS JOIN unnest('{inbound,outbound}'::"MessageDirection"[]) AS d(direction)
               CROSS JOIN LATERAL (
                 SELECT id, thread_id, direction, provider_message_id FROM messages
@@ -229,7 +230,7 @@ export async function recipientsAt(db: Database, addresses: string[], mail: Stor
                      LIMIT 20) AS t
            ) AS same_subject
       FROM inboxes i
-     WHERE i.email_address = ANY(${addresses}::text[]) AND i.deleted_at IS NULL
+     WHERE i.email_address = ANY(${sizedTextArray(addresses)}) AND i.deleted_at IS NULL
      ORDER BY i.email_address`);
   return rows.map((row) => ({
     id: row.id,
