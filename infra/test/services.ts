@@ -76,7 +76,7 @@ export const services: ServiceUnderTest[] = [
       const app = buildHttpApp({
         transport: 'http',
         // The probes never open a task.
-        createServer: (api) => createMcpServer({ api, logger, taskKey: taskKeyFrom('probe') }),
+        createServer: (api, reach) => createMcpServer({ api, logger, taskKey: taskKeyFrom('probe') }, reach),
         // The probes never reach inbox-api.
         api: new InboxApiClient({ baseUrl: 'http://127.0.0.1:8000' }),
         allowAnonymous: false,

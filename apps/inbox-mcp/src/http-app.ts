@@ -15,12 +15,16 @@ import { askInboxApi, KeyChecks } from './auth/key-checks.js';
 import { authenticate, type Caller, callerOf, protectedResourceMetadataRoute, sameCaller } from './auth/middleware.js';
 import { isLoopback } from './config.js';
 import { jsonRpcErrorFormat } from './json-rpc-errors.js';
+import { reachOf, type ServerReach } from './mcp-server.js';
 import { InFlightRequests } from './stateless-cancellation.js';
 
 export interface HttpAppDeps {
   transport: 'sse' | 'http';
-  /** One MCP server whose tools and resources reach inbox-api through `api`: the caller's. */
-  createServer: (api: InboxApiClient) => McpServer;
+  /**
+   * An MCP server whose tools and resources reach inbox-api through `api`: the caller's. Serving
+   * one request (stateless HTTP), it need hold only what the request can `reach`.
+   */
+  createServer: (api: InboxApiClient, reach?: ServerReach) => McpServer;
   /** inbox-api with SERVICE_API_KEY; each caller's client is made from it with their key. */
   api: InboxApiClient;
   /** --allow-anonymous: requests without a key act with SERVICE_API_KEY instead of getting 401. */
@@ -95,14 +99,18 @@ function dnsRebindingProtection(deps: HttpAppDeps) {
 function streamableHttpRoutes(deps: HttpAppDeps): Router {
   const router = express.Router();
   const inFlight = new InFlightRequests();
-  // What the factory needs of the request it builds a server for: the caller's API and a hook for cancellation.
-  const perRequest = new WeakMap<Request, { api: InboxApiClient; requestId: unknown; created: (server: McpServer) => void }>();
+  // What the factory needs of the request it builds a server for: the caller's API, what the request
+  // can reach and a hook for cancellation.
+  const perRequest = new WeakMap<
+    Request,
+    { api: InboxApiClient; reach: ServerReach; requestId: unknown; created: (server: McpServer) => void }
+  >();
   const handler = createMcpHandler(
     (context) => {
       const request = context.requestInfo && perRequest.get(context.requestInfo);
       if (!request) throw new Error('inbox-mcp: a server was asked for outside a request');
       try {
-        const server = deps.createServer(request.api);
+        const server = deps.createServer(request.api, request.reach);
         request.created(server);
         return server;
       } catch (error) {
@@ -134,7 +142,12 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
       headers: webHeaders(req),
       signal: disconnected.signal,
     });
-    perRequest.set(request, { api: callerOf(res).api, requestId: requestIdOf(res), created: (server) => servers.add(server) });
+    perRequest.set(request, {
+      api: callerOf(res).api,
+      reach: reachOf(req.body),
+      requestId: requestIdOf(res),
+      created: (server) => servers.add(server),
+    });
     const response = await handler.fetch(request, { parsedBody: req.body });
     await sendWebResponse(response, res);
   });

@@ -6,7 +6,7 @@ import { createLogger, createMetrics, serve } from '@repo/http';
 import { InboxApiClient } from './api-client.js';
 import { type CommandLine, isLoopback, parseCommandLine, serviceConfigSchema, USAGE, UsageError } from './config.js';
 import { buildHttpApp } from './http-app.js';
-import { createMcpServer } from './mcp-server.js';
+import { createMcpServer, type ServerReach } from './mcp-server.js';
 import { appRoot } from './paths.js';
 import { taskKeyFrom } from './tasks/task-id.js';
 
@@ -42,7 +42,7 @@ if (config.MCP_TRANSPORT !== 'stdio' && allowAnonymous && !isLoopback(config.HOS
 
 const api = new InboxApiClient({ baseUrl: config.SERVICE_API_URL, apiKey: config.SERVICE_API_KEY });
 const taskKey = taskKeyFrom(config.INBOX_MCP_TASK_KEY ?? (await generatedTaskKey()));
-const createServer = (client: InboxApiClient) => createMcpServer({ api: client, logger, taskKey });
+const createServer = (client: InboxApiClient, reach?: ServerReach) => createMcpServer({ api: client, logger, taskKey }, reach);
 
 /** Development without INBOX_MCP_TASK_KEY: a key kept in the app's folder, shared by its processes there. */
 async function generatedTaskKey(): Promise<string> {

@@ -49,25 +49,69 @@ export const CAPABILITIES = {
   ...TASK_CAPABILITIES,
 };
 
+type Register = (server: McpServer, deps: ServerDeps) => void;
+
+/** Every tool module, in the order `tools/list` shows them, with the tools it registers. */
+const TOOL_MODULES: { tools: readonly string[]; register: Register }[] = [
+  { tools: ['create_inbox'], register: registerInboxTools },
+  { tools: ['send_email', 'send_email_with_attachments'], register: registerSendTools },
+  { tools: ['list_messages', 'search_email'], register: registerMessageTools },
+  { tools: ['list_attachments', 'get_attachment_content'], register: registerAttachmentTools },
+  { tools: ['wait_for_reply'], register: registerWaitForReplyTool },
+  { tools: ['list_inboxes', 'list_threads', 'get_thread', 'list_events'], register: registerBrowseTools },
+  { tools: ['reply_to_message', 'forward_message', 'update_labels'], register: registerConversationTools },
+  { tools: ['search'], register: registerSearchTool },
+  { tools: ['create_draft', 'send_draft'], register: registerDraftTools },
+];
+
+/** What of the server a request can reach: the tools (all, or those named) and whether the resources. */
+export interface ServerReach {
+  tools: 'all' | readonly string[];
+  resources: boolean;
+}
+
+export const WHOLE_SERVER: ServerReach = { tools: 'all', resources: true };
+
 /**
- * One MCP server instance (SDK v2) with every tool and resource, serving either protocol era:
- * 2025-11-25 (and older) after `initialize`, 2026-07-28 per request. Network transports create one
- * per session (SSE) or per request (stateless streamable HTTP), so nothing here may hold
- * per-client state.
+ * What one stateless request reaches, from its JSON-RPC message: a `tools/call` its tool, a
+ * resource method the resources, a task method neither (the task handlers are always there);
+ * anything else (`initialize`, `tools/list`, a batch ...) the whole server.
  */
-export function createMcpServer(deps: ServerDeps): McpServer {
+export function reachOf(message: unknown): ServerReach {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return WHOLE_SERVER;
+  const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+  switch (method) {
+    case 'tools/call':
+      return typeof params?.name === 'string' ? { tools: [params.name], resources: false } : WHOLE_SERVER;
+    case 'resources/list':
+    case 'resources/templates/list':
+    case 'resources/read':
+      return { tools: [], resources: true };
+    case 'tasks/get':
+    case 'tasks/result':
+    case 'tasks/cancel':
+      return { tools: [], resources: false };
+    default:
+      return WHOLE_SERVER;
+  }
+}
+
+/**
+ * One MCP server instance (SDK v2) serving either protocol era: 2025-11-25 (and older) after
+ * `initialize`, 2026-07-28 per request. Network transports create one per session (SSE, the whole
+ * server) or per request (stateless streamable HTTP, only what the request reaches: all 18 tools
+ * cost 38 KB and 0.2 ms a request, most requests using one), so nothing here may hold per-client
+ * state.
+ */
+export function createMcpServer(deps: ServerDeps, reach: ServerReach = WHOLE_SERVER): McpServer {
   const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, capabilities: CAPABILITIES, jsonSchemaValidator });
-  registerInboxTools(server, deps);
-  registerSendTools(server, deps);
-  registerMessageTools(server, deps);
-  registerAttachmentTools(server, deps);
-  registerWaitForReplyTool(server, deps);
-  registerBrowseTools(server, deps);
-  registerConversationTools(server, deps);
-  registerSearchTool(server, deps);
-  registerDraftTools(server, deps);
-  registerRecentThreadsResource(server, deps);
-  registerThreadResource(server, deps);
+  for (const { tools, register } of TOOL_MODULES) {
+    if (reach.tools === 'all' || tools.some((tool) => reach.tools.includes(tool))) register(server, deps);
+  }
+  if (reach.resources) {
+    registerRecentThreadsResource(server, deps);
+    registerThreadResource(server, deps);
+  }
   registerWaitTasks(server, deps);
   shareSchemaConversions(server);
   return server;

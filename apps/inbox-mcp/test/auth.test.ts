@@ -69,7 +69,7 @@ async function startMcp(
   const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
   const app = buildHttpApp({
     transport,
-    createServer: (api) => createMcpServer({ api, logger, taskKey: TEST_TASK_KEY }),
+    createServer: (api, reach) => createMcpServer({ api, logger, taskKey: TEST_TASK_KEY }, reach),
     api: new InboxApiClient({ baseUrl: proxy.url, apiKey: options.serviceKey }),
     allowAnonymous: options.allowAnonymous ?? false,
     logger,

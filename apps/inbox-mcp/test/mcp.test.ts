@@ -120,7 +120,7 @@ async function startInProcess(transport: 'sse' | 'http'): Promise<string> {
   const logger = createLogger({ service: 'inbox-mcp', level: 'silent' });
   const app = buildHttpApp({
     transport,
-    createServer: (api) => createMcpServer({ api, logger, taskKey: TEST_TASK_KEY }),
+    createServer: (api, reach) => createMcpServer({ api, logger, taskKey: TEST_TASK_KEY }, reach),
     api: new InboxApiClient({ baseUrl: inboxApi.url }),
     allowAnonymous: false,
     logger,

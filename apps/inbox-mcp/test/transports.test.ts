@@ -22,7 +22,7 @@ const withKey = { requestInit: { headers: { Authorization: KEY } } };
 async function start(transport: 'sse' | 'http', overrides: Partial<HttpAppDeps> = {}): Promise<RunningServer> {
   const app = buildHttpApp({
     transport,
-    createServer: (client) => createMcpServer({ api: client, logger, taskKey: TEST_TASK_KEY }),
+    createServer: (client, reach) => createMcpServer({ api: client, logger, taskKey: TEST_TASK_KEY }, reach),
     api,
     allowAnonymous: false,
     logger,
