@@ -27,4 +27,7 @@ COPY --from=build /deploy ./
 # Numeric, so that Kubernetes' runAsNonRoot can verify it (the image's `node` user).
 USER 1000:1000
 EXPOSE 8200
-CMD ["node", "dist/main.js", "--transport", "http"]
+# Semi-spaces of 16 MB: V8's default on a large node is 64 MB (a 128 MB young generation), which a
+# burst of concurrent requests grows to and the process then keeps resident. 8 MB (collab-api's)
+# left more of such a burst in the old generation (inbox-mcp's bench:tasks).
+CMD ["node", "--max-semi-space-size=16", "dist/main.js", "--transport", "http"]

@@ -50,6 +50,8 @@ const mcp = await startService('src/main.ts', {
   cwd: appRoot,
   env: { PORT: undefined, SERVICE_API_URL: inboxApi.url, LOG_LEVEL: 'info' },
   args: ['--transport', 'http', '--port', '0'],
+  // The young generation as infra/docker/inbox-mcp.Dockerfile sizes it.
+  nodeArgs: ['--max-semi-space-size=16'],
   keepLogs: false,
 });
 try {

@@ -67,7 +67,8 @@ const mcp = await startService('src/main.ts', {
   cwd: appRoot,
   env: { PORT: undefined, SERVICE_API_URL: proxy.url, LOG_LEVEL: 'info', INBOX_MCP_TASK_KEY: 'bench task key' },
   args: ['--transport', 'http', '--port', '0'],
-  nodeArgs: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`],
+  // The young generation as infra/docker/inbox-mcp.Dockerfile sizes it.
+  nodeArgs: ['--max-semi-space-size=16', '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`],
   keepLogs: false,
 });
 
