@@ -114,7 +114,9 @@ export function registerWaitTasks(server: McpServer, deps: TaskDeps): void {
   };
 
   // The SDK's tools/call handler validates results as CallToolResult, which a CreateTaskResult is
-  // not: the task path goes in front of it, in the request-handler table itself.
+  // not: the task path goes in front of it, in the request-handler table itself. SDK v2 has no
+  // public way to read a registered handler (only the protected `_getRequestHandler`), and one set
+  // through `setRequestHandler('tools/call', ...)` is wrapped in that same validation: hence the cast.
   const handlers = (server.server as unknown as { _requestHandlers: Map<string, RawHandler> })._requestHandlers;
   const sdkToolsCall = handlers.get('tools/call');
   if (!sdkToolsCall) throw new Error('registerWaitTasks: register the tools first');
