@@ -487,7 +487,9 @@ describe('inbox-mcp on 0.0.0.0', () => {
       const deployment = only<Deployment>(kustomizeBuild(k8sDir('inbox-mcp', ...variant)), 'Deployment');
       const container = appContainer(deployment.spec.template, 'inbox-mcp');
       expect(parseCommandLine(container.args ?? [], {}).allowAnonymous).toBe(false);
-      const [, , ...imageArgs] = readDockerfile(dockerfilePath('inbox-mcp')).runtime.cmd ?? [];
+      const command = readDockerfile(dockerfilePath('inbox-mcp')).runtime.cmd ?? [];
+      // The server's arguments follow its entry point (node's own options come before it).
+      const imageArgs = command.slice(command.findIndex((part) => part.endsWith('.js')) + 1);
       expect(parseCommandLine(imageArgs, {}).allowAnonymous).toBe(false);
     },
   );
