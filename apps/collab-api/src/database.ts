@@ -1,12 +1,11 @@
-import { createHash } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { Prisma, PrismaClient } from './generated/prisma/client.js';
 
 /**
  * The app's Prisma client, and the pg pool under it: the statements every request or job runs
- * go to the pool directly as prepared statements (preparedQuery), at less than half of what a
- * Prisma query costs the event loop.
+ * go to the pool directly as prepared statements (@repo/db's preparedQuery), at less than half of
+ * what a Prisma query costs the event loop.
  */
 export interface Database extends PrismaClient {
   readonly pool: pg.Pool;
@@ -23,16 +22,6 @@ export function createDatabaseClient(url: string, poolSize: number): Database {
   pool.on('error', () => {});
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   return Object.assign(client, { pool });
-}
-
-/**
- * Runs a statement built with `Prisma.sql` on the pool, prepared once per connection under a name
- * drawn from its text and then only bound and run. Only for statements of a fixed text, every value
- * a parameter. Rows come as pg reads them: bigint and numeric columns as strings, json parsed.
- */
-export async function preparedQuery<T>(db: Database, { text, values }: Prisma.Sql): Promise<T[]> {
-  const name = createHash('sha1').update(text).digest('base64url');
-  return (await db.pool.query({ name, text, values })).rows as T[];
 }
 
 /**

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { preparedQuery } from '@repo/db';
 import type { SqlClient } from '@repo/storage';
 import pg from 'pg';
 import { Prisma, PrismaClient } from './generated/prisma/client.js';
@@ -40,28 +40,11 @@ export function pgStatements(client: pg.Pool | pg.PoolClient): Statements {
 }
 
 /**
- * pgStatements whose statements each connection prepares once, under a name drawn from the text,
- * and then only binds and runs: Postgres parses and plans the inbound path's large statements in
- * more time than it runs them (bench:ingest). Only for statements of a few fixed texts, every value
- * a parameter: each text stays prepared on each connection of the pool for its lifetime.
+ * pgStatements as prepared statements (@repo/db's preparedQuery): Postgres parses and plans the
+ * inbound path's large statements in more time than it runs them (bench:ingest).
  */
 export function preparedStatements(client: pg.Pool | pg.PoolClient): Statements {
-  return {
-    query: async <T>({ text, values }: Prisma.Sql) =>
-      (await client.query({ name: statementName(text), text, values })).rows as T[],
-  };
-}
-
-/** The names of the texts prepared so far: hashing a text of kilobytes on each run cost more than the look-up. */
-const statementNames = new Map<string, string>();
-
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = createHash('sha1').update(text).digest('base64url');
-    statementNames.set(text, name);
-  }
-  return name;
+  return { query: (statement) => preparedQuery(client, statement) };
 }
 
 /**

@@ -21,3 +21,4 @@ export {
 export { migrateFromEnvironment } from './migrate-command.js';
 export { isForeignKeyViolation, isUniqueViolation } from './errors.js';
 export { uuidv7 } from './ids.js';
+export { preparedQuery, type SqlStatement } from './prepared.js';

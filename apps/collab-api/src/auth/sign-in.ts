@@ -1,7 +1,7 @@
 import { ConflictError } from '@repo/errors';
-import { isUniqueViolation } from '@repo/db';
+import { isUniqueViolation, preparedQuery } from '@repo/db';
 import { type Actor, type Role, type RoleName, roleOf } from '../access/index.js';
-import { type Database, preparedQuery } from '../database.js';
+import { type Database } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 import type { TokenClaims } from './tokens.js';
 
@@ -58,7 +58,7 @@ interface SignedInUser {
 async function findBySub(db: Database, sub: string): Promise<SignedInUser | undefined> {
   // The role as the database stores it: its API name (Prisma's @map).
   const [row] = await preparedQuery<{ id: string; tenant_id: string; role: RoleName; archived_at: Date | null }>(
-    db,
+    db.pool,
     Prisma.sql`
       SELECT u.id, u.tenant_id, u.role::text AS role, u.archived_at
         FROM users u JOIN tenants t ON t.id = u.tenant_id

@@ -1,9 +1,10 @@
+import { preparedQuery } from '@repo/db';
 import { BadRequestError, ConflictError, GoneError, NotFoundError } from '@repo/errors';
 import { type Actor, requireMayCancelQueryJob } from '../access/index.js';
 import type { AppliedRule } from '../access-log/schemas.js';
 import type { ResultColumn } from '../adapters/warehouse/query/index.js';
 import { reachableProjects } from '../associations/access.js';
-import { type Database, preparedQuery, type Transaction } from '../database.js';
+import { type Database, type Transaction } from '../database.js';
 import type { Deps } from '../deps.js';
 import { toQueryExportResponse } from '../exports/service.js';
 import { Prisma, type Query, type QueryExport, type QueryJob } from '../generated/prisma/client.js';
@@ -126,7 +127,7 @@ async function findJobResults(db: Database, actor: Pick<Actor, 'tenantId'>, jobI
     total_rows: string | null;
     results_expire_at: Date | null;
   }>(
-    db,
+    db.pool,
     Prisma.sql`
       SELECT id, tenant_id, status, result_columns, total_rows, results_expire_at
         FROM query_jobs WHERE id = ${jobId}::uuid AND tenant_id = ${actor.tenantId}::uuid`,
