@@ -185,7 +185,7 @@ interface RecipientRow extends ReceivingInbox {
 /**
  * The live inboxes at `addresses` (by address), each with what receiving `mail` there needs, in
  * one prepared statement (each round trip costs the busy server more than the reading), planned
- * once per connection (its arrays of known length, sizedTextArray: planning it took twice its run): its
+ * once per connection (its arrays of known length, sizedTextArray: planning it took three times its run): its
  * receive rules and its organization's, its messages named by the mail's Message-IDs (both
  * directions), and its 20 threads of the mail's subject active most recently within the window
  * of the mail's date (none for an empty subject).
