@@ -15,7 +15,7 @@ import { startService } from '@repo/testing';
 import { z } from 'zod';
 import { appRoot } from '../src/paths.js';
 import { TASKS_EXTENSION } from '../src/tasks/task-protocol.js';
-import { type InboxApi, startInboxApi } from './support/inbox-api.js';
+import { type Correspondence, type InboxApi, startCorrespondence, startInboxApi } from './support/inbox-api.js';
 
 jest.setTimeout(180_000);
 
@@ -28,8 +28,7 @@ type McpProcess = Awaited<ReturnType<typeof startService>>;
 let inboxApi: InboxApi;
 const processes: McpProcess[] = [];
 const clients: { close(): Promise<void> }[] = [];
-let alice: { id: string; email_address: string };
-let bob: { id: string; email_address: string };
+let correspondence: Correspondence;
 
 function startMcp(): Promise<McpProcess> {
   return startService('src/main.ts', {
@@ -39,33 +38,6 @@ function startMcp(): Promise<McpProcess> {
   }).then((started) => {
     processes.push(started);
     return started;
-  });
-}
-
-async function rest(method: string, urlPath: string, body?: unknown) {
-  const res = await fetch(`${inboxApi.url}${urlPath}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${urlPath}: ${res.status} ${await res.text()}`);
-  return JSON.parse(await res.text());
-}
-
-/** A new thread from alice to bob; bob's copy of it is where a reply is sent from. */
-async function newThread(subject: string): Promise<{ threadId: string; bobThreadId: string }> {
-  const sent = await rest('POST', '/v1/messages', { inbox_id: alice.id, to: [bob.email_address], subject, body: 'Well?' });
-  const [received] = (await rest('GET', `/v1/messages?inbox_id=${bob.id}&limit=1`)).items;
-  return { threadId: sent.thread_id, bobThreadId: received.thread_id };
-}
-
-async function reply(bobThreadId: string, body: string) {
-  await rest('POST', '/v1/messages', {
-    inbox_id: bob.id,
-    to: [alice.email_address],
-    subject: 'Re',
-    body,
-    reply_to_thread_id: bobThreadId,
   });
 }
 
@@ -142,8 +114,7 @@ const structured = (result: unknown) => (result as CallToolResult).structuredCon
 
 beforeAll(async () => {
   inboxApi = await startInboxApi('mcp_tasks', { apiKeys: [KEY, OTHER_KEY] });
-  alice = await rest('POST', '/v1/inboxes', { name: 'Alice', email_username: 'alice' });
-  bob = await rest('POST', '/v1/inboxes', { name: 'Bob', email_username: 'bob' });
+  correspondence = await startCorrespondence(inboxApi, KEY);
 });
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => undefined);
@@ -169,7 +140,7 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
   });
 
   it('returns a task at once; another process answers tasks/get; the reply completes it with the message', async () => {
-    const { threadId, bobThreadId } = await newThread('Lunch?');
+    const { threadId, bobThreadId } = await correspondence.newThread('Lunch?');
     const creator = await connectV1(first);
     const created = await creator.request(
       {
@@ -185,19 +156,19 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
     expect(await poller.experimental.tasks.getTask(taskId)).toMatchObject({ taskId, status: 'working' });
     await expect(poller.experimental.tasks.cancelTask(taskId)).rejects.toMatchObject({ code: -32601 });
 
-    await reply(bobThreadId, 'Noon works.');
+    await correspondence.reply(bobThreadId, 'Noon works.');
     expect(await poller.experimental.tasks.getTask(taskId)).toMatchObject({ taskId, status: 'completed' });
     const result = await creator.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
     expect(structured(result)).toMatchObject({
       status: 'replied',
       thread_id: threadId,
-      message: { direction: 'inbound', from_address: bob.email_address, content_clean: 'Noon works.' },
+      message: { direction: 'inbound', from_address: correspondence.bob.email_address, content_clean: 'Noon works.' },
     });
     expect(result._meta).toMatchObject({ 'io.modelcontextprotocol/related-task': { taskId } });
   });
 
   it('tasks/result waits for the reply (held open, as the tool waits)', async () => {
-    const { threadId, bobThreadId } = await newThread('Dinner?');
+    const { threadId, bobThreadId } = await correspondence.newThread('Dinner?');
     const client = await connectV1(second);
     const stream = client.experimental.tasks.callToolStream(
       { name: 'wait_for_reply', arguments: { thread_id: threadId, timeout_seconds: 120 } },
@@ -210,13 +181,13 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
       (first.value as { task: { taskId: string } }).task.taskId,
       CallToolResultSchema,
     );
-    await reply(bobThreadId, 'Seven.');
+    await correspondence.reply(bobThreadId, 'Seven.');
     expect(structured(await waiting)).toMatchObject({ status: 'replied', message: { content_clean: 'Seven.' } });
     await stream.return();
   });
 
   it('completes with the tool’s timed_out result when nothing arrives by the deadline', async () => {
-    const { threadId } = await newThread('Anyone?');
+    const { threadId } = await correspondence.newThread('Anyone?');
     const client = await connectV1(first);
     const { task } = await client.request(
       {
@@ -231,7 +202,7 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
   });
 
   it('refuses forged, altered and other keys’ task ids as unknown (invalid params)', async () => {
-    const { threadId } = await newThread('Secret?');
+    const { threadId } = await correspondence.newThread('Secret?');
     const client = await connectV1(first);
     const { task } = await client.request(
       { method: 'tools/call', params: { name: 'wait_for_reply', arguments: { thread_id: threadId }, task: {} } },
@@ -252,7 +223,7 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
   });
 
   it('loses nothing when the process that made the task stops and another starts', async () => {
-    const { threadId, bobThreadId } = await newThread('Still there?');
+    const { threadId, bobThreadId } = await correspondence.newThread('Still there?');
     const before = await startMcp();
     const { task } = await (
       await connectV1(before)
@@ -261,7 +232,7 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
       CreateTaskResultSchema,
     );
     await before.stop();
-    await reply(bobThreadId, 'Yes.');
+    await correspondence.reply(bobThreadId, 'Yes.');
     const after = await connectV1(await startMcp());
     expect(await after.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'completed' });
     expect(structured(await after.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).toMatchObject({
@@ -271,7 +242,7 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
   });
 
   it('runs the tool as before when no task is asked for', async () => {
-    const { threadId } = await newThread('Plain?');
+    const { threadId } = await correspondence.newThread('Plain?');
     const client = await connectV1(first);
     const result = await client.callTool({ name: 'wait_for_reply', arguments: { thread_id: threadId, timeout_seconds: 1 } });
     expect(structured(result)).toMatchObject({ status: 'timed_out', thread_id: threadId });
@@ -296,7 +267,7 @@ describe('2026-07-28 tasks extension (SDK v2 client)', () => {
   });
 
   it('creates a task; another process answers tasks/get, inlining the result once the reply arrives', async () => {
-    const { threadId, bobThreadId } = await newThread('Tea?');
+    const { threadId, bobThreadId } = await correspondence.newThread('Tea?');
     const created = await post2026(first, 'tools/call', {
       name: 'wait_for_reply',
       arguments: { thread_id: threadId, timeout_seconds: 120 },
@@ -318,7 +289,7 @@ describe('2026-07-28 tasks extension (SDK v2 client)', () => {
     const { _meta, ...ack } = await client.request({ method: 'tasks/cancel', params: { taskId } }, z.looseObject({}));
     expect({ _meta, ack }).toEqual({ _meta: expect.any(Object), ack: {} });
 
-    await reply(bobThreadId, 'Green, please.');
+    await correspondence.reply(bobThreadId, 'Green, please.');
     const completed = await client.request({ method: 'tasks/get', params: { taskId } }, taskResultSchema);
     expect(completed).toMatchObject({ taskId, status: 'completed' });
     expect(structured(completed.result)).toMatchObject({ status: 'replied', message: { content_clean: 'Green, please.' } });
@@ -340,7 +311,7 @@ describe('2026-07-28 tasks extension (SDK v2 client)', () => {
   });
 
   it('runs the tool as before for a client without the extension', async () => {
-    const { threadId } = await newThread('Plain 2026?');
+    const { threadId } = await correspondence.newThread('Plain 2026?');
     const client = await connectV2(first, { tasks: false });
     const result = await client.callTool({ name: 'wait_for_reply', arguments: { thread_id: threadId, timeout_seconds: 1 } });
     expect(structured(result)).toMatchObject({ status: 'timed_out', thread_id: threadId });

@@ -59,3 +59,54 @@ export async function startInboxApi(label: string, options: { apiKeys?: string[]
     },
   };
 }
+
+interface Inbox {
+  id: string;
+  email_address: string;
+}
+
+/** Two inboxes of one key, alice writing to bob: the threads `wait_for_reply` waits on, and bob's replies. */
+export interface Correspondence {
+  alice: Inbox;
+  bob: Inbox;
+  /** A new thread from alice to bob; bob's copy of it is where a reply is sent from. */
+  newThread(subject: string): Promise<{ threadId: string; bobThreadId: string }>;
+  /** Bob's reply in his copy of a thread: the message alice's wait is for. */
+  reply(bobThreadId: string, body: string): Promise<void>;
+}
+
+/** inbox-api called directly with `key`, as another party would; its parsed JSON answer. */
+async function callWithKey(inboxApi: InboxApi, key: string, method: string, urlPath: string, body?: unknown) {
+  const res = await fetch(`${inboxApi.url}${urlPath}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${urlPath}: ${res.status} ${await res.text()}`);
+  return JSON.parse(await res.text());
+}
+
+/** Creates alice's and bob's inboxes with `key`. */
+export async function startCorrespondence(inboxApi: InboxApi, key: string): Promise<Correspondence> {
+  const rest = (method: string, urlPath: string, body?: unknown) => callWithKey(inboxApi, key, method, urlPath, body);
+  const alice: Inbox = await rest('POST', '/v1/inboxes', { name: 'Alice', email_username: 'alice' });
+  const bob: Inbox = await rest('POST', '/v1/inboxes', { name: 'Bob', email_username: 'bob' });
+  return {
+    alice,
+    bob,
+    async newThread(subject) {
+      const sent = await rest('POST', '/v1/messages', { inbox_id: alice.id, to: [bob.email_address], subject, body: 'Well?' });
+      const [received] = (await rest('GET', `/v1/messages?inbox_id=${bob.id}&limit=1`)).items;
+      return { threadId: sent.thread_id, bobThreadId: received.thread_id };
+    },
+    async reply(bobThreadId, body) {
+      await rest('POST', '/v1/messages', {
+        inbox_id: bob.id,
+        to: [alice.email_address],
+        subject: 'Re',
+        body,
+        reply_to_thread_id: bobThreadId,
+      });
+    },
+  };
+}
