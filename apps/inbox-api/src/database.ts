@@ -56,14 +56,20 @@ export function textRows(values: readonly string[]): Prisma.Sql {
   return Prisma.sql`json_array_elements_text(${JSON.stringify(values)}::json)`;
 }
 
+/** Longest list sizedTextArray spells out; a longer one (a hostile mail's recipients) is one parameter. */
+const SIZED_ARRAY_MAX = 64;
+
 /**
  * `values` as `ARRAY[$1::text, $2::text, ...]`, padded with NULLs to a power of two: for a prepared
  * statement whose plan depends on how many there are. Postgres guesses 10 elements for an array
  * parameter, so that such a statement's generic plan looks ten times dearer than the plans made for
  * its values, and it plans the statement again on every run; given the length, it keeps the generic
  * plan. Padded, a statement has a text per power of two (a NULL matches nothing in `=` or `ANY`).
+ * Past SIZED_ARRAY_MAX values, one array parameter: planned each run, but never past Postgres's
+ * 65,535 parameters of a statement, nor a prepared text per size of such lists on every connection.
  */
 export function sizedTextArray(values: readonly string[]): Prisma.Sql {
+  if (values.length > SIZED_ARRAY_MAX) return Prisma.sql`${values}::text[]`;
   const size = 2 ** Math.ceil(Math.log2(Math.max(values.length, 1)));
   const padded = [...values, ...Array.from({ length: size - values.length }, () => null)];
   return Prisma.sql`ARRAY[${Prisma.join(padded.map((value) => Prisma.sql`${value}::text`))}]`;

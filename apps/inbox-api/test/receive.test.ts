@@ -103,5 +103,14 @@ describe('recipientsAt', () => {
       values: ['a', 'b', 'c', null],
     });
     expect(sizedTextArray([])).toMatchObject({ text: 'ARRAY[$1::text]', values: [null] });
+    const long = Array.from({ length: 65 }, (_, index) => `a${index}`);
+    expect(sizedTextArray(long)).toMatchObject({ text: '$1::text[]', values: [long] });
+  });
+
+  it('finds an inbox among 40,000 addresses of a hostile mail (more than a statement may have parameters)', async () => {
+    const inbox = await createInbox('among-many');
+    const addresses = [...Array.from({ length: 40_000 }, (_, index) => `n${index}@inbox.test`), inbox.emailAddress];
+    const found = await recipientsAt(ctx.db, addresses, mail({ to: addresses, messageId: '<many@example.com>' }));
+    expect(found.map((recipient) => recipient.id)).toEqual([inbox.id]);
   });
 });
