@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import fs, { createWriteStream } from 'node:fs';
 import { lstat, mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { NotFoundError } from '@repo/errors';
 import { checkPrefix, keySegments } from './keys.js';
 import {
@@ -32,15 +33,14 @@ export class LocalObjectStorage implements ObjectStorage {
 
   async put(key: string, body: Buffer, _options: { contentType: string }): Promise<StoredObject> {
     const target = this.pathOf(key);
-    const temp = await this.tempPath();
+    // The temporary folder is made only when missing: a mail's 10,000 attachments are as many puts.
+    const temp = path.join(this.root, TEMP_DIR, randomUUID());
     try {
-      const handle = await open(temp, 'wx');
-      try {
-        await handle.writeFile(body);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await writeNewFile(temp, body).catch(async (error: unknown) => {
+        if (!isErrno(error, 'ENOENT')) throw error;
+        await mkdir(path.dirname(temp), { recursive: true });
+        await writeNewFile(temp, body);
+      });
       await moveIntoPlace(temp, target);
     } catch (error) {
       await rm(temp, { force: true });
@@ -183,18 +183,46 @@ function isErrno(error: unknown, ...codes: string[]): boolean {
   return typeof code === 'string' && codes.includes(code);
 }
 
+const openFile = promisify(fs.open);
+const writeFile = promisify(fs.write);
+const datasyncFile = promisify(fs.fdatasync);
+const closeFile = promisify(fs.close);
+
 /**
- * Renames a written file to its key's path. deletePrefix may remove the folder between the mkdir
- * and the rename, or during the mkdir (a write racing the removal of its prefix): the folder is made again, a few times.
- * A recursive mkdir that finds a folder, then loses it before it can check it, reports ENOTDIR.
+ * Creates `file` with `body`, on disk when it resolves: its bytes and what reading them back needs
+ * (size, blocks; fdatasync), not its times. On the callback API: FileHandles cost a third more CPU
+ * for a mail's 10,000 small attachments (bench:ingest).
+ */
+async function writeNewFile(file: string, body: Buffer): Promise<void> {
+  const fd = await openFile(file, 'wx');
+  try {
+    for (let written = 0; written < body.length;) {
+      written += (await writeFile(fd, body, written, body.length - written)).bytesWritten;
+    }
+    await datasyncFile(fd);
+  } finally {
+    await closeFile(fd);
+  }
+}
+
+/**
+ * Renames a written file to its key's path, making the folder only when the rename finds it
+ * missing (most writes go to a folder that exists). deletePrefix may remove the folder between the
+ * mkdir and the rename, or during the mkdir (a write racing the removal of its prefix): the folder
+ * is made again, a few times. A recursive mkdir that finds a folder, then loses it before it can
+ * check it, reports ENOTDIR.
  */
 async function moveIntoPlace(temp: string, target: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await mkdir(path.dirname(target), { recursive: true });
       return await rename(temp, target);
     } catch (error) {
       if (!isErrno(error, 'ENOENT', 'ENOTDIR') || attempt === 5) throw error;
+    }
+    try {
+      await mkdir(path.dirname(target), { recursive: true });
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT', 'ENOTDIR')) throw error;
     }
   }
 }
