@@ -8,11 +8,19 @@
 import { ForbiddenError, NotFoundError } from '@repo/errors';
 import type { Actor } from '../access/index.js';
 import type { Database, Transaction } from '../database.js';
-import type { Dataset, Prisma, Project } from '../generated/prisma/client.js';
+import { type Dataset, Prisma, type Project } from '../generated/prisma/client.js';
 
 /** The filter of the live projects `tenantId` reaches: its own and those it was invited to. */
 export function reachableProjects(tenantId: string): Prisma.ProjectWhereInput {
   return { archivedAt: null, OR: [{ tenantId }, { tenants: { some: { tenantId } } }] };
+}
+
+/** reachableProjects in SQL, for statements that read more beside: whether the project `projectId` is live and `tenantId` reaches it. */
+export function isReachableSql(projectId: Prisma.Sql, tenantId: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT 1 FROM projects p
+                     WHERE p.id = ${projectId} AND p.archived_at IS NULL
+                       AND (p.tenant_id = ${tenantId}
+                            OR EXISTS (SELECT 1 FROM project_tenants pt WHERE pt.project_id = p.id AND pt.tenant_id = ${tenantId})))`;
 }
 
 /** A project the actor's tenant reaches, and whether it is the project's own tenant. */

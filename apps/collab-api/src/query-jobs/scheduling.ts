@@ -7,26 +7,21 @@
  * COLLAB_QUERY_CONCURRENCY_PER_TENANT jobs of one tenant (the queue's group limit, by tenant), so
  * that the other places are there for other tenants' jobs.
  */
-import type { Transaction } from '../database.js';
+import { Prisma } from '../generated/prisma/client.js';
 
-/** The round of a tenant's new job, from the lowest round waiting (any tenant's) and the tenant's own last one. */
-export function nextRound(waiting: { lowest: number | null; tenantsLast: number | null }): number {
-  const lowest = waiting.lowest ?? 0;
-  return waiting.tenantsLast === null ? lowest : Math.max(lowest, waiting.tenantsLast + 1);
+/**
+ * The round of a tenant's new job, as an expression for the statement that inserts it (read after
+ * the tenant's usage lock, so that a tenant's concurrent runs see each other's jobs): the lowest
+ * round waiting (any tenant's, 0 when none), or the one after the tenant's own last, if later.
+ */
+export function nextRoundSql(tenantId: string): Prisma.Sql {
+  // greatest() skips nulls: a tenant with nothing waiting joins the lowest round.
+  return Prisma.sql`greatest(
+      coalesce((SELECT min(queue_round) FROM query_jobs WHERE status = 'PENDING'), 0),
+      (SELECT max(queue_round) FROM query_jobs WHERE status = 'PENDING' AND tenant_id = ${tenantId}::uuid) + 1)`;
 }
 
 /** The queue's priority of a job of `round`: higher is taken first. */
 export function queuePriority(round: number): number {
   return -round;
-}
-
-/** The rounds waiting now (read in the run's transaction). */
-export async function waitingRounds(
-  tx: Transaction,
-  tenantId: string,
-): Promise<{ lowest: number | null; tenantsLast: number | null }> {
-  const [rounds] = await tx.$queryRaw<{ lowest: number | null; tenants_last: number | null }[]>`
-    SELECT (SELECT min(queue_round) FROM query_jobs WHERE status = 'PENDING') AS lowest,
-           (SELECT max(queue_round) FROM query_jobs WHERE status = 'PENDING' AND tenant_id = ${tenantId}::uuid) AS tenants_last`;
-  return { lowest: rounds?.lowest ?? null, tenantsLast: rounds?.tenants_last ?? null };
 }

@@ -9,7 +9,7 @@ import { SANDBOX } from '../../src/adapters/warehouse/query/sandbox.js';
 import { oversizedConstantList } from '../../src/adapters/warehouse/query/limits.js';
 import { duckDbSizeBytes } from '../../src/adapters/warehouse/settings.js';
 import { maxConstantListElements } from '../../src/memory/budget.js';
-import { nextRound, queuePriority } from '../../src/query-jobs/scheduling.js';
+import { queuePriority } from '../../src/query-jobs/scheduling.js';
 import { cancelEffect } from '../../src/query-jobs/states.js';
 
 let sandbox: DuckDBInstance;
@@ -107,13 +107,6 @@ describe('bytes billed', () => {
 });
 
 describe('rounds between tenants', () => {
-  it('puts a tenant with nothing waiting in the lowest round waiting, and each next job of a tenant one round later', () => {
-    expect(nextRound({ lowest: null, tenantsLast: null })).toBe(0);
-    expect(nextRound({ lowest: 7, tenantsLast: null })).toBe(7);
-    expect(nextRound({ lowest: 7, tenantsLast: 9 })).toBe(10);
-    expect(nextRound({ lowest: 7, tenantsLast: 3 })).toBe(7);
-  });
-
   it('takes lower rounds first', () => {
     expect(queuePriority(0)).toBeGreaterThan(queuePriority(1));
     expect(Number.isInteger(queuePriority(12))).toBe(true);
