@@ -7,11 +7,10 @@
  * for): the query is then stopped, and the job ends CANCELLED, charged what the warehouse processed.
  */
 import { startPeriodic } from '@repo/jobs';
-import { NotFoundError } from '@repo/errors';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { recordReads } from '../access-log/record.js';
 import { QueryFailure, type QueryOutcome, type QueryUsage } from '../adapters/warehouse/query/index.js';
-import { findReachableProject } from '../associations/access.js';
+import { isReachableSql } from '../associations/access.js';
 import { COMMIT_ASYNCHRONOUSLY, type Database } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { JobContext } from '../jobs/catalog.js';
@@ -31,6 +30,8 @@ interface StartedJob {
   id: string;
   tenantId: string;
   projectId: string;
+  /** Whether the job's tenant still reaches the project (read with the start). */
+  projectReachable: boolean;
   queryText: string;
   cancelRequestedAt: Date | null;
   maximumBytesBilled: bigint | null;
@@ -93,22 +94,15 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
     await end(deps.db, job.id, { status: 'FAILED', failure: { reason: 'quotaExceeded', message: refusal.message } });
     return;
   }
-  // Side by side: the project's reach, and the catalog the query needs once it is found reachable (it nearly always is).
-  // The catalog holds the rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
-  const [reachable, catalog] = await Promise.all([
-    findReachableProject(deps.db, { tenantId: job.tenantId }, job.projectId).catch((error: unknown) => {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
-    }),
-    readableCatalog(deps.db, { projectId: job.projectId, tenantId: job.tenantId }),
-  ]);
-  if (!reachable) {
+  if (!job.projectReachable) {
     await end(deps.db, job.id, {
       status: 'FAILED',
       failure: { reason: 'accessDenied', message: "The query's project is no longer reachable by your tenant" },
     });
     return;
   }
+  // The catalog holds the rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
+  const catalog = await readableCatalog(deps.db, { projectId: job.projectId, tenantId: job.tenantId });
   // The run's own limit is at most the service's (checked when it was asked for).
   const timeoutSeconds = job.timeoutSeconds ?? deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
@@ -169,9 +163,9 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
 /**
  * Starts the job, in one statement that commits asynchronously (COMMIT_ASYNCHRONOUSLY): a
  * PENDING job (or a RUNNING one, retried after a stopped attempt) becomes RUNNING, read with its
- * query's project (as it is now: a query may move) and its tenant's usage and quota, locked as
- * quotaLeft locks them. None for a job that is gone or has ended. `refusal`: the quota was used up
- * meanwhile (the caller then ends the job FAILED).
+ * query's project (as it is now: a query may move), whether its tenant still reaches that project,
+ * and its tenant's usage and quota, locked as quotaLeft locks them. None for a job that is gone or
+ * has ended. `refusal`: the quota was used up meanwhile (the caller then ends the job FAILED).
  */
 async function startJob(deps: Deps, jobId: string) {
   const now = new Date();
@@ -180,6 +174,7 @@ async function startJob(deps: Deps, jobId: string) {
       id: string;
       tenant_id: string;
       project_id: string;
+      project_reachable: boolean;
       query_text: string;
       cancel_requested_at: Date | null;
       maximum_bytes_billed: bigint | null;
@@ -196,6 +191,7 @@ async function startJob(deps: Deps, jobId: string) {
        WHERE id = ${jobId}::uuid AND status IN ('PENDING', 'RUNNING')
    RETURNING id, tenant_id, query_id, query_text, cancel_requested_at, maximum_bytes_billed, timeout_seconds)
     SELECT s.id::text AS id, s.tenant_id::text AS tenant_id, q.project_id::text AS project_id, s.query_text,
+           ${isReachableSql(Prisma.raw('q.project_id'), Prisma.raw('s.tenant_id'))} AS project_reachable,
            s.cancel_requested_at, s.maximum_bytes_billed, s.timeout_seconds, usage.*,
            ${COMMIT_ASYNCHRONOUSLY} AS asynchronous_commit
       FROM started s JOIN queries q ON q.id = s.query_id LEFT JOIN usage ON true`;
@@ -204,6 +200,7 @@ async function startJob(deps: Deps, jobId: string) {
     id: row.id,
     tenantId: row.tenant_id,
     projectId: row.project_id,
+    projectReachable: row.project_reachable,
     queryText: row.query_text,
     cancelRequestedAt: row.cancel_requested_at,
     maximumBytesBilled: row.maximum_bytes_billed,
