@@ -6,7 +6,8 @@
  * one webhook subscribed to every event costs ingestion: Mailgun route posts from `--concurrency`
  * clients for `--seconds`, without a webhook and then with one, and the CPU each message took: the
  * server's, Postgres's (its backends of the scratch database, read from /proc: Postgres on this
- * machine) and this process's (the posting clients and the receiver).
+ * machine) and this process's (the posting clients and the receiver). The fan-out reports the
+ * server's and Postgres's CPU per delivery likewise.
  *
  *   pnpm --filter inbox-api bench:webhooks [--seconds 10] [--rate 100] [--webhooks 10] [--concurrency 16]
  *
@@ -137,7 +138,7 @@ const env = { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' };
 
 // (1) Fan-out.
 const receiver = await startLatencyReceiver();
-const fanout = await withBenchService('webhooks', env, async (service) => {
+const fanout = await withBenchService('webhooks', env, async (service, databaseUrl) => {
   const { email_address: to } = await inbox(service.url);
   await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
   for (let i = 0; i < webhookCount; i++) {
@@ -148,6 +149,9 @@ const fanout = await withBenchService('webhooks', env, async (service) => {
   const sse: number[] = [];
   const stream = sseClient(`${service.url}/v1/events/stream?after=${head}&types=message.received`, sse);
   await sleep(500);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const cpuBefore = await cpuMs(service.url, db);
   const started = Date.now();
   let accepted = 0;
   const pending: Promise<void>[] = [];
@@ -159,6 +163,10 @@ const fanout = await withBenchService('webhooks', env, async (service) => {
   await Promise.all(pending);
   const deadline = Date.now() + 120_000;
   while (receiver.arrivals.length < accepted * webhookCount && Date.now() < deadline) await sleep(100);
+  const cpuAfter = await cpuMs(service.url, db);
+  await db.end();
+  // Per delivery, with the ingestion of its message (a tenth of it at 10 webhooks) included.
+  const perDelivery = (key: 'server' | 'postgres') => ((cpuAfter[key] - cpuBefore[key]) / receiver.arrivals.length).toFixed(3);
   stream.stop();
   await stream.done;
   const sseSorted = [...sse].sort((a, b) => a - b);
@@ -170,7 +178,8 @@ const fanout = await withBenchService('webhooks', env, async (service) => {
       `${arrivals.length} of ${expected} deliveries in ${((last - started) / 1000).toFixed(1)} s, ` +
       `**${(arrivals.length / ((last - started) / 1000)).toFixed(0)} deliveries/s**; ` +
       `event created_at to receiver p50 ${percentile(sorted, 50)} ms, p95 ${percentile(sorted, 95)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms; ` +
-      `an SSE client of the same events in the same run: p50 ${percentile(sseSorted, 50)} ms, p95 ${percentile(sseSorted, 95)} ms`,
+      `an SSE client of the same events in the same run: p50 ${percentile(sseSorted, 50)} ms, p95 ${percentile(sseSorted, 95)} ms; ` +
+      `CPU ms per delivery (its message's ingestion included): server ${perDelivery('server')}, Postgres ${perDelivery('postgres')}`,
   ];
 });
 
