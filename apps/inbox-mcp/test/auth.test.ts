@@ -16,7 +16,7 @@ import { InboxApiClient } from '../src/api-client.js';
 import { buildHttpApp } from '../src/http-app.js';
 import { createMcpServer } from '../src/mcp-server.js';
 import { appRoot } from '../src/paths.js';
-import { type InboxApi, startInboxApi } from './support/inbox-api.js';
+import { callWithKey, type InboxApi, startInboxApi } from './support/inbox-api.js';
 import { type ForwardedRequest, type RecordingProxy, startRecordingProxy } from './support/recording-proxy.js';
 import { TEST_TASK_KEY } from './support/task-key.js';
 
@@ -36,15 +36,7 @@ let inboxB: { id: string; email_address: string };
 let thread: string;
 
 /** inbox-api called directly with an operator key. */
-async function rest(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${inboxApi.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_A}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return JSON.parse(await res.text());
-}
+const rest = (method: string, path: string, body?: unknown) => callWithKey(inboxApi, KEY_A, method, path, body);
 
 beforeAll(async () => {
   inboxApi = await startInboxApi('inbox_mcp_auth', { apiKeys: [KEY_A, KEY_B, SERVICE_KEY] });

@@ -76,7 +76,7 @@ export interface Correspondence {
 }
 
 /** inbox-api called directly with `key`, as another party would; its parsed JSON answer. */
-async function callWithKey(inboxApi: InboxApi, key: string, method: string, urlPath: string, body?: unknown) {
+export async function callWithKey(inboxApi: InboxApi, key: string, method: string, urlPath: string, body?: unknown) {
   const res = await fetch(`${inboxApi.url}${urlPath}`, {
     method,
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
