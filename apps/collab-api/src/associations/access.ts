@@ -75,6 +75,13 @@ export function sharedWith(tenantId: string): Prisma.DatasetWhereInput {
   return { archivedAt: null, sharedTo: { some: { projectTenant: { project: reachableProjects(tenantId) } } } };
 }
 
+/** datasetsOfProject in SQL, for statements that read more beside: whether the dataset `datasetAlias` is live and listed in project `projectId`. */
+export function isDatasetOfProjectSql(datasetAlias: Prisma.Sql, projectId: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`(${datasetAlias}.archived_at IS NULL
+                     AND (${datasetAlias}.project_id = ${projectId}
+                          OR EXISTS (SELECT 1 FROM project_datasets pd WHERE pd.dataset_id = ${datasetAlias}.id AND pd.project_id = ${projectId})))`;
+}
+
 /** A dataset a project's queries may read. */
 export interface ReadableDataset {
   dataset: Dataset;
