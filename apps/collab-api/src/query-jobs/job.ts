@@ -6,6 +6,7 @@
  * the job's row is read every half second for a cancel (which another process may have asked
  * for): the query is then stopped, and the job ends CANCELLED, charged what the warehouse processed.
  */
+import { preparedQuery } from '@repo/db';
 import { startPeriodic } from '@repo/jobs';
 import { Prisma } from '../generated/prisma/client.js';
 import { recordReads } from '../access-log/record.js';
@@ -15,7 +16,7 @@ import { COMMIT_ASYNCHRONOUSLY, type Database } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { JobContext } from '../jobs/catalog.js';
 import { formatUsd } from '../quota/rules.js';
-import { chargeEnded, quotaLeft, quotaLeftOf, type UsageRow } from '../quota/service.js';
+import { chargeEnded, quotaLeft, quotaLeftOf, type UsageText, usageRowOfText } from '../quota/service.js';
 import { readableCatalog } from './readable.js';
 import type { JobResults } from './service.js';
 import { CANCELLED_BY_REQUEST, resultsExpireAt } from './states.js';
@@ -169,32 +170,36 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
  */
 async function startJob(deps: Deps, jobId: string) {
   const now = new Date();
-  const [row] = await deps.db.$queryRaw<
-    ({
+  // A prepared statement (every job starts so): values as pg reads them, bigint and numeric as text.
+  const [row] = await preparedQuery<
+    {
       id: string;
       tenant_id: string;
       project_id: string;
       project_reachable: boolean;
       query_text: string;
       cancel_requested_at: Date | null;
-      maximum_bytes_billed: bigint | null;
+      maximum_bytes_billed: string | null;
       timeout_seconds: number | null;
-    } & (UsageRow | { [key in keyof UsageRow]: null }))[]
-  >`
+    } & (UsageText | { [key in keyof UsageText]: null })
+  >(
+    deps.db.pool,
+    Prisma.sql`
     WITH usage AS (
       SELECT u.daily_cost_usd, u.monthly_cost_usd, u.last_reset_daily, u.last_reset_monthly, q.daily_quota_usd, q.monthly_quota_usd
         FROM query_usage u JOIN query_quotas q ON q.tenant_id = u.tenant_id
        WHERE u.tenant_id = (SELECT tenant_id FROM query_jobs WHERE id = ${jobId}::uuid)
          FOR UPDATE OF u),
     started AS (
-      UPDATE query_jobs SET status = 'RUNNING', started_at = coalesce(started_at, ${now}), updated_at = ${now}
+      UPDATE query_jobs SET status = 'RUNNING', started_at = coalesce(started_at, ${now}::timestamptz), updated_at = ${now}::timestamptz
        WHERE id = ${jobId}::uuid AND status IN ('PENDING', 'RUNNING')
    RETURNING id, tenant_id, query_id, query_text, cancel_requested_at, maximum_bytes_billed, timeout_seconds)
     SELECT s.id::text AS id, s.tenant_id::text AS tenant_id, q.project_id::text AS project_id, s.query_text,
            ${isReachableSql(Prisma.raw('q.project_id'), Prisma.raw('s.tenant_id'))} AS project_reachable,
            s.cancel_requested_at, s.maximum_bytes_billed, s.timeout_seconds, usage.*,
            ${COMMIT_ASYNCHRONOUSLY} AS asynchronous_commit
-      FROM started s JOIN queries q ON q.id = s.query_id LEFT JOIN usage ON true`;
+      FROM started s JOIN queries q ON q.id = s.query_id LEFT JOIN usage ON true`,
+  );
   if (!row) return undefined;
   const job: StartedJob = {
     id: row.id,
@@ -203,14 +208,14 @@ async function startJob(deps: Deps, jobId: string) {
     projectReachable: row.project_reachable,
     queryText: row.query_text,
     cancelRequestedAt: row.cancel_requested_at,
-    maximumBytesBilled: row.maximum_bytes_billed,
+    maximumBytesBilled: row.maximum_bytes_billed === null ? null : BigInt(row.maximum_bytes_billed),
     timeoutSeconds: row.timeout_seconds,
   };
   // The usage row is made by the run that queued the job; one missing still is made here.
   const refusal =
     row.daily_cost_usd === null
       ? await deps.db.$transaction((tx) => quotaLeft(tx, deps.config, job.tenantId, now))
-      : quotaLeftOf(row, now);
+      : quotaLeftOf(usageRowOfText(row), now);
   return { job, refusal };
 }
 
@@ -224,33 +229,41 @@ async function endDone(deps: Deps, jobId: string, outcome: QueryOutcome): Promis
   const bytes = { bytesProcessed: BigInt(outcome.bytesProcessed), bytesBilled: BigInt(outcome.bytesBilled) };
   const { cost, ctes } = chargeEnded(deps.config, bytes, ended);
   const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
-  const [row] = await deps.db.$queryRaw<
-    { id: string; tenant_id: string; result_columns: Prisma.JsonValue; total_rows: bigint; results_expire_at: Date }[]
-  >`
+  // A prepared statement (every job that runs ends so): total_rows comes as text.
+  const [row] = await preparedQuery<{
+    id: string;
+    tenant_id: string;
+    result_columns: Prisma.JsonValue;
+    total_rows: string;
+    results_expire_at: Date;
+  }>(
+    deps.db.pool,
+    Prisma.sql`
     WITH ended AS (
       UPDATE query_jobs
-         SET status = 'DONE', ended_at = ${ended}, updated_at = ${ended},
-             results_expire_at = ${resultsExpireAt(ended, deps.config.COLLAB_RESULT_TTL_DAYS)},
-             total_rows = ${BigInt(outcome.totalRows)}, total_slot_ms = ${BigInt(outcome.elapsedMs)}, cache_hit = ${outcome.cacheHit},
-             num_dml_affected_rows = ${outcome.numDmlAffectedRows === null ? null : BigInt(outcome.numDmlAffectedRows)},
+         SET status = 'DONE', ended_at = ${ended}::timestamptz, updated_at = ${ended}::timestamptz,
+             results_expire_at = ${resultsExpireAt(ended, deps.config.COLLAB_RESULT_TTL_DAYS)}::timestamptz,
+             total_rows = ${BigInt(outcome.totalRows)}::bigint, total_slot_ms = ${BigInt(outcome.elapsedMs)}::bigint, cache_hit = ${outcome.cacheHit}::boolean,
+             num_dml_affected_rows = ${outcome.numDmlAffectedRows === null ? null : BigInt(outcome.numDmlAffectedRows)}::bigint,
              destination_table = ${json(outcome.destinationTable)}::jsonb, statistics = ${json(outcome.statistics)}::jsonb,
              result_columns = ${json(outcome.columns)}::jsonb,
-             private_row_count = ${BigInt(outcome.privateRowCount)}, suppressed_row_count = ${BigInt(outcome.suppressedRowCount)},
-             total_bytes_processed = ${bytes.bytesProcessed}, total_bytes_billed = ${bytes.bytesBilled},
+             private_row_count = ${BigInt(outcome.privateRowCount)}::bigint, suppressed_row_count = ${BigInt(outcome.suppressedRowCount)}::bigint,
+             total_bytes_processed = ${bytes.bytesProcessed}::bigint, total_bytes_billed = ${bytes.bytesBilled}::bigint,
              cost_usd = ${formatUsd(cost)}::numeric
        WHERE id = ${jobId}::uuid AND status = 'RUNNING'
    RETURNING id, tenant_id, query_id, result_columns, total_rows, results_expire_at),
     ${ctes}
     SELECT ended.id::text AS id, ended.tenant_id::text AS tenant_id, ended.result_columns, ended.total_rows, ended.results_expire_at,
            ${COMMIT_ASYNCHRONOUSLY} AS asynchronous_commit
-      FROM ended`;
+      FROM ended`,
+  );
   return (
     row && {
       id: row.id,
       tenantId: row.tenant_id,
       status: 'DONE',
       resultColumns: row.result_columns,
-      totalRows: row.total_rows,
+      totalRows: BigInt(row.total_rows),
       resultsExpireAt: row.results_expire_at,
     }
   );

@@ -78,6 +78,20 @@ async function lockedUsageRow(tx: Transaction, tenantId: string) {
 /** The usage row and quota as lockedUsageRow reads them. */
 export type UsageRow = NonNullable<Awaited<ReturnType<typeof lockedUsageRow>>>;
 
+/** A UsageRow as pg reads it in a prepared statement: numeric columns as text. */
+export type UsageText = { [key in keyof UsageRow]: UsageRow[key] extends Prisma.Decimal ? string : UsageRow[key] };
+
+export function usageRowOfText(row: UsageText): UsageRow {
+  return {
+    daily_cost_usd: new Prisma.Decimal(row.daily_cost_usd),
+    monthly_cost_usd: new Prisma.Decimal(row.monthly_cost_usd),
+    last_reset_daily: row.last_reset_daily,
+    last_reset_monthly: row.last_reset_monthly,
+    daily_quota_usd: new Prisma.Decimal(row.daily_quota_usd),
+    monthly_quota_usd: new Prisma.Decimal(row.monthly_quota_usd),
+  };
+}
+
 /** The usage (as of `now`) and quota of a usage row read with its quota. */
 function usageAndQuota(row: UsageRow, now: Date) {
   const usage = usageOf({
@@ -143,18 +157,18 @@ export function chargeEnded(
   const month = startOfUtcMonth(now);
   const ctes = Prisma.sql`charged_usage AS (
       UPDATE query_usage u
-         SET daily_cost_usd = CASE WHEN u.last_reset_daily < ${day} THEN 0 ELSE u.daily_cost_usd END + ${usd}::numeric,
-             monthly_cost_usd = CASE WHEN u.last_reset_monthly < ${month} THEN 0 ELSE u.monthly_cost_usd END + ${usd}::numeric,
-             last_reset_daily = greatest(u.last_reset_daily, ${day}),
-             last_reset_monthly = greatest(u.last_reset_monthly, ${month}),
-             updated_at = ${now}
+         SET daily_cost_usd = CASE WHEN u.last_reset_daily < ${day}::timestamptz THEN 0 ELSE u.daily_cost_usd END + ${usd}::numeric,
+             monthly_cost_usd = CASE WHEN u.last_reset_monthly < ${month}::timestamptz THEN 0 ELSE u.monthly_cost_usd END + ${usd}::numeric,
+             last_reset_daily = greatest(u.last_reset_daily, ${day}::timestamptz),
+             last_reset_monthly = greatest(u.last_reset_monthly, ${month}::timestamptz),
+             updated_at = ${now}::timestamptz
         FROM ended
        WHERE u.tenant_id = ended.tenant_id
    RETURNING u.tenant_id),
     charged_cost AS (
       INSERT INTO query_costs (id, tenant_id, query_id, query_job_id, bytes_processed, bytes_billed, cost_usd, created_at)
-      SELECT ${uuidv7(now.getTime())}::uuid, ended.tenant_id, ended.query_id, ended.id, ${usage.bytesProcessed}, ${usage.bytesBilled},
-             ${usd}::numeric, ${now}
+      SELECT ${uuidv7(now.getTime())}::uuid, ended.tenant_id, ended.query_id, ended.id, ${usage.bytesProcessed}::bigint, ${usage.bytesBilled}::bigint,
+             ${usd}::numeric, ${now}::timestamptz
         FROM ended JOIN charged_usage ON charged_usage.tenant_id = ended.tenant_id
    RETURNING id)`;
   return { cost, ctes };
