@@ -17,6 +17,7 @@
  * the `deliver-webhook` job of any webhook with a delivery due (those a process left unattempted or
  * unrecorded, retries), whose claim (deliver.ts) takes them.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CrashPoint } from '@repo/config';
 import type { Logger } from '@repo/http';
 import { type Periodic, startPeriodic } from '@repo/jobs';
@@ -39,6 +40,11 @@ import {
 
 /** Events taken by one round. */
 const ROUND_EVENTS = 1000;
+/**
+ * Rounds start at most this often. Under load an event commits every millisecond or two, and a
+ * round per commit is a statement and a commit per event; spaced, a round takes what came meanwhile.
+ */
+const ROUND_SPACING_MS = 10;
 
 export interface DispatchDeps {
   db: Database;
@@ -136,6 +142,8 @@ export async function queueDueDeliveries(deps: Pick<DispatchDeps, 'db' | 'jobs'>
 const LOCAL_IN_FLIGHT = 200;
 /** Outcomes written by one statement at most. */
 const RECORD_ROWS = 500;
+/** How long the first outcome waits for others to be written with it (under load, attempts end one by one). */
+const RECORD_GATHER_MS = 10;
 
 interface Waiting {
   delivery: Claimed;
@@ -168,6 +176,7 @@ export function createLocalDelivery(deps: Omit<DeliveryDeps, 'jobs'>, onError: (
   const record = () => {
     if (recording) return;
     recording = (async () => {
+      await sleep(RECORD_GATHER_MS);
       while (outcomes.length > 0) await recordOutcomes(deps, outcomes.splice(0, RECORD_ROWS)).catch(onError);
     })().finally(() => {
       recording = undefined;
@@ -230,8 +239,11 @@ export function startWebhookDispatcher(
   const loop = (async () => {
     await subscription.ready;
     while (!stopping.signal.aborted) {
+      const started = Date.now();
       await dispatchEvents(deps, (deliveries, leaseEnds) => local.attempt(deliveries, leaseEnds)).catch(onError);
       await subscription.next({ timeoutMs: options.sweepSeconds * 1000, abort: stopping.signal });
+      const spacing = started + ROUND_SPACING_MS - Date.now();
+      if (spacing > 0) await sleep(spacing, undefined, { signal: stopping.signal }).catch(() => undefined);
     }
   })();
   const sweep: Periodic = startPeriodic(
