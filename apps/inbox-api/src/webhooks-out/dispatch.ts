@@ -8,7 +8,7 @@
  *
  * Each process runs rounds when a commit of an event is announced (the events LISTEN, so on any
  * replica; signals that arrive during a round are coalesced into the next one, which takes every
- * event committed meanwhile) and every INBOX_WEBHOOK_SWEEP_SECONDS as a backstop. A round leases
+ * event committed meanwhile; rounds start at most every ROUND_SPACING_MS) and every INBOX_WEBHOOK_SWEEP_SECONDS as a backstop. A round leases
  * the deliveries it writes to its own process (their due time is the end of a claim's lease) and
  * returns them with their webhooks and events: the process attempts them at once
  * (createLocalDelivery), with no claim, job or queue in between, and records the outcomes of
