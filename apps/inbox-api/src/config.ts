@@ -65,6 +65,12 @@ export const configSchema = z
       .integer({ min: 1 })
       .default(25 * 1024 * 1024)
       .describe('Largest total size of the attachments of one message, in bytes (decoded); larger sends answer 413.'),
+    INBOX_INLINE_ATTACHMENT_BYTES: setting
+      .integer({ min: 0, max: 1024 * 1024 })
+      .default(8 * 1024)
+      .describe(
+        'Attachments of at most this many bytes (decoded) are kept in their message’s database row instead of the object store: one commit stores them, with no file write each (a mail of 10,000 tiny attachments). At most 1 MiB; 0: every attachment goes to the object store.',
+      ),
     INBOX_DOWNLOAD_URL_TTL_SECONDS: setting
       .integer({ min: 60, max: 604_800 })
       .default(3600)

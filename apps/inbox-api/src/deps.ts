@@ -110,6 +110,7 @@ export async function createDeps(
     content,
     emailDomain: config.INBOX_EMAIL_DOMAIN,
     leaseSeconds: config.INBOX_SEND_LEASE_SECONDS,
+    inlineMaxBytes: config.INBOX_INLINE_ATTACHMENT_BYTES,
     summaries,
   };
   const events = createEventListener({ connectionString: base.databaseUrl, logger });

@@ -10,6 +10,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { LocalObjectStorage } from '@repo/storage';
+import { readAttachment } from '../src/messages/attachments.js';
 import { call, crashTestService } from './crash-service.js';
 
 jest.setTimeout(180_000);
@@ -58,8 +60,8 @@ async function settled(): Promise<void> {
 
 /** What must hold after any crash and restart, over the whole database and data folder. */
 async function expectConsistent(): Promise<void> {
-  // No file without a record, and no record without its file; no partial write left.
-  const keys = (await crash.db.attachment.findMany({ select: { storageKey: true } })).map((row) => row.storageKey);
+  // No file without a record, and no record without its file (inline ones have none); no partial write left.
+  const keys = (await crash.db.attachment.findMany({ select: { storageKey: true } })).flatMap((row) => row.storageKey ?? []);
   expect((await storedFiles()).sort()).toEqual(keys.sort());
   // No message delivered (received by an inbox here from one of ours) without the sender's record of it, as sent.
   const received = await crash.db.message.findMany({
@@ -112,7 +114,11 @@ describe.each(['send:attachments-stored', 'send:recorded', 'send:transport-done'
           to: [recipient.email_address],
           subject: `Crash at ${point}`,
           body: 'Hello',
-          attachments: [{ filename: 'a.txt', content_type: 'text/plain', content: Buffer.from(point).toString('base64') }],
+          // One kept in the record (INBOX_INLINE_ATTACHMENT_BYTES), one in a file.
+          attachments: [
+            { filename: 'a.txt', content_type: 'text/plain', content: Buffer.from(point).toString('base64') },
+            { filename: 'b.bin', content_type: 'application/octet-stream', content: LARGER_THAN_INLINE.toString('base64') },
+          ],
         },
         { 'Idempotency-Key': `key-${tag}` },
       );
@@ -152,7 +158,10 @@ describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at
       to: ['someone@example.com'],
       subject: 's',
       body: 'b',
-      attachments: [{ filename: 'f.txt', content_type: 'text/plain', content: 'eA==' }],
+      attachments: [
+        { filename: 'f.txt', content_type: 'text/plain', content: 'eA==' },
+        { filename: 'g.bin', content_type: 'application/octet-stream', content: LARGER_THAN_INLINE.toString('base64') },
+      ],
     });
     expect(sent.status).toBe(201);
     await setup.stop();
@@ -171,8 +180,14 @@ describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at
   });
 });
 
-/** Inbound mail with a file for `to`, its Message-ID and subject named after `label`. */
-function mailWithFile(to: string, label: string): string {
+/** Over the default INBOX_INLINE_ATTACHMENT_BYTES (8 KiB): stored as a file, not in the record. */
+const LARGER_THAN_INLINE = Buffer.alloc(12 * 1024, 'larger than inline ');
+
+/**
+ * Inbound mail for `to`, its Message-ID and subject named after `label`, with two files: a small
+ * one kept in its record and a larger one stored as a file.
+ */
+function mailWithFiles(to: string, label: string): string {
   return [
     'From: Bob <bob@example.com>',
     `To: ${to}`,
@@ -191,9 +206,29 @@ function mailWithFile(to: string, label: string): string {
     'Content-Transfer-Encoding: base64',
     '',
     Buffer.from(label).toString('base64'),
+    '--b',
+    'Content-Type: application/octet-stream; name="large.bin"',
+    'Content-Disposition: attachment; filename="large.bin"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    LARGER_THAN_INLINE.toString('base64').replace(/.{76}/g, '$&\r\n'),
     '--b--',
     '',
   ].join('\r\n');
+}
+
+/** The two files of mailWithFiles, stored once: the small one in its record, the larger one as a file. */
+async function expectMixedAttachments(inboxId: string, label: string): Promise<void> {
+  const attachments = await crash.db.attachment.findMany({ where: { inboxId }, orderBy: { filename: 'asc' } });
+  expect(attachments.map((attachment) => [attachment.filename, attachment.storageBackend])).toEqual([
+    ['data.bin', 'inline'],
+    ['large.bin', 'local'],
+  ]);
+  const storage = new LocalObjectStorage(path.join(crash.dataDir, 'objects'));
+  expect(await Promise.all(attachments.map((attachment) => readAttachment(storage, attachment)))).toEqual([
+    Buffer.from(label),
+    LARGER_THAN_INLINE,
+  ]);
 }
 
 describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s of an inbound webhook', (point) => {
@@ -201,7 +236,7 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
     const setup = await start();
     const inbox = await createInbox(setup.url, `in-${point.replace(/\W/g, '-')}`);
     await setup.stop();
-    const raw = mailWithFile(inbox.email_address, point);
+    const raw = mailWithFiles(inbox.email_address, point);
     const deliver = (baseUrl: string) =>
       fetch(`${baseUrl}/webhooks/mailgun`, {
         method: 'POST',
@@ -220,7 +255,7 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
       expect(retry.body.messages[0]!.duplicate).toBe(false);
       expect((await deliver(restarted.url)).body.messages[0]!.duplicate).toBe(true);
       expect(await crash.db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
-      expect(await crash.db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
+      await expectMixedAttachments(inbox.id, point);
       await expectConsistent();
     } finally {
       await restarted.stop();
@@ -239,7 +274,7 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
     const token = randomBytes(25).toString('hex');
     const fields = new URLSearchParams({
       recipient: inbox.email_address,
-      'body-mime': mailWithFile(inbox.email_address, `signed ${point}`),
+      'body-mime': mailWithFiles(inbox.email_address, `signed ${point}`),
       timestamp,
       token,
       signature: createHmac('sha256', signingKey)
@@ -269,7 +304,7 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
         body: { error: expect.objectContaining({ message: 'This Mailgun token was used before: the request is a replay' }) },
       });
       expect(await crash.db.message.count({ where: { inboxId: inbox.id } })).toBe(1);
-      expect(await crash.db.attachment.count({ where: { inboxId: inbox.id } })).toBe(1);
+      await expectMixedAttachments(inbox.id, `signed ${point}`);
       await expectConsistent();
     } finally {
       await restarted.stop();

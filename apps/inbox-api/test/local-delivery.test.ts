@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { readAttachment } from '../src/messages/attachments.js';
 import { createTestContext, type TestContext } from './context.js';
 
 let ctx: TestContext;
@@ -62,6 +63,6 @@ describe('local delivery (EMAIL_PROVIDER=local)', () => {
     expect(received).toMatchObject({ filename: 'plan.pdf', contentType: 'application/pdf', size: 8 });
     // Deleting the sender leaves the recipient's copy intact.
     await request(ctx.app).delete(`/v1/inboxes/${a.id}`).expect(204);
-    expect((await ctx.deps.storage.get(received!.storageKey)).toString()).toBe('%PDF-1.7');
+    expect((await readAttachment(ctx.deps.storage, received!)).toString()).toBe('%PDF-1.7');
   });
 });

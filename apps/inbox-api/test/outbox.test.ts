@@ -235,6 +235,7 @@ describe('the reconciler', () => {
       disposition: 'attachment',
       storageBackend: 'local',
       storageKey: key,
+      content: null,
       contentHash: 'sha256:x',
     };
     await expect(ctx.db.$transaction((tx) => settlePendingObjects(prismaStatements(tx), [taken]))).rejects.toMatchObject({

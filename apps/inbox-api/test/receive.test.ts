@@ -9,7 +9,12 @@ import { storableInboundMail } from './webhooks/helpers.js';
 
 let ctx: TestContext;
 
-const receiveDeps = () => ({ ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 });
+const receiveDeps = () => ({
+  ...ctx.deps,
+  emailDomain: 'inbox.test',
+  leaseSeconds: 60,
+  inlineMaxBytes: ctx.deps.config.INBOX_INLINE_ATTACHMENT_BYTES,
+});
 
 const mail = (fields: Partial<InboundMail>) => storableInboundMail({ to: ['receive@inbox.test'], ...fields });
 

@@ -10,7 +10,12 @@ let inbox: { id: string };
 const mail = (fields: Partial<InboundMail>) =>
   storableInboundMail({ to: ['search@inbox.test'], text: 'Nothing special', size: 100, ...fields });
 
-const receiveDeps = () => ({ ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 });
+const receiveDeps = () => ({
+  ...ctx.deps,
+  emailDomain: 'inbox.test',
+  leaseSeconds: 60,
+  inlineMaxBytes: ctx.deps.config.INBOX_INLINE_ATTACHMENT_BYTES,
+});
 
 async function receive(fields: Partial<InboundMail>) {
   const record = await ctx.db.inbox.findUniqueOrThrow({ where: { id: inbox.id } });

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { readAttachment } from '../src/messages/attachments.js';
 import { createTestContext, type TestContext } from './context.js';
 import { startProvider } from './mail/helpers.js';
 
@@ -91,7 +92,7 @@ describe('POST /v1/messages', () => {
       { id: expect.any(String), filename: 'note.txt', content_type: 'text/plain', size: 4 },
     ]);
     const stored = await ctx.db.attachment.findUniqueOrThrow({ where: { id: res.body.attachments[0].id } });
-    expect(await ctx.deps.storage.get(stored.storageKey)).toEqual(bytes);
+    expect(await readAttachment(ctx.deps.storage, stored)).toEqual(bytes);
     expect(stored.contentHash).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 

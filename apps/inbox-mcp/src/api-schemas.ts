@@ -241,7 +241,11 @@ export const attachmentSchema = z.object({
   size: z.number().int(),
   created_at: z.string().describe('ISO 8601 UTC timestamp'),
   disposition: z.string().describe('As the attachment came in its message: `attachment` or `inline`'),
-  storage_backend: z.string().describe('Where the content is held: `local`, `gcs` or `database`'),
+  storage_backend: z
+    .string()
+    .describe(
+      'Where the content is held: `local`, `gcs` or `database`, or `inline` (in the attachment’s own record: attachments of at most INBOX_INLINE_ATTACHMENT_BYTES)',
+    ),
   content_hash: z.string().describe('`sha256:<hex>` of the content'),
   download_url: z
     .string()

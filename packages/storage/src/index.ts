@@ -1,4 +1,5 @@
 export {
+  describeStored,
   STORAGE_BACKENDS,
   type DownloadUrlOptions,
   type ObjectStorage,

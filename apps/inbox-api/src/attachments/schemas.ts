@@ -56,7 +56,10 @@ export const attachmentPage = pageOf(attachmentListItemSchema).meta({
 export const attachmentSchema = attachmentListItemSchema
   .extend({
     disposition: z.string().meta({ description: 'As the attachment came in its message: `attachment` or `inline`' }),
-    storage_backend: z.string().meta({ description: 'Where the content is held: `local`, `gcs` or `database`' }),
+    storage_backend: z.string().meta({
+      description:
+        'Where the content is held: `local`, `gcs` or `database`, or `inline` (in the attachment’s own record: attachments of at most INBOX_INLINE_ATTACHMENT_BYTES)',
+    }),
     content_hash: z.string().meta({ description: '`sha256:<hex>` of the content' }),
     download_url: z.url().meta({
       description:

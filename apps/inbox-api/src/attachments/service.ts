@@ -4,6 +4,7 @@ import { EVERY_INBOX, inboxFilter, type Scope } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import type { Attachment, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
+import { openAttachment } from '../messages/attachments.js';
 import { isUuid } from '../shared/ids.js';
 import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import { findThread } from '../threads/service.js';
@@ -38,7 +39,13 @@ export async function listAttachments(
     'attachments',
     NEWEST_FIRST,
     (after, take, skip) =>
-      db.attachment.findMany({ where: { AND: [where, after] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take, skip }),
+      db.attachment.findMany({
+        where: { AND: [where, after] },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        omit: { content: true },
+        take,
+        skip,
+      }),
     () => db.attachment.count({ where }),
   );
   return page(rows.map(toListItem), total, next);
@@ -55,11 +62,15 @@ export async function getAttachment(
   options: { requestBaseUrl: string },
 ): Promise<AttachmentResponse> {
   const attachment = await findAttachment(deps.db, scope, attachmentId);
-  const presigned = await deps.storage.presignedDownloadUrl(attachment.storageKey, {
-    expiresInSeconds: deps.links.ttlSeconds,
-    filename: attachment.filename,
-    contentType: servableContentType(attachment.contentType),
-  });
+  // Inline content has no object to sign for: the app serves it.
+  const presigned =
+    attachment.storageKey === null
+      ? undefined
+      : await deps.storage.presignedDownloadUrl(attachment.storageKey, {
+          expiresInSeconds: deps.links.ttlSeconds,
+          filename: attachment.filename,
+          contentType: servableContentType(attachment.contentType),
+        });
   return {
     ...toListItem(attachment),
     disposition: attachment.disposition,
@@ -96,7 +107,7 @@ export async function openAttachmentContent(
   // Without a link (the API key was checked), only Cloud Storage content opens: others answer 403.
   if (!signed && attachment.storageBackend !== 'gcs') checkDownloadToken(attachmentId, query, deps.links.secret);
 
-  return { format: query.format, file: attachment, opened: await stored(attachment, (key) => deps.storage.open(key)) };
+  return { format: query.format, file: attachment, opened: await opened(deps.storage, attachment) };
 }
 
 /** The attachment, or 404; so is one of an inbox being deleted, or outside the scope. */
@@ -117,17 +128,17 @@ async function requireMessage(db: Database, scope: Scope, messageId: string): Pr
   if (!found) throw new NotFoundError('Message not found', { message_id: messageId });
 }
 
-/** Reads the attachment's object; one that is gone is reported by attachment, not by its internal key. */
-async function stored<T>(attachment: Attachment, read: (key: string) => Promise<T>): Promise<T> {
+/** Opens the attachment's content; an object that is gone is reported by attachment, not by its internal key. */
+async function opened(storage: ObjectStorage, attachment: Attachment): Promise<OpenedObject> {
   try {
-    return await read(attachment.storageKey);
+    return await openAttachment(storage, attachment);
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
     throw new NotFoundError('The content of this attachment is missing from storage', { attachment_id: attachment.id });
   }
 }
 
-function toListItem(attachment: Attachment): AttachmentListItem {
+function toListItem(attachment: Omit<Attachment, 'content'>): AttachmentListItem {
   return {
     id: attachment.id,
     message_id: attachment.messageId,

@@ -5,6 +5,7 @@ import { appendEvents, type EventType } from '../events/log.js';
 import type { Draft, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
 import type { JobQueue } from '../jobs/queue.js';
+import { readAttachment } from '../messages/attachments.js';
 import { base64ByteLength } from '../messages/base64.js';
 import { checkOutbound } from '../messages/policy.js';
 import type { Deps } from '../deps.js';
@@ -325,7 +326,7 @@ async function originOf(deps: DraftDeps, draft: Draft): Promise<Pick<SendOptions
     attachments.map(async (attachment) => ({
       filename: attachment.filename,
       contentType: attachment.contentType,
-      content: await deps.storage.get(attachment.storageKey),
+      content: await readAttachment(deps.storage, attachment),
     })),
   );
   return { forwarding: { id: origin.forwarding_message_id, files } };

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { ServiceUnavailableError } from '@repo/errors';
-import type { ObjectStorage } from '@repo/storage';
+import { describeStored, type ObjectStorage, type OpenedObject } from '@repo/storage';
 import { type Database, pgStatements, type Statements, textRows } from '../database.js';
-import { Prisma } from '../generated/prisma/client.js';
+import { type Attachment, Prisma } from '../generated/prisma/client.js';
 import { attachmentPrefix } from '../inboxes/service.js';
 import type { StoredAttachment } from './records.js';
 
@@ -18,13 +19,17 @@ export interface AttachmentStore {
   storage: ObjectStorage;
   /** How long a write may wait for its record before the reconciler takes it for abandoned. */
   leaseSeconds: number;
+  /** Attachments of at most this many bytes are kept in their record (INBOX_INLINE_ATTACHMENT_BYTES); 0: none. */
+  inlineMaxBytes: number;
 }
 
 /** Attachments written at once by storeAttachments. */
 const WRITES_AT_ONCE = 8;
 
 /**
- * Writes attachment bytes under the inbox's prefix, so deleting the inbox removes them. Keys are
+ * Stores the attachments' bytes: up to `inlineMaxBytes` each in their record (storage_backend
+ * `inline`, written with it in its transaction: no file, no flush, nothing to orphan), larger
+ * ones in object storage under the inbox's prefix, so deleting the inbox removes them. Keys are
  * random, never derived from filenames. The keys are journaled in pending_objects before any
  * byte is written, and stay there until the record that refers to them commits (which calls
  * settlePendingObjects): whatever happens in between (a refused send, a crash), no object is left
@@ -35,49 +40,98 @@ export async function storeAttachments(
   inboxId: string,
   files: AttachmentFile[],
 ): Promise<StoredAttachment[]> {
-  if (files.length === 0) return [];
-  const keys = files.map(() => `${attachmentPrefix(inboxId)}attachments/${randomUUID()}`);
+  const stored: StoredAttachment[] = new Array<StoredAttachment>(files.length);
+  const outside: number[] = [];
+  files.forEach((file, index) => {
+    if (file.content.length <= deps.inlineMaxBytes) stored[index] = storedInline(file);
+    else outside.push(index);
+  });
+  if (outside.length === 0) return stored;
+  const keys = outside.map(() => `${attachmentPrefix(inboxId)}attachments/${randomUUID()}`);
   // On pg directly (database.ts): Prisma's raw queries pass every key through its query compiler,
   // ~100 ms of the event loop for 10,000 attachments.
   await pgStatements(deps.db.pool).query(Prisma.sql`
     INSERT INTO pending_objects (storage_key, expires_at)
     SELECT key, now() + make_interval(secs => ${deps.leaseSeconds}) FROM ${textRows(keys)} AS keys(key)`);
-  const store = async (index: number): Promise<StoredAttachment> => {
-    const file = files[index]!;
-    const storageKey = keys[index]!;
+  const store = async (at: number): Promise<void> => {
+    const file = files[outside[at]!]!;
+    const storageKey = keys[at]!;
     const { size, sha256 } = await deps.storage.put(storageKey, file.content, { contentType: file.contentType });
-    return {
-      filename: file.filename,
-      contentType: file.contentType,
-      size,
-      disposition: file.disposition ?? 'attachment',
+    stored[outside[at]!] = {
+      ...describeFile(file, size, sha256),
       storageBackend: deps.storage.backend,
       storageKey,
-      contentHash: `sha256:${sha256}`,
+      content: null,
     };
   };
-  const stored: StoredAttachment[] = new Array<StoredAttachment>(files.length);
   let next = 0;
   let failure: { error: unknown } | undefined;
   // A few writes at a time: each is flushed to disk (or a round trip to the bucket or database),
   // and a mail of 10,000 attachments took minutes one write after the other. On a failure, the
   // writes under way end before the objects are discarded, so that none is written after.
   const writer = async () => {
-    while (!failure && next < files.length) {
-      const index = next++;
+    while (!failure && next < outside.length) {
+      const at = next++;
       try {
-        stored[index] = await store(index);
+        await store(at);
       } catch (error) {
         failure ??= { error };
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(WRITES_AT_ONCE, files.length) }, writer));
+  await Promise.all(Array.from({ length: Math.min(WRITES_AT_ONCE, outside.length) }, writer));
   if (failure) {
     await discardStoredObjects(deps, keys);
     throw failure.error;
   }
   return stored;
+}
+
+function storedInline(file: AttachmentFile): StoredAttachment {
+  const { size, sha256 } = describeStored(file.content);
+  return { ...describeFile(file, size, sha256), storageBackend: INLINE, storageKey: null, content: file.content };
+}
+
+function describeFile(file: AttachmentFile, size: number, sha256: string) {
+  return {
+    filename: file.filename,
+    contentType: file.contentType,
+    size,
+    disposition: file.disposition ?? 'attachment',
+    contentHash: `sha256:${sha256}`,
+  };
+}
+
+/** `storage_backend` of an attachment kept in its record. */
+export const INLINE = 'inline';
+
+/** The keys of the attachments held in object storage (inline ones have none). */
+export function objectKeys(stored: readonly Pick<StoredAttachment, 'storageKey'>[]): string[] {
+  return stored.flatMap((attachment) => (attachment.storageKey === null ? [] : [attachment.storageKey]));
+}
+
+/** An attachment's bytes, from its record or its object (NotFoundError when the object is gone). */
+export function readAttachment(storage: ObjectStorage, attachment: AttachmentPlace): Promise<Buffer> {
+  const place = placeOf(attachment);
+  return 'content' in place ? Promise.resolve(place.content) : storage.get(place.key);
+}
+
+/** An attachment's bytes as a stream (download.ts), from its record or its object. */
+export async function openAttachment(storage: ObjectStorage, attachment: AttachmentPlace): Promise<OpenedObject> {
+  const place = placeOf(attachment);
+  if (!('content' in place)) return storage.open(place.key);
+  return { stream: Readable.from(place.content, { objectMode: false }), size: place.content.length };
+}
+
+type AttachmentPlace = Pick<Attachment, 'storageKey' | 'content'>;
+
+function placeOf(attachment: AttachmentPlace): { content: Buffer } | { key: string } {
+  const { content, storageKey } = attachment;
+  // Viewed, not copied; isView rather than instanceof: the bytes may come from another realm (a jest sandbox).
+  if (ArrayBuffer.isView(content)) return { content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) };
+  if (storageKey !== null) return { key: storageKey };
+  // storeAttachments gives every record one or the other.
+  throw new Error('An attachment record has neither content nor a storage key');
 }
 
 /** `expires_at` of journal rows the reconciler has taken: their objects are being removed. */
@@ -89,15 +143,16 @@ const TAKEN_FOR_REMOVAL = new Date(0);
  * the objects, and the record must not commit.
  */
 export async function settlePendingObjects(statements: Statements, stored: StoredAttachment[]): Promise<void> {
-  if (stored.length === 0) return;
+  const keys = objectKeys(stored);
+  if (keys.length === 0) return;
   const [row] = await statements.query<{ settled: number }>(Prisma.sql`
     WITH settled AS (
       DELETE FROM pending_objects
-       WHERE storage_key IN (SELECT ${textRows(stored.map((attachment) => attachment.storageKey))})
+       WHERE storage_key IN (SELECT ${textRows(keys)})
          AND expires_at > ${TAKEN_FOR_REMOVAL}::timestamptz
       RETURNING 1)
     SELECT count(*)::int AS settled FROM settled`);
-  if (row?.settled !== stored.length) {
+  if (row?.settled !== keys.length) {
     throw new ServiceUnavailableError('Storing the attachments took too long; send the message again', {
       headers: { 'Retry-After': '1' },
     });

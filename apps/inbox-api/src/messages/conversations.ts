@@ -1,6 +1,7 @@
 import { BadRequestError } from '@repo/errors';
 import { type Actor, scopeOf } from '../api-keys/scope.js';
 import { findInbox } from '../inboxes/service.js';
+import { readAttachment } from './attachments.js';
 import { forwardBody, forwardSubject, replyRecipients, replySubject } from './replies.js';
 import type { ForwardInput, ReplyInput, SendResult } from './schemas.js';
 import { checkAttachmentTotal, type HeldSend, type SendDeps, sendMessage } from './send.js';
@@ -67,7 +68,7 @@ export async function forwardMessage(
     attachments.map(async (attachment) => ({
       filename: attachment.filename,
       contentType: attachment.contentType,
-      content: await deps.storage.get(attachment.storageKey),
+      content: await readAttachment(deps.storage, attachment),
     })),
   );
   const { input } = options;

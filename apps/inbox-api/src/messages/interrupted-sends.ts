@@ -3,6 +3,7 @@ import type { ObjectStorage } from '@repo/storage';
 import type { MailTransport, OutboundMail } from '../adapters/mail/index.js';
 import type { Database } from '../database.js';
 import type { Attachment, Message } from '../generated/prisma/client.js';
+import { readAttachment } from './attachments.js';
 import { interruptedOutcome, markFailed, markSent } from './outbox.js';
 import { toSendResult } from './records.js';
 
@@ -93,7 +94,7 @@ async function mailOf(storage: ObjectStorage, message: Message & { attachments: 
       message.attachments.map(async (attachment) => ({
         filename: attachment.filename,
         contentType: attachment.contentType,
-        content: await storage.get(attachment.storageKey),
+        content: await readAttachment(storage, attachment),
       })),
     ),
   };

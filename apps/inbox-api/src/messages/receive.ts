@@ -12,7 +12,7 @@ import {
   SUBJECT_THREAD_WINDOW_DAYS,
   type ThreadCandidate,
 } from '../threads/threading.js';
-import { type AttachmentStore, discardStoredObjects, settlePendingObjects, storeAttachments } from './attachments.js';
+import { type AttachmentStore, discardStoredObjects, objectKeys, settlePendingObjects, storeAttachments } from './attachments.js';
 import type { MessageContent } from './content/index.js';
 import type { StorableMail } from './inbound-mail.js';
 import { messageEvent } from './events.js';
@@ -110,10 +110,7 @@ export async function receiveMessage(
         });
     return { message, duplicate: false };
   } catch (error) {
-    await discardStoredObjects(
-      deps,
-      attachments.map((attachment) => attachment.storageKey),
-    );
+    await discardStoredObjects(deps, objectKeys(attachments));
     // The same message delivered twice at the same moment: the other delivery stored it.
     const raced = isUniqueViolation(error, ['inbox_id', 'direction', 'provider_message_id'])
       ? await findReceived(deps.db, inbox.id, mail.messageId)

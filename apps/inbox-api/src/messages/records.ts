@@ -11,14 +11,15 @@ import { initialLabels } from './labels.js';
 import type { DeliveryDetail } from '../webhooks/delivery-status.js';
 import { searchTextOf } from './search.js';
 
-/** An attachment whose bytes are already in object storage. */
+/** An attachment whose bytes are already in object storage (`storageKey`), or go in its record (`content`). */
 export interface StoredAttachment {
   filename: string;
   contentType: string;
   size: number;
   disposition: string;
   storageBackend: string;
-  storageKey: string;
+  storageKey: string | null;
+  content: Buffer | null;
   contentHash: string;
 }
 
@@ -135,6 +136,8 @@ export async function recordMessage(
   };
   const attachments = input.attachments.map((attachment): Attachment => ({
     ...attachment,
+    // A Buffer's type allows a SharedArrayBuffer under it, which Node's never are.
+    content: attachment.content as Attachment['content'],
     id: uuidv7(),
     messageId: message.id,
     inboxId: message.inboxId,
@@ -222,7 +225,7 @@ function insertMessage(message: Message): Prisma.Sql {
 
 /**
  * The attachments' rows as one JSON text, rather than an array per column: pg escapes array
- * elements one by one in JavaScript, JSON.stringify is native. Made a thousand rows at a time, the
+ * elements one by one in JavaScript, JSON.stringify is native. Inline content goes as base64. Made a thousand rows at a time, the
  * event loop taking its turn between: a mail's 10,000 attachments make 2.7 MB of JSON.
  */
 async function attachmentRows(attachments: Attachment[]): Promise<string> {
@@ -240,6 +243,7 @@ async function attachmentRows(attachments: Attachment[]): Promise<string> {
         file.storageBackend,
         file.storageKey,
         file.contentHash,
+        file.content && Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength).toString('base64'),
       ]);
     chunks.push(JSON.stringify(rows).slice(1, -1));
   }
@@ -251,9 +255,9 @@ const ROWS_AT_ONCE = 1000;
 function insertAttachments(rows: string): Prisma.Sql {
   return Prisma.sql`
       INSERT INTO attachments (id, message_id, inbox_id, thread_id, filename, content_type, size, disposition,
-                               storage_backend, storage_key, content_hash, created_at)
+                               storage_backend, storage_key, content_hash, content, created_at)
       SELECT (file->>0)::uuid, recorded.id, recorded.inbox_id, recorded.thread_id, file->>1, file->>2, (file->>3)::int,
-             file->>4, file->>5, file->>6, file->>7, recorded.created_at
+             file->>4, file->>5, file->>6, file->>7, decode(file->>8, 'base64'), recorded.created_at
         FROM recorded, json_array_elements(${rows}::json) AS file`;
 }
 

@@ -11,7 +11,7 @@ import { findInbox, holdLiveInbox } from '../inboxes/service.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import { findThread, latestMessage } from '../threads/service.js';
 import { newMessageId, replyHeaders, subjectKey } from '../threads/threading.js';
-import { type AttachmentFile, discardStoredObjects, settlePendingObjects, storeAttachments } from './attachments.js';
+import { type AttachmentFile, discardStoredObjects, objectKeys, settlePendingObjects, storeAttachments } from './attachments.js';
 import { base64ByteLength } from './base64.js';
 import type { ContentPool } from './content/index.js';
 import { claimIdempotencyKey, idempotentRequest, keyForMessage, previousAnswer } from './idempotency.js';
@@ -35,6 +35,7 @@ export interface SendDeps extends PolicyDeps {
   emailDomain: string;
   maxAttachmentBytes: number;
   leaseSeconds: number;
+  inlineMaxBytes: number;
   summaries: SummaryRequests;
 }
 
@@ -167,17 +168,11 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
       return record;
     });
   } catch (error) {
-    await discardStoredObjects(
-      deps,
-      stored.map((attachment) => attachment.storageKey),
-    );
+    await discardStoredObjects(deps, objectKeys(stored));
     throw error;
   }
   if ('replay' in recorded) {
-    await discardStoredObjects(
-      deps,
-      stored.map((attachment) => attachment.storageKey),
-    );
+    await discardStoredObjects(deps, objectKeys(stored));
     return recorded.replay;
   }
   deps.crashPoint('send:recorded');
@@ -224,6 +219,7 @@ export function sendDepsOf(deps: Deps): SendDeps {
     emailDomain: deps.config.INBOX_EMAIL_DOMAIN,
     maxAttachmentBytes: deps.config.INBOX_MAX_ATTACHMENT_BYTES,
     leaseSeconds: deps.config.INBOX_SEND_LEASE_SECONDS,
+    inlineMaxBytes: deps.config.INBOX_INLINE_ATTACHMENT_BYTES,
   };
 }
 

@@ -56,6 +56,7 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
     ...deps,
     emailDomain: config.INBOX_EMAIL_DOMAIN,
     leaseSeconds: config.INBOX_SEND_LEASE_SECONDS,
+    inlineMaxBytes: config.INBOX_INLINE_ATTACHMENT_BYTES,
     metrics: inboundMetrics(deps.metrics.registry),
   };
   // Raw MIME carries attachments base64-encoded (4 bytes per 3), besides the text.

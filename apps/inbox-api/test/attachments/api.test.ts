@@ -140,7 +140,7 @@ describe('GET /v1/attachments/{attachment_id}', () => {
       size: 256,
       created_at: expect.any(String),
       disposition: 'attachment',
-      storage_backend: 'local',
+      storage_backend: 'inline',
       content_hash: `sha256:${createHash('sha256').update(binary).digest('hex')}`,
       download_url: expect.stringMatching(
         new RegExp(`^${BASE_URL}/v1/attachments/${attachment.id}/content\\?token=[\\w-]{43}&expires=\\d+$`),
@@ -277,9 +277,12 @@ describe('GET /v1/attachments/{attachment_id}/content', () => {
   });
 
   it('answers 404, naming no storage key, when the stored content has gone', async () => {
-    const sent = await sendWithFiles(ctx.app, { inboxId: inboxB.id, files: [textFile('lost.txt')] });
+    const sent = await sendWithFiles(ctx.app, {
+      inboxId: inboxB.id,
+      files: [textFile('lost.txt', 'x'.repeat(ctx.deps.config.INBOX_INLINE_ATTACHMENT_BYTES + 1))],
+    });
     const record = await ctx.db.attachment.findUniqueOrThrow({ where: { id: sent.attachments[0]!.id } });
-    await rm(path.join(ctx.dataDir, 'objects', ...record.storageKey.split('/')));
+    await rm(path.join(ctx.dataDir, 'objects', ...record.storageKey!.split('/')));
     const { download_url: url } = await metadataOf(record.id);
     const res = await request(ctx.app).get(pathOf(url)).expect(404);
     expect(res.body.error).toEqual({

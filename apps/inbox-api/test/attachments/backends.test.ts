@@ -19,7 +19,8 @@ async function createInbox(app: TestContext['app'], username: string, headers: R
 describe('STORAGE_BACKEND=database', () => {
   let ctx: TestContext;
   beforeAll(async () => {
-    ctx = await createTestContext({ STORAGE_BACKEND: 'database' });
+    // Every attachment in the object store, however small: what is tested here is the backend.
+    ctx = await createTestContext({ STORAGE_BACKEND: 'database', INBOX_INLINE_ATTACHMENT_BYTES: '0' });
   });
   afterAll(() => ctx.close());
 
@@ -144,6 +145,7 @@ describe('STORAGE_BACKEND=gcs', () => {
         private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
       }),
       INBOX_DOWNLOAD_URL_TTL_SECONDS: '900',
+      INBOX_INLINE_ATTACHMENT_BYTES: '0',
     });
   });
   afterAll(async () => {
@@ -167,6 +169,26 @@ describe('STORAGE_BACKEND=gcs', () => {
       'response-content-type': 'text/plain',
       'response-content-disposition': `attachment; filename="Bericht _M_rz_.txt"; filename*=UTF-8''Bericht%20%22M%C3%A4rz%22.txt`,
     });
+  });
+
+  it('serves an attachment kept in its record through the app’s own link, never the bucket', async () => {
+    const inline = await ctx.replica({ INBOX_INLINE_ATTACHMENT_BYTES: '8192' });
+    try {
+      const inbox = await createInbox(inline.app, 'cloud-inline');
+      const objects = gcs.objects.size;
+      const sent = await sendWithFiles(inline.app, { inboxId: inbox.id, files: [textFile('note.txt', 'kept in the row')] });
+      const metadata = (await request(inline.app).get(`/v1/attachments/${sent.attachments[0]!.id}`).expect(200)).body;
+      expect(metadata).toMatchObject({ storage_backend: 'inline', content_hash: sha256(Buffer.from('kept in the row')) });
+      expect(metadata.download_url).toMatch(/\/content\?token=[\w-]{43}&expires=\d+$/);
+      expect(gcs.objects.size).toBe(objects);
+      expect((await download(inline.app, pathOf(metadata.download_url)).expect(200)).body).toEqual(
+        Buffer.from('kept in the row'),
+      );
+      // The API key alone opens only what is in the bucket.
+      await request(inline.app).get(`/v1/attachments/${sent.attachments[0]!.id}/content`).expect(403);
+    } finally {
+      await inline.close();
+    }
   });
 
   it('streams the content from the bucket with the API key, no link needed', async () => {

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import PostalMime from 'postal-mime';
 import { SMTPServer } from 'smtp-server';
 import request from 'supertest';
+import { readAttachment } from '../../src/messages/attachments.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
 
@@ -274,7 +275,7 @@ describe('POST /v1/messages/{message_id}/forward', () => {
     expect(forwarded.bcc_addresses).toEqual(['archive@example.com']);
     const atDave = await receivedCopy(dave.id, forwarded.provider_message_id);
     const attachment = await ctx.db.attachment.findFirstOrThrow({ where: { messageId: atDave.id } });
-    expect(await ctx.deps.storage.get(attachment.storageKey)).toEqual(file);
+    expect(await readAttachment(ctx.deps.storage, attachment)).toEqual(file);
   });
 
   it('answers 413 when the attachments are over the limit, and sends nothing', async () => {

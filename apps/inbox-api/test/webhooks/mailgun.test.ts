@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { UnauthorizedError } from '@repo/errors';
+import { readAttachment } from '../../src/messages/attachments.js';
 import { receiveMessage } from '../../src/messages/receive.js';
 import { handleWithToken, replayToken } from '../../src/webhooks/replay.js';
 import { createTestContext, type TestContext } from '../context.js';
@@ -99,8 +100,8 @@ describe('POST /webhooks/mailgun: routes', () => {
       ['Übersicht "Q1".pdf', 'application/pdf', 'attachment', pdf.length],
       ['logo.png', 'image/png', 'inline', png.length],
     ]);
-    expect(await ctx.deps.storage.get(attachments[0]!.storageKey)).toEqual(pdf);
-    expect(await ctx.deps.storage.get(attachments[1]!.storageKey)).toEqual(png);
+    expect(await readAttachment(ctx.deps.storage, attachments[0]!)).toEqual(pdf);
+    expect(await readAttachment(ctx.deps.storage, attachments[1]!)).toEqual(png);
   });
 
   it('stores an urlencoded post, labelled spam when Mailgun flags it, the Message-Id field standing in for the header', async () => {
@@ -277,7 +278,12 @@ describe('Mailgun signatures (MAILGUN_WEBHOOK_SIGNING_KEY set)', () => {
     });
     const receive = () =>
       receiveMessage(
-        { ...ctx.deps, emailDomain: 'inbox.test', leaseSeconds: 60 },
+        {
+          ...ctx.deps,
+          emailDomain: 'inbox.test',
+          leaseSeconds: 60,
+          inlineMaxBytes: ctx.deps.config.INBOX_INLINE_ATTACHMENT_BYTES,
+        },
         inbox,
         mail,
         () => Promise.resolve({ contentClean: 'x', preview: 'x' }),

@@ -86,7 +86,7 @@ describe('raw MIME of hostile shapes', () => {
       expect(parts).toBeGreaterThan(6_000);
     }, 120_000);
 
-    it(`stores ${TINY_ATTACHMENTS} tiny attachments, each with its bytes`, async () => {
+    it(`stores ${TINY_ATTACHMENTS} tiny attachments, each with its bytes, in its record`, async () => {
       const name = `many attachments (${TINY_ATTACHMENTS.toLocaleString('en')} tiny ones)`;
       const message = await storedMessage(
         ctx,
@@ -94,9 +94,18 @@ describe('raw MIME of hostile shapes', () => {
       );
       const attachments = await ctx.db.attachment.findMany({
         where: { messageId: message.id },
-        select: { filename: true, contentHash: true },
+        select: { filename: true, contentHash: true, storageBackend: true, content: true },
       });
       expect(attachments).toHaveLength(TINY_ATTACHMENTS);
+      // Each under INBOX_INLINE_ATTACHMENT_BYTES: no file, no journal row.
+      expect(attachments.filter((attachment) => attachment.storageBackend !== 'inline')).toEqual([]);
+      expect(await ctx.db.pendingObject.count()).toBe(0);
+      // f<i>.bin holds `file <i>`.
+      const expected = (filename: string) => Buffer.from(`file ${filename.slice(1, -'.bin'.length)}`);
+      expect(
+        attachments.filter((attachment) => !Buffer.from(attachment.content ?? []).equals(expected(attachment.filename))),
+      ).toEqual([]);
+      expect(new Set(attachments.map((attachment) => attachment.filename)).size).toBe(TINY_ATTACHMENTS);
       const hashes = new Map(attachments.map((attachment) => [attachment.filename, attachment.contentHash]));
       for (const i of [0, 4_321, TINY_ATTACHMENTS - 1]) expect(hashes.get(`f${i}.bin`)).toBe(sha256(Buffer.from(`file ${i}`)));
     }, 300_000);

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { readAttachment } from '../../src/messages/attachments.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { fixture, mimeMessage, multipartFixture } from './helpers.js';
 
@@ -69,7 +70,7 @@ describe('POST /webhooks/sendgrid', () => {
     const part = raw.slice(raw.indexOf('filename="SendGrid.jpg"'));
     const base64 = part.slice(part.indexOf('\n\n') + 2, part.indexOf('\n--')).replace(/\s+/g, '');
     const expected = Buffer.from(base64, 'base64');
-    expect(await ctx.deps.storage.get(attachment!.storageKey)).toEqual(expected);
+    expect(await readAttachment(ctx.deps.storage, attachment!)).toEqual(expected);
     expect(attachment!.size).toBe(expected.length);
     expect(expected.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
   });
@@ -140,7 +141,7 @@ describe('POST /webhooks/sendgrid', () => {
     });
     const [attachment] = await ctx.db.attachment.findMany({ where: { messageId: message.id } });
     expect(attachment).toMatchObject({ filename: 'Rechnung März.pdf', contentType: 'application/pdf', size: pdf.length });
-    expect(await ctx.deps.storage.get(attachment!.storageKey)).toEqual(pdf);
+    expect(await readAttachment(ctx.deps.storage, attachment!)).toEqual(pdf);
   });
 
   it('reads JSON bodies with the same field names', async () => {

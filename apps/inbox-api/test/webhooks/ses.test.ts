@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { readAttachment } from '../../src/messages/attachments.js';
 import { signAwsRequest } from '../../src/adapters/aws/sigv4.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { startProvider } from '../mail/helpers.js';
@@ -112,7 +113,7 @@ describe('POST /webhooks/ses: SES receipts through SNS', () => {
     expect(attachments).toEqual([
       expect.objectContaining({ filename: 'clock-purple.png', contentType: 'image/png', disposition: 'inline', size: 596 }),
     ]);
-    const png = await ctx.deps.storage.get(attachments[0]!.storageKey);
+    const png = await readAttachment(ctx.deps.storage, attachments[0]!);
     expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
   });
 
