@@ -75,24 +75,6 @@ export function sizedTextArray(values: readonly string[]): Prisma.Sql {
   return Prisma.sql`ARRAY[${Prisma.join(padded.map((value) => Prisma.sql`${value}::text`))}]`;
 }
 
-/** Runs `work` in a transaction on one of the pool's connections: committed when it resolves, rolled back when it throws. */
-export async function pgTransaction<T>(db: Database, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await db.pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    // A connection that cannot even roll back is dropped from the pool rather than reused.
-    await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
-
 /** The client as the `database` storage backend queries it: objects go through the app's own pool, bytes as they are. */
 export function sqlClientOf(db: Database): SqlClient {
   return { query: async (text, values) => ({ rows: (await db.pool.query(text, values)).rows as Record<string, unknown>[] }) };

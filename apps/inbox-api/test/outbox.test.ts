@@ -1,7 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import request from 'supertest';
-import { pgStatements, pgTransaction, prismaStatements } from '../src/database.js';
+import { pgTransaction } from '@repo/db';
+import { pgStatements, prismaStatements } from '../src/database.js';
 import { settlePendingObjects } from '../src/messages/attachments.js';
 import { reconcile } from '../src/reconciler.js';
 import { createTestContext, type TestContext } from './context.js';

@@ -22,3 +22,4 @@ export { migrateFromEnvironment } from './migrate-command.js';
 export { isForeignKeyViolation, isUniqueViolation } from './errors.js';
 export { uuidv7 } from './ids.js';
 export { preparedQuery, type SqlStatement } from './prepared.js';
+export { pgTransaction } from './transaction.js';

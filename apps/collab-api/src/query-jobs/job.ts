@@ -6,7 +6,7 @@
  * the job's row is read every half second for a cancel (which another process may have asked
  * for): the query is then stopped, and the job ends CANCELLED, charged what the warehouse processed.
  */
-import { preparedQuery } from '@repo/db';
+import { pgTransaction, preparedQuery } from '@repo/db';
 import { startPeriodic } from '@repo/jobs';
 import { Prisma } from '../generated/prisma/client.js';
 import { recordReads } from '../access-log/record.js';
@@ -214,7 +214,7 @@ async function startJob(deps: Deps, jobId: string) {
   // The usage row is made by the run that queued the job; one missing still is made here.
   const refusal =
     row.daily_cost_usd === null
-      ? await deps.db.$transaction((tx) => quotaLeft(tx, deps.config, job.tenantId, now))
+      ? await pgTransaction(deps.db, (client) => quotaLeft(client, deps.config, job.tenantId, now))
       : quotaLeftOf(usageRowOfText(row), now);
   return { job, refusal };
 }

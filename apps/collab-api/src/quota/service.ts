@@ -1,8 +1,9 @@
-import { uuidv7 } from '@repo/db';
+import { preparedQuery, uuidv7 } from '@repo/db';
 import { NotFoundError, RateLimitedError } from '@repo/errors';
 import type { Actor } from '../access/index.js';
 import type { Config } from '../config.js';
-import type { Database, Transaction } from '../database.js';
+import type pg from 'pg';
+import type { Database } from '../database.js';
 import { Prisma, type QueryQuota, type QueryUsage } from '../generated/prisma/client.js';
 import { iso } from '../shared/schemas.js';
 import {
@@ -39,44 +40,32 @@ function quotaOf(row: Pick<QueryQuota, 'dailyQuotaUsd' | 'monthlyQuotaUsd'>) {
   return { dailyMicros: micros(row.dailyQuotaUsd), monthlyMicros: micros(row.monthlyQuotaUsd) };
 }
 
-/** The tenant's quota and usage rows, made with the configured defaults when missing. */
-async function ensureRows(db: Database | Transaction, config: QuotaConfig, tenantId: string, now: Date): Promise<void> {
-  await db.queryQuota.createMany({
-    data: [
-      {
-        tenantId,
-        dailyQuotaUsd: decimal(parseUsd(config.COLLAB_DEFAULT_DAILY_QUOTA_USD)!),
-        monthlyQuotaUsd: decimal(parseUsd(config.COLLAB_DEFAULT_MONTHLY_QUOTA_USD)!),
-      },
-    ],
-    skipDuplicates: true,
-  });
-  await db.queryUsage.createMany({
-    data: [{ tenantId, lastResetDaily: startOfUtcDay(now), lastResetMonthly: startOfUtcMonth(now) }],
-    skipDuplicates: true,
-  });
+/** The tenant's quota and usage rows, made with the configured defaults when missing (one prepared statement). */
+async function ensureRows(client: pg.Pool | pg.PoolClient, config: QuotaConfig, tenantId: string, now: Date): Promise<void> {
+  await preparedQuery(
+    client,
+    Prisma.sql`
+      WITH quota AS (
+        INSERT INTO query_quotas (id, tenant_id, daily_quota_usd, monthly_quota_usd, created_at, updated_at)
+        VALUES (${uuidv7()}::uuid, ${tenantId}::uuid, ${formatUsd(parseUsd(config.COLLAB_DEFAULT_DAILY_QUOTA_USD)!)}::numeric,
+                ${formatUsd(parseUsd(config.COLLAB_DEFAULT_MONTHLY_QUOTA_USD)!)}::numeric, ${now}::timestamptz, ${now}::timestamptz)
+        ON CONFLICT (tenant_id) DO NOTHING)
+      INSERT INTO query_usage (id, tenant_id, last_reset_daily, last_reset_monthly, created_at, updated_at)
+      VALUES (${uuidv7()}::uuid, ${tenantId}::uuid, ${startOfUtcDay(now)}::timestamptz, ${startOfUtcMonth(now)}::timestamptz,
+              ${now}::timestamptz, ${now}::timestamptz)
+      ON CONFLICT (tenant_id) DO NOTHING`,
+  );
 }
 
-/** The tenant's usage row locked until `tx` ends, with its quota; none when either row is still to be made. */
-async function lockedUsageRow(tx: Transaction, tenantId: string) {
-  const [row] = await tx.$queryRaw<
-    {
-      daily_cost_usd: Prisma.Decimal;
-      monthly_cost_usd: Prisma.Decimal;
-      last_reset_daily: Date;
-      last_reset_monthly: Date;
-      daily_quota_usd: Prisma.Decimal;
-      monthly_quota_usd: Prisma.Decimal;
-    }[]
-  >`SELECT u.daily_cost_usd, u.monthly_cost_usd, u.last_reset_daily, u.last_reset_monthly, q.daily_quota_usd, q.monthly_quota_usd
-      FROM query_usage u JOIN query_quotas q ON q.tenant_id = u.tenant_id
-     WHERE u.tenant_id = ${tenantId}::uuid
-       FOR UPDATE OF u`;
-  return row;
+/** A tenant's usage row and its quota, as the usage lock reads them. */
+export interface UsageRow {
+  daily_cost_usd: Prisma.Decimal;
+  monthly_cost_usd: Prisma.Decimal;
+  last_reset_daily: Date;
+  last_reset_monthly: Date;
+  daily_quota_usd: Prisma.Decimal;
+  monthly_quota_usd: Prisma.Decimal;
 }
-
-/** The usage row and quota as lockedUsageRow reads them. */
-export type UsageRow = NonNullable<Awaited<ReturnType<typeof lockedUsageRow>>>;
 
 /** A UsageRow as pg reads it in a prepared statement: numeric columns as text. */
 export type UsageText = { [key in keyof UsageRow]: UsageRow[key] extends Prisma.Decimal ? string : UsageRow[key] };
@@ -90,6 +79,19 @@ export function usageRowOfText(row: UsageText): UsageRow {
     daily_quota_usd: new Prisma.Decimal(row.daily_quota_usd),
     monthly_quota_usd: new Prisma.Decimal(row.monthly_quota_usd),
   };
+}
+
+/** The tenant's usage row locked until the transaction of `client` ends, with its quota; none when either row is still to be made. */
+async function lockedUsageRow(client: pg.PoolClient, tenantId: string): Promise<UsageRow | undefined> {
+  const [row] = await preparedQuery<UsageText>(
+    client,
+    Prisma.sql`
+      SELECT u.daily_cost_usd, u.monthly_cost_usd, u.last_reset_daily, u.last_reset_monthly, q.daily_quota_usd, q.monthly_quota_usd
+        FROM query_usage u JOIN query_quotas q ON q.tenant_id = u.tenant_id
+       WHERE u.tenant_id = ${tenantId}::uuid
+         FOR UPDATE OF u`,
+  );
+  return row && usageRowOfText(row);
 }
 
 /** The usage (as of `now`) and quota of a usage row read with its quota. */
@@ -111,24 +113,29 @@ function usageAndQuota(row: UsageRow, now: Date) {
  * here, so a check and the charge it allows are never interleaved with another's. One statement
  * once the rows exist (every run and charge passes here).
  */
-async function lockUsage(tx: Transaction, config: QuotaConfig, tenantId: string, now: Date) {
-  let row = await lockedUsageRow(tx, tenantId);
+async function lockUsage(client: pg.PoolClient, config: QuotaConfig, tenantId: string, now: Date) {
+  let row = await lockedUsageRow(client, tenantId);
   if (!row) {
-    await ensureRows(tx, config, tenantId, now);
-    row = (await lockedUsageRow(tx, tenantId))!;
+    await ensureRows(client, config, tenantId, now);
+    row = (await lockedUsageRow(client, tenantId))!;
   }
   return usageAndQuota(row, now);
 }
 
 /** 429 with Retry-After when the tenant's daily or monthly quota is used up (checked under the usage lock). */
-export async function requireQuotaLeft(tx: Transaction, config: QuotaConfig, tenantId: string, now = new Date()): Promise<void> {
-  const refusal = await quotaLeft(tx, config, tenantId, now);
+export async function requireQuotaLeft(
+  client: pg.PoolClient,
+  config: QuotaConfig,
+  tenantId: string,
+  now = new Date(),
+): Promise<void> {
+  const refusal = await quotaLeft(client, config, tenantId, now);
   if (refusal) throw new RateLimitedError(refusal.message, refusal.retryAfterSeconds);
 }
 
 /** Why the tenant may not run a query now, if it may not (under the usage lock). */
-export async function quotaLeft(tx: Transaction, config: QuotaConfig, tenantId: string, now = new Date()) {
-  const { usage, quota } = await lockUsage(tx, config, tenantId, now);
+export async function quotaLeft(client: pg.PoolClient, config: QuotaConfig, tenantId: string, now = new Date()) {
+  const { usage, quota } = await lockUsage(client, config, tenantId, now);
   return quotaRefusal(quotaStatus(quota, usage), now);
 }
 
@@ -192,7 +199,7 @@ export async function quotaSummary(
   actor: Actor,
   now = new Date(),
 ): Promise<QuotaSummaryResponse> {
-  await ensureRows(db, config, actor.tenantId, now);
+  await ensureRows(db.pool, config, actor.tenantId, now);
   const [usageRow, quotaRow] = await Promise.all([
     db.queryUsage.findUniqueOrThrow({ where: { tenantId: actor.tenantId } }),
     db.queryQuota.findUniqueOrThrow({ where: { tenantId: actor.tenantId } }),
@@ -261,7 +268,7 @@ export async function setQuota(
 ): Promise<QuotaResponse> {
   const tenant = await db.tenant.findFirst({ where: { id: input.tenant_id, archivedAt: null } });
   if (!tenant) throw new NotFoundError('Tenant not found');
-  await ensureRows(db, config, tenant.id, now);
+  await ensureRows(db.pool, config, tenant.id, now);
   const row = await db.queryQuota.update({
     where: { tenantId: tenant.id },
     data: { dailyQuotaUsd: decimal(input.daily_quota_usd), monthlyQuotaUsd: decimal(input.monthly_quota_usd) },

@@ -1,7 +1,7 @@
 import type { CrashPoint } from '@repo/config';
-import { isUniqueViolation, uuidv7 } from '@repo/db';
+import { isUniqueViolation, pgTransaction, uuidv7 } from '@repo/db';
 import { NotFoundError } from '@repo/errors';
-import { type Database, pgTransaction, preparedStatements, sizedTextArray, type Statements } from '../database.js';
+import { type Database, preparedStatements, sizedTextArray, type Statements } from '../database.js';
 import { type Inbox, type Message, Prisma } from '../generated/prisma/client.js';
 import type { ListRule } from '../lists/rules.js';
 import type { SummaryRequests } from '../summaries/service.js';

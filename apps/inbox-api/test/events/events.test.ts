@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pgStatements, pgTransaction } from '../../src/database.js';
+import { pgTransaction } from '@repo/db';
+import { pgStatements } from '../../src/database.js';
 import { appendEvents, type NewEvent } from '../../src/events/log.js';
 import { checkCursor, matchesFilters, readEvents, removeExpiredEvents } from '../../src/events/service.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
