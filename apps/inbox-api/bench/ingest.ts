@@ -4,7 +4,8 @@
  * with a 50 KB one, each message with a Message-ID of its own; and SendGrid "send raw" posts of
  * an 8 KB MIME mail, which the content workers parse. Then, in the same run, the same rows
  * (thread, message, search row) written straight into Postgres with plain INSERTs, so that the
- * service's overhead is a ratio. Then ingestion with 1 MB HTML newsletters mixed in (one request
+ * service's overhead is a ratio; for the first scenario, the CPU time per message of the server and
+ * of its database's Postgres backends (from /proc). Then ingestion with 1 MB HTML newsletters mixed in (one request
  * in 20), while the server's event-loop delay is read from its /metrics. Last, one mail of each
  * hostile raw-MIME shape (bench/mime-shapes.ts) through SendGrid's raw mode, one at a time (a
  * round to warm up, then the round measured): how long it takes, the server's CPU time for it (event loop and workers), and the event loop's
@@ -28,6 +29,7 @@ import { createScratchDatabase } from '@repo/db/dev';
 import { startService } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
 import { MIME_SHAPES } from './mime-shapes.js';
+import { postgresCpuMs } from './service.js';
 
 const { values } = parseArgs({
   options: {
@@ -128,6 +130,8 @@ interface Run {
   p50: number;
   p99: number;
   statuses: string;
+  /** Responses with status 2xx. */
+  stored: number;
   loopP99?: number;
 }
 
@@ -142,7 +146,14 @@ async function ingest(url: string, scenario: string, body: (i: number) => Buffer
     requests: [{ setupRequest: (request) => ({ ...request, body: body(i++) }) }],
   });
   const statuses = `2xx ${result['2xx']}, non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts}`;
-  return { scenario, perSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, statuses };
+  return {
+    scenario,
+    perSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    statuses,
+    stored: result['2xx'],
+  };
 }
 
 /**
@@ -274,6 +285,8 @@ const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-ingest-bench-'));
 const runs: Run[] = [];
 let raw: number | undefined;
 let shapeRuns: ShapeRun[] | undefined;
+/** CPU ms per message of the first scenario (a thread each): the server's, its database backends', and the load average meanwhile. */
+let perMessage: { server: number; postgres: number; load: string } | undefined;
 try {
   const service = await startService('src/server.ts', {
     cwd: appRoot,
@@ -304,11 +317,31 @@ try {
 
     await ingest(service.url, 'warm-up', () => mailgunPost(inbox.email_address));
     if (!values['shapes-only']) {
-      runs.push(
-        await ingest(service.url, 'Mailgun multipart, no attachment, a thread each', (i) =>
+      const db = new pg.Client({ connectionString: database.url });
+      await db.connect();
+      try {
+        const before = {
+          server: (await serverFigures(service.url)).cpuMs,
+          postgres: await postgresCpuMs(db),
+          load: os.loadavg()[0]!,
+        };
+        const run = await ingest(service.url, 'Mailgun multipart, no attachment, a thread each', (i) =>
           mailgunPost(inbox.email_address, { subject: `Weekly report ${i}` }),
-        ),
-      );
+        );
+        const after = {
+          server: (await serverFigures(service.url)).cpuMs,
+          postgres: await postgresCpuMs(db),
+          load: os.loadavg()[0]!,
+        };
+        runs.push(run);
+        perMessage = {
+          server: (after.server - before.server) / run.stored,
+          postgres: (after.postgres - before.postgres) / run.stored,
+          load: `${before.load.toFixed(1)} to ${after.load.toFixed(1)}`,
+        };
+      } finally {
+        await db.end();
+      }
       runs.push(
         await ingest(service.url, 'Mailgun multipart, no attachment, all in one thread', () => mailgunPost(inbox.email_address)),
       );
@@ -360,6 +393,12 @@ if (raw !== undefined) {
     '',
     `Ingestion without attachment, a thread each (as the raw inserts), runs at ${(runs[0]!.perSecond / raw).toFixed(2)}× the raw insert rate; all in one thread, at ${(runs[1]!.perSecond / raw).toFixed(2)}×.`,
     '',
+    ...(perMessage
+      ? [
+          `CPU per message of that first run (load average ${perMessage.load}): server ${perMessage.server.toFixed(2)} ms, its database's Postgres backends ${perMessage.postgres.toFixed(2)} ms (from /proc).`,
+          '',
+        ]
+      : []),
   );
 }
 lines.push(

@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createScratchDatabase } from '@repo/db/dev';
+import type pg from 'pg';
 import { type ServiceProcess, startService } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
 
@@ -51,4 +52,24 @@ export async function withBenchService<T>(
 export async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU ms so far (user + system, from /proc: Postgres on this machine) of the backends of `db`'s
+ * database, but `db`'s own.
+ */
+export async function postgresCpuMs(db: pg.Client): Promise<number> {
+  const { rows } = await db.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  let cpuMs = 0;
+  for (const { pid } of rows) {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.split(' ');
+    if (fields) cpuMs += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  }
+  return cpuMs;
 }
