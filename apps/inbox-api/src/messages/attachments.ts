@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import { ServiceUnavailableError } from '@repo/errors';
 import { describeStored, type ObjectStorage, type OpenedObject } from '@repo/storage';
 import { type Database, pgStatements, type Statements, textRows } from '../database.js';
@@ -25,6 +26,8 @@ export interface AttachmentStore {
 
 /** Attachments written at once by storeAttachments. */
 const WRITES_AT_ONCE = 8;
+/** Inline attachments hashed by storeAttachments between two turns of the event loop. */
+const HASHES_AT_ONCE = 1000;
 
 /**
  * Stores the attachments' bytes: up to `inlineMaxBytes` each in their record (storage_backend
@@ -42,10 +45,12 @@ export async function storeAttachments(
 ): Promise<StoredAttachment[]> {
   const stored: StoredAttachment[] = new Array<StoredAttachment>(files.length);
   const outside: number[] = [];
-  files.forEach((file, index) => {
+  for (const [index, file] of files.entries()) {
+    // The event loop takes its turn between a thousand hashes: 10,000 held it 13 to 64 ms.
+    if (index > 0 && index % HASHES_AT_ONCE === 0) await setImmediate();
     if (file.content.length <= deps.inlineMaxBytes) stored[index] = storedInline(file);
     else outside.push(index);
-  });
+  }
   if (outside.length === 0) return stored;
   const keys = outside.map(() => `${attachmentPrefix(inboxId)}attachments/${randomUUID()}`);
   // On pg directly (database.ts): Prisma's raw queries pass every key through its query compiler,
