@@ -85,6 +85,9 @@ export async function dispatchEvents(
  * committed meanwhile), but ids are in commit order: what the snapshot misses lies after every id
  * it sees, so the next round takes it. The cursor's row is written by the first round (upsert:
  * two first rounds at once write deliveries that the unique (webhook_id, event_id) keeps single).
+ * While no webhook is enabled a round writes nothing, not even the cursor's lock (ingestion without
+ * webhooks pays a read, no commit): the cursor stays behind, and the first webhook created or enabled
+ * then starts it at its own start (after_event_id, the log's end at that time), so nothing is read twice.
  * The deliveries are written leased for `lease` seconds and returned as the claim returns them, one
  * row each (or one row of nulls), each row with the round's count of events. Prepared once per
  * connection: under load a round runs at nearly every commit, and Postgres would otherwise parse
@@ -92,10 +95,11 @@ export async function dispatchEvents(
  */
 const roundStatement = (lease: number) => Prisma.sql`
   WITH cursor AS MATERIALIZED (
-    SELECT last_event_id FROM webhook_dispatch WHERE id = 1 FOR UPDATE
+    SELECT last_event_id FROM webhook_dispatch WHERE id = 1 AND EXISTS (SELECT 1 FROM webhooks WHERE enabled) FOR UPDATE
   ), next AS MATERIALIZED (
     SELECT id, type, organization_id, inbox_id FROM events
-     WHERE id > COALESCE((SELECT last_event_id FROM cursor), 0)
+     WHERE EXISTS (SELECT 1 FROM webhooks WHERE enabled)
+       AND id > GREATEST(COALESCE((SELECT last_event_id FROM cursor), 0), (SELECT MIN(after_event_id) FROM webhooks WHERE enabled))
      ORDER BY id
      LIMIT ${ROUND_EVENTS}
   ), inserted AS (

@@ -90,10 +90,10 @@ export async function createWebhook(
   const inboxIds = input.inbox_ids ? await reachableInboxes(db, scope, organizationId, input.inbox_ids) : [];
   const secret = newSecret();
   try {
-    // It gets the events committed after it: the log's last id now.
-    const [last] = await db.$queryRaw<{ id: bigint }[]>`SELECT COALESCE(MAX(id), 0)::bigint AS id FROM events`;
+    // It gets the events committed after it.
+    const afterEventId = await lastEventId(db);
     const webhook = await db.webhook.create({
-      data: { organizationId, url: input.url, eventTypes: input.event_types, inboxIds, secret, afterEventId: last!.id },
+      data: { organizationId, url: input.url, eventTypes: input.event_types, inboxIds, secret, afterEventId },
     });
     return { ...toWebhookResponse(webhook), secret };
   } catch (error) {
@@ -158,6 +158,8 @@ export async function updateWebhook(
       : input.inbox_ids === null
         ? []
         : await reachableInboxes(db, scope, webhook.organizationId, input.inbox_ids);
+  // Enabled again: it gets the events committed from now on, not those of while it was disabled.
+  const reenabled = input.enabled === true && !webhook.enabled;
   const { count } = await db.webhook.updateMany({
     where: { id: webhook.id },
     data: {
@@ -166,10 +168,17 @@ export async function updateWebhook(
       ...(inboxIds !== undefined && { inboxIds }),
       // Enabled again (by hand): the reason it was disabled no longer holds.
       ...(input.enabled !== undefined && { enabled: input.enabled, disabledReason: null }),
+      ...(reenabled && { afterEventId: await lastEventId(db) }),
     },
   });
   if (count === 0) throw new NotFoundError('Webhook not found', { webhook_id: webhookId });
   return toWebhookResponse(await findWebhook(db, scope, webhookId));
+}
+
+/** The log's last event id (0 while it is empty): a webhook created or enabled now gets the events after it. */
+async function lastEventId(db: Database): Promise<bigint> {
+  const [last] = await db.$queryRaw<{ id: bigint }[]>`SELECT COALESCE(MAX(id), 0)::bigint AS id FROM events`;
+  return last!.id;
 }
 
 /** Deletes the webhook and its deliveries (a delivery under way may still arrive once). */

@@ -36,6 +36,49 @@ afterAll(async () => {
   await ctx?.close();
 });
 
+// First in this file: no webhook exists yet.
+it('writes nothing while no webhook is enabled; a webhook created or enabled again gets only the events after that', async () => {
+  const org = await createOrganization(ctx.app, 'Idle fan-out');
+  const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'idle-hooks', organization_id: org.id });
+  const { key } = await createKey(ctx.app, OPERATOR_KEY, { organization_id: org.id, permissions: ['read', 'send', 'manage'] });
+  const send = (subject: string) =>
+    as(ctx.app, key)
+      .post('/v1/messages', { inbox_id: inbox.id, to: [inbox.email_address], subject, body: 'Hello' })
+      .expect(201);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
+  const subjects = (path: string) =>
+    receiver.received
+      .filter((request) => request.path === path)
+      .map((request) => (JSON.parse(request.body) as { data: { subject: string } }).data.subject);
+
+  const cursor = () => ctx.deps.db.webhookDispatch.findUniqueOrThrow({ where: { id: 1 } });
+  const before = await cursor();
+  await send('Before any webhook');
+  await settle();
+  // Rounds ran (each commit announces itself) but wrote nothing: the cursor did not move, no delivery.
+  expect(await cursor()).toEqual(before);
+  expect(await ctx.deps.db.webhookDelivery.count()).toBe(0);
+
+  const { body: webhook } = await as(ctx.app, key)
+    .post('/v1/webhooks', { url: receiver.url('/ok/idle'), event_types: ['message.received'] })
+    .expect(201);
+  await send('First after creation');
+  await receiver.waitFor('/ok/idle', 1);
+
+  await as(ctx.app, key)
+    .patch(`/v1/webhooks/${(webhook as { id: string }).id}`, { enabled: false })
+    .expect(200);
+  await send('While disabled');
+  await settle();
+  await as(ctx.app, key)
+    .patch(`/v1/webhooks/${(webhook as { id: string }).id}`, { enabled: true })
+    .expect(200);
+  await send('After enabling again');
+  await receiver.waitFor('/ok/idle', 2);
+  await settle();
+  expect(subjects('/ok/idle')).toEqual(['First after creation', 'After enabling again']);
+});
+
 it('delivers a burst of events in-process, each once, without the job queue or the sweep', async () => {
   const org = await createOrganization(ctx.app, 'Local delivery');
   const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'local-hooks', organization_id: org.id });
