@@ -41,7 +41,7 @@ export class DatabaseObjectStorage implements ObjectStorage {
   constructor(private readonly sql: SqlClient) {}
 
   async put(key: string, body: Buffer, options: { contentType: string }): Promise<StoredObject> {
-    const stored = describeStored(body);
+    const stored = await describeStored(body);
     await this.sql.query(
       `INSERT INTO stored_objects (key, content, content_type, size, sha256) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (key) DO UPDATE
