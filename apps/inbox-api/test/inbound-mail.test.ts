@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import {
   capMessageId,
   derivedMessageId,
@@ -91,39 +92,60 @@ describe('headerDate', () => {
 });
 
 describe('derivedMessageId', () => {
-  it('does not throw for a Date that is no date, which counts as none', () => {
-    const id = derivedMessageId(mail({ date: new Date('not a date') }), 'inbox.test');
+  it('does not throw for a Date that is no date, which counts as none', async () => {
+    const id = await derivedMessageId(mail({ date: new Date('not a date') }), 'inbox.test');
     expect(id).toMatch(/^<[0-9a-f]{40}\.no-message-id@inbox\.test>$/);
-    expect(derivedMessageId(mail(), 'inbox.test')).toBe(id);
-    expect(derivedMessageId(mail({ date: receivedAt }), 'inbox.test')).not.toBe(id);
+    expect(await derivedMessageId(mail(), 'inbox.test')).toBe(id);
+    expect(await derivedMessageId(mail({ date: receivedAt }), 'inbox.test')).not.toBe(id);
+  });
+
+  it('hashes a small and a large mail alike (the large one on the thread pool): each part, then NUL, then the attachments', async () => {
+    const expected = (fields: Parameters<typeof mail>[0]) => {
+      const m = mail(fields);
+      const hash = createHash('sha256');
+      for (const part of [m.from, m.to.join(','), m.subject, '', m.text, m.html]) hash.update(part).update('\0');
+      for (const attachment of m.attachments) hash.update(attachment.content);
+      return `<${hash.digest('hex').slice(0, 40)}.no-message-id@inbox.test>`;
+    };
+    const attachment = (size: number) => ({
+      filename: 'a.bin',
+      contentType: 'application/octet-stream',
+      content: randomBytes(size),
+    });
+    for (const fields of [
+      { attachments: [attachment(10)] },
+      { text: 'é'.repeat(800_000), attachments: [attachment(2 * 1024 * 1024)] },
+    ]) {
+      expect(await derivedMessageId(mail(fields), 'inbox.test')).toBe(expected(fields));
+    }
   });
 });
 
 describe('storableMail', () => {
-  it('falls back to the receipt time, and derives the same Message-ID at each receipt', () => {
+  it('falls back to the receipt time, and derives the same Message-ID at each receipt', async () => {
     const undated = mail({ date: new Date('not a date') });
-    const first = storableMail(undated, { domain: 'inbox.test', receivedAt });
-    const later = storableMail(undated, { domain: 'inbox.test', receivedAt: new Date(receivedAt.getTime() + 3600_000) });
+    const first = await storableMail(undated, { domain: 'inbox.test', receivedAt });
+    const later = await storableMail(undated, { domain: 'inbox.test', receivedAt: new Date(receivedAt.getTime() + 3600_000) });
     expect(first.date).toEqual(receivedAt);
     expect(later.messageId).toBe(first.messageId);
   });
 
-  it('derives a Message-ID when the header has none that can be stored', () => {
-    const stored = storableMail(mail({ messageId: '\u0000' }), { domain: 'inbox.test', receivedAt });
-    expect(stored.messageId).toBe(derivedMessageId(mail(), 'inbox.test'));
+  it('derives a Message-ID when the header has none that can be stored', async () => {
+    const stored = await storableMail(mail({ messageId: '\u0000' }), { domain: 'inbox.test', receivedAt });
+    expect(stored.messageId).toBe(await derivedMessageId(mail(), 'inbox.test'));
   });
 
-  it('keys a capped subject by the whole subject', () => {
+  it('keys a capped subject by the whole subject', async () => {
     const subject = 'long '.repeat(1000);
-    const stored = storableMail(mail({ subject }), { domain: 'inbox.test', receivedAt });
+    const stored = await storableMail(mail({ subject }), { domain: 'inbox.test', receivedAt });
     expect(stored.subject).toHaveLength(998);
     expect(stored.subjectKey).toBe(subjectKey(`Re: ${subject}`));
     expect(stored.subjectKey).not.toBe(subjectKey(stored.subject));
   });
 
-  it(`keeps the first reference and the newest, ${MAX_STORED_REFERENCES} in all; In-Reply-To is one id`, () => {
+  it(`keeps the first reference and the newest, ${MAX_STORED_REFERENCES} in all; In-Reply-To is one id`, async () => {
     const ids = Array.from({ length: 5000 }, (_, i) => `<m${i}@x>`);
-    const stored = storableMail(mail({ references: ids.join('\r\n '), inReplyTo: '<m4999@x> <m4998@x>' }), {
+    const stored = await storableMail(mail({ references: ids.join('\r\n '), inReplyTo: '<m4999@x> <m4998@x>' }), {
       domain: 'inbox.test',
       receivedAt,
     });

@@ -36,7 +36,7 @@ describe('receiveMessage', () => {
     await ctx.db.inbox.update({ where: { id: inbox.id }, data: { deletedAt: new Date() } });
     const files = [{ filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('a') }];
     await expect(
-      receiveMessage(receiveDeps(), inbox, mail({ messageId: '<gone@example.com>', attachments: files }), () =>
+      receiveMessage(receiveDeps(), inbox, await mail({ messageId: '<gone@example.com>', attachments: files }), () =>
         ctx.deps.content.cleanMessage({ html: '', text: 'Hi' }),
       ),
     ).rejects.toBeInstanceOf(NotFoundError);
@@ -52,8 +52,8 @@ describe('receiveMessage', () => {
       cleanings += 1;
       return Promise.resolve({ contentClean: 'Hi', preview: 'Hi' });
     };
-    const first = await receiveMessage(receiveDeps(), inbox, mail({ messageId: '<again@example.com>' }), content);
-    const again = await receiveMessage(receiveDeps(), inbox, mail({ messageId: '<again@example.com>' }), content);
+    const first = await receiveMessage(receiveDeps(), inbox, await mail({ messageId: '<again@example.com>' }), content);
+    const again = await receiveMessage(receiveDeps(), inbox, await mail({ messageId: '<again@example.com>' }), content);
     expect(first.duplicate).toBe(false);
     expect(again.duplicate).toBe(true);
     expect(again.message).toMatchObject({ id: first.message.id, threadId: first.message.threadId });
@@ -67,8 +67,8 @@ describe('recipientsAt', () => {
   it('finds the inboxes of several addresses with the messages several ids name, on a plan each connection keeps', async () => {
     const [one, two] = [await createInbox('plan-one'), await createInbox('plan-two')];
     const content = () => Promise.resolve({ contentClean: 'Hi', preview: 'Hi' });
-    const first = await receiveMessage(receiveDeps(), one, mail({ messageId: '<plan-1@example.com>' }), content);
-    const reply = mail({
+    const first = await receiveMessage(receiveDeps(), one, await mail({ messageId: '<plan-1@example.com>' }), content);
+    const reply = await mail({
       to: [one.emailAddress, two.emailAddress, 'nobody@inbox.test'],
       messageId: '<plan-2@example.com>',
       references: '<plan-0@example.com> <plan-1@example.com>',
@@ -115,7 +115,7 @@ describe('recipientsAt', () => {
   it('finds an inbox among 40,000 addresses of a hostile mail (more than a statement may have parameters)', async () => {
     const inbox = await createInbox('among-many');
     const addresses = [...Array.from({ length: 40_000 }, (_, index) => `n${index}@inbox.test`), inbox.emailAddress];
-    const found = await recipientsAt(ctx.db, addresses, mail({ to: addresses, messageId: '<many@example.com>' }));
+    const found = await recipientsAt(ctx.db, addresses, await mail({ to: addresses, messageId: '<many@example.com>' }));
     expect(found.map((recipient) => recipient.id)).toEqual([inbox.id]);
   });
 });

@@ -19,9 +19,8 @@ const receiveDeps = () => ({
 
 async function receive(fields: Partial<InboundMail>) {
   const record = await ctx.db.inbox.findUniqueOrThrow({ where: { id: inbox.id } });
-  const { message } = await receiveMessage(receiveDeps(), record, mail(fields), () =>
-    ctx.deps.content.cleanMessage(mail(fields)),
-  );
+  const stored = await mail(fields);
+  const { message } = await receiveMessage(receiveDeps(), record, stored, () => ctx.deps.content.cleanMessage(stored));
   return message;
 }
 
@@ -50,7 +49,7 @@ beforeAll(async () => {
   await receiveMessage(
     receiveDeps(),
     await ctx.db.inbox.findUniqueOrThrow({ where: { id: elsewhere.id } }),
-    mail({ subject: 'Invoice elsewhere' }),
+    await mail({ subject: 'Invoice elsewhere' }),
     () => Promise.resolve({ contentClean: 'Nothing special', preview: 'Nothing special' }),
   );
 });

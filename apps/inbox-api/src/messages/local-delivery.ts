@@ -19,7 +19,7 @@ export interface LocalDeliveryDeps extends ReceiveDeps {
 export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<void> {
   const addresses = localAddresses(deps, mail);
   if (addresses.length === 0) return;
-  const received = storableMail(
+  const received = await storableMail(
     {
       from: mail.from,
       to: mail.to,

@@ -67,7 +67,7 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
   const ours = recipients.filter((address) => address.endsWith(domain));
   // Values the database can store and index (ids, subject, date); without a Message-ID, one
   // derived from the content still recognises the provider's redelivery.
-  const stored = storableMail(mail, { domain: deps.emailDomain, receivedAt: new Date() });
+  const stored = await storableMail(mail, { domain: deps.emailDomain, receivedAt: new Date() });
   // The inboxes with their lists and threading facts, in one statement (receive.ts).
   const inboxes = await recipientsAt(deps.db, ours, stored);
   const unrouted = ours.filter((address) => !inboxes.some((inbox) => inbox.emailAddress === address));

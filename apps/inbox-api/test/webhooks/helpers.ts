@@ -150,7 +150,7 @@ export function inboundMail(fields: Partial<InboundMail> = {}): InboundMail {
 }
 
 /** That mail as ingest.ts makes it storable (domain inbox.test, received now), for receiveMessage. */
-export function storableInboundMail(fields: Partial<InboundMail> = {}): StorableMail {
+export function storableInboundMail(fields: Partial<InboundMail> = {}): Promise<StorableMail> {
   return storableMail(inboundMail(fields), { domain: 'inbox.test', receivedAt: new Date() });
 }
 

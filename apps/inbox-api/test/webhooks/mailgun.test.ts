@@ -271,7 +271,7 @@ describe('Mailgun signatures (MAILGUN_WEBHOOK_SIGNING_KEY set)', () => {
     const token = replayToken('token-recorded-meanwhile', Math.floor(Date.now() / 1000));
     await ctx.db.webhookToken.create({ data: { token: token.token, expiresAt: token.expiresAt } });
     const inbox = await ctx.db.inbox.findUniqueOrThrow({ where: { id: target.id } });
-    const mail = storableInboundMail({
+    const mail = await storableInboundMail({
       to: [target.email_address],
       subject: 'Token recorded meanwhile',
       messageId: '<meanwhile@x>',
