@@ -15,11 +15,10 @@
  * Prints Markdown.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { metric, withBenchService } from './service.js';
+import { metric, postgresCpuMs, withBenchService } from './service.js';
 import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
@@ -116,20 +115,9 @@ async function ingestFlat(
   return { perSecond: sent / ((performance.now() - started) / 1000), sent, failed };
 }
 
-/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
-const CLOCK_TICKS = 100;
-
 /** CPU ms so far of the server, of the database's backends (but `db`'s own) and of this process. */
 async function cpuMs(url: string, db: pg.Client): Promise<{ server: number; postgres: number; bench: number }> {
-  const { rows } = await db.query<{ pid: number }>(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-  );
-  let postgres = 0;
-  for (const { pid } of rows) {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).split(') ')[1]?.split(' ');
-    if (fields) postgres += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  }
+  const postgres = await postgresCpuMs(db);
   const own = process.cpuUsage();
   return { server: (await metric(url, 'process_cpu_seconds_total')) * 1000, postgres, bench: (own.user + own.system) / 1000 };
 }
