@@ -99,6 +99,63 @@ describe('migrateDatabase', () => {
   });
 });
 
+describe('createScratchDatabase with migrations', () => {
+  const migrated = async (database: ScratchDatabase) =>
+    withClient(database.url, async (client) => ({
+      migrations: (await client.query('SELECT migration_name FROM "_prisma_migrations" ORDER BY 1')).rows,
+      columns: (await client.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'things' ORDER BY 1"))
+        .rows,
+    }));
+
+  it('gives each caller a database of its own, migrated, and follows a changed migration', async () => {
+    await writeMigration('20260101000000_init', 'CREATE TABLE "things" ("id" SERIAL PRIMARY KEY);');
+    const [first, second] = await Promise.all([
+      createScratchDatabase({ label: 'template_test', migrationsDir: dir }),
+      createScratchDatabase({ label: 'template_test', migrationsDir: dir }),
+    ]);
+    try {
+      expect(first.name).not.toBe(second.name);
+      for (const database of [first, second]) {
+        expect(await migrated(database)).toEqual({
+          migrations: [{ migration_name: '20260101000000_init' }],
+          columns: [{ column_name: 'id' }],
+        });
+      }
+      // A row written to one copy is not in the other, nor in the next database made.
+      await withClient(first.url, (client) => client.query('INSERT INTO "things" DEFAULT VALUES'));
+      await writeMigration('20260102000000_label', 'ALTER TABLE "things" ADD COLUMN "label" TEXT;');
+      const third = await createScratchDatabase({ label: 'template_test', migrationsDir: dir });
+      try {
+        expect(await migrated(third)).toEqual({
+          migrations: [{ migration_name: '20260101000000_init' }, { migration_name: '20260102000000_label' }],
+          columns: [{ column_name: 'id' }, { column_name: 'label' }],
+        });
+        for (const database of [second, third]) {
+          expect(await withClient(database.url, async (client) => (await client.query('SELECT * FROM "things"')).rows)).toEqual(
+            [],
+          );
+        }
+      } finally {
+        await third.drop();
+      }
+    } finally {
+      await Promise.all([first.drop(), second.drop()]);
+    }
+  });
+
+  it('leaves no template behind when a migration fails', async () => {
+    await writeMigration('20260101000000_broken', 'CREATE TABLE "things" (;');
+    await expect(createScratchDatabase({ label: 'template_test', migrationsDir: dir })).rejects.toThrow(MigrationError);
+    // Template names carry a digest of the migrations' names and checksums.
+    const [broken] = await readMigrations(dir);
+    const key = createHash('sha256').update(`${broken!.name}\n${broken!.checksum}\n`).digest('hex').slice(0, 12);
+    const left = await withClient(db.url, async (client) => {
+      return (await client.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [`%\\_${key}\\_%`])).rows;
+    });
+    expect(left).toEqual([]);
+  });
+});
+
 describe('readMigrations', () => {
   it('lists migration folders only, sorted', async () => {
     await writeMigration('20260102000000_b', 'SELECT 2;');
