@@ -10,12 +10,14 @@ import { appRoot, migrationsDir } from '../src/paths.js';
  * Runs `bench` against the server as its own process with production settings (open API, no
  * request limit, glibc's heap settings of infra/docker/inbox-api.Dockerfile) on a scratch database
  * of TEST_DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432) and a data folder
- * of its own; `env` adds or overrides settings. Stops the server and removes both afterwards.
+ * of its own; `env` adds or overrides settings, `options.nodeArgs` are given to node (a CPU profile's
+ * flags, say). Stops the server and removes both afterwards.
  */
 export async function withBenchService<T>(
   label: string,
   env: Record<string, string | undefined>,
   bench: (service: ServiceProcess, databaseUrl: string) => Promise<T>,
+  options: { nodeArgs?: string[] } = {},
 ): Promise<T> {
   const database = await createScratchDatabase({ label: `inbox_${label}_bench`, migrationsDir });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `inbox-${label}-bench-`));
@@ -36,6 +38,7 @@ export async function withBenchService<T>(
       },
       timeoutMs: 60_000,
       keepLogs: false,
+      nodeArgs: options.nodeArgs,
     });
     try {
       return await bench(service, database.url);

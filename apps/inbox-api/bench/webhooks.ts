@@ -10,12 +10,17 @@
  * server's and Postgres's CPU per delivery likewise.
  *
  *   pnpm --filter inbox-api bench:webhooks [--seconds 10] [--rate 100] [--webhooks 10] [--concurrency 16]
+ *     [--only fanout|ingestion|no-webhook] [--cpu-prof DIR]
+ *
+ * `--only no-webhook` runs the ingestion without a webhook alone, which also runs against a version of
+ * the service from before webhooks (copy bench/ into its checkout), to compare in one session.
  *
  * The server runs as its own process with production settings on a scratch database (bench/service.ts).
  * Prints Markdown.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { metric, postgresCpuMs, withBenchService } from './service.js';
@@ -27,8 +32,15 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '100' },
     webhooks: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '16' },
+    // A folder for the server's CPU profiles of the ingestion runs (node --cpu-prof), without and with the webhook.
+    'cpu-prof': { type: 'string' },
+    only: { type: 'string' },
   },
 });
+const only = values.only;
+if (only !== undefined && !['fanout', 'ingestion', 'no-webhook'].includes(only)) {
+  throw new Error(`--only expects fanout, ingestion or no-webhook, not ${only}`);
+}
 const seconds = Number(values.seconds);
 const rate = Number(values.rate);
 const webhookCount = Number(values.webhooks);
@@ -123,87 +135,100 @@ async function cpuMs(url: string, db: pg.Client): Promise<{ server: number; post
 }
 
 const env = { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' };
+const profileArgs = (name: string) =>
+  values['cpu-prof']
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['cpu-prof'])}`, `--cpu-prof-name=${name}.cpuprofile`]
+    : [];
 
 // (1) Fan-out.
 const receiver = await startLatencyReceiver();
-const fanout = await withBenchService('webhooks', env, async (service, databaseUrl) => {
-  const { email_address: to } = await inbox(service.url);
-  await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
-  for (let i = 0; i < webhookCount; i++) {
-    await json(`${service.url}/v1/webhooks`, 'POST', { url: receiver.url, event_types: ['message.received'] });
-  }
-  const expected = rate * seconds * webhookCount;
-  const head = (await json<{ next_after: number }>(`${service.url}/v1/events?limit=500`)).next_after;
-  const sse: number[] = [];
-  const stream = sseClient(`${service.url}/v1/events/stream?after=${head}&types=message.received`, sse);
-  await sleep(500);
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  const cpuBefore = await cpuMs(service.url, db);
-  const started = Date.now();
-  let accepted = 0;
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < rate * seconds; i++) {
-    const wait = started + (i * 1000) / rate - Date.now();
-    if (wait > 0) await sleep(wait);
-    pending.push(post(service.url, to).then((ok) => void (ok && accepted++)));
-  }
-  await Promise.all(pending);
-  const deadline = Date.now() + 120_000;
-  while (receiver.arrivals.length < accepted * webhookCount && Date.now() < deadline) await sleep(100);
-  const cpuAfter = await cpuMs(service.url, db);
-  await db.end();
-  // Per delivery, with the ingestion of its message (a tenth of it at 10 webhooks) included.
-  const perDelivery = (key: 'server' | 'postgres') => ((cpuAfter[key] - cpuBefore[key]) / receiver.arrivals.length).toFixed(3);
-  stream.stop();
-  await stream.done;
-  const sseSorted = [...sse].sort((a, b) => a - b);
-  const arrivals = receiver.arrivals;
-  const last = Math.max(...arrivals.map((arrival) => arrival.at));
-  const sorted = arrivals.map((arrival) => arrival.latency).sort((a, b) => a - b);
-  return [
-    `Fan-out: ${accepted} messages received at ${rate}/s for ${seconds} s, each to ${webhookCount} webhooks: ` +
-      `${arrivals.length} of ${expected} deliveries in ${((last - started) / 1000).toFixed(1)} s, ` +
-      `**${(arrivals.length / ((last - started) / 1000)).toFixed(0)} deliveries/s**; ` +
-      `event created_at to receiver p50 ${percentile(sorted, 50)} ms, p95 ${percentile(sorted, 95)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms; ` +
-      `an SSE client of the same events in the same run: p50 ${percentile(sseSorted, 50)} ms, p95 ${percentile(sseSorted, 95)} ms; ` +
-      `CPU ms per delivery (its message's ingestion included): server ${perDelivery('server')}, Postgres ${perDelivery('postgres')}`,
-  ];
-});
+const fanout =
+  only !== undefined && only !== 'fanout'
+    ? []
+    : await withBenchService('webhooks', env, async (service, databaseUrl) => {
+        const { email_address: to } = await inbox(service.url);
+        await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
+        for (let i = 0; i < webhookCount; i++) {
+          await json(`${service.url}/v1/webhooks`, 'POST', { url: receiver.url, event_types: ['message.received'] });
+        }
+        const expected = rate * seconds * webhookCount;
+        const head = (await json<{ next_after: number }>(`${service.url}/v1/events?limit=500`)).next_after;
+        const sse: number[] = [];
+        const stream = sseClient(`${service.url}/v1/events/stream?after=${head}&types=message.received`, sse);
+        await sleep(500);
+        const db = new pg.Client({ connectionString: databaseUrl });
+        await db.connect();
+        const cpuBefore = await cpuMs(service.url, db);
+        const started = Date.now();
+        let accepted = 0;
+        const pending: Promise<void>[] = [];
+        for (let i = 0; i < rate * seconds; i++) {
+          const wait = started + (i * 1000) / rate - Date.now();
+          if (wait > 0) await sleep(wait);
+          pending.push(post(service.url, to).then((ok) => void (ok && accepted++)));
+        }
+        await Promise.all(pending);
+        const deadline = Date.now() + 120_000;
+        while (receiver.arrivals.length < accepted * webhookCount && Date.now() < deadline) await sleep(100);
+        const cpuAfter = await cpuMs(service.url, db);
+        await db.end();
+        // Per delivery, with the ingestion of its message (a tenth of it at 10 webhooks) included.
+        const perDelivery = (key: 'server' | 'postgres') =>
+          ((cpuAfter[key] - cpuBefore[key]) / receiver.arrivals.length).toFixed(3);
+        stream.stop();
+        await stream.done;
+        const sseSorted = [...sse].sort((a, b) => a - b);
+        const arrivals = receiver.arrivals;
+        const last = Math.max(...arrivals.map((arrival) => arrival.at));
+        const sorted = arrivals.map((arrival) => arrival.latency).sort((a, b) => a - b);
+        return [
+          `Fan-out: ${accepted} messages received at ${rate}/s for ${seconds} s, each to ${webhookCount} webhooks: ` +
+            `${arrivals.length} of ${expected} deliveries in ${((last - started) / 1000).toFixed(1)} s, ` +
+            `**${(arrivals.length / ((last - started) / 1000)).toFixed(0)} deliveries/s**; ` +
+            `event created_at to receiver p50 ${percentile(sorted, 50)} ms, p95 ${percentile(sorted, 95)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms; ` +
+            `an SSE client of the same events in the same run: p50 ${percentile(sseSorted, 50)} ms, p95 ${percentile(sseSorted, 95)} ms; ` +
+            `CPU ms per delivery (its message's ingestion included): server ${perDelivery('server')}, Postgres ${perDelivery('postgres')}`,
+        ];
+      });
 
 // (2) Ingestion without and with one webhook on every event.
 const ingestion: string[] = [
   '| Ingestion (Mailgun route posts) | messages/s | failed | deliveries | CPU ms per message: server / Postgres / bench (clients, receiver) |',
   '| --- | --- | --- | --- | --- |',
 ];
-for (const subscribed of [false, true]) {
+for (const subscribed of only === 'fanout' ? [] : only === 'no-webhook' ? [false] : [false, true]) {
   receiver.arrivals.length = 0;
-  const row = await withBenchService('webhooks', env, async (service, databaseUrl) => {
-    const { email_address: to } = await inbox(service.url);
-    await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
-    if (subscribed) {
-      await json(`${service.url}/v1/webhooks`, 'POST', {
-        url: receiver.url,
-        event_types: ['message.received', 'message.sent', 'message.delivered', 'message.failed', 'thread.summarized'],
-      });
-    }
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    try {
-      const before = await cpuMs(service.url, db);
-      const result = await ingestFlat(service.url, to, seconds);
-      const after = await cpuMs(service.url, db);
-      const perMessage = (key: keyof typeof after) => ((after[key] - before[key]) / result.sent).toFixed(2);
-      await sleep(3000);
-      return (
-        `| ${subscribed ? 'one webhook, every event' : 'no webhook'} | ${result.perSecond.toFixed(0)} | ${result.failed} | ${receiver.arrivals.length} ` +
-        `| ${perMessage('server')} / ${perMessage('postgres')} / ${perMessage('bench')} |`
-      );
-    } finally {
-      await db.end();
-    }
-  });
+  const row = await withBenchService(
+    'webhooks',
+    env,
+    async (service, databaseUrl) => {
+      const { email_address: to } = await inbox(service.url);
+      await Promise.all(Array.from({ length: 20 }, () => post(service.url, to)));
+      if (subscribed) {
+        await json(`${service.url}/v1/webhooks`, 'POST', {
+          url: receiver.url,
+          event_types: ['message.received', 'message.sent', 'message.delivered', 'message.failed', 'thread.summarized'],
+        });
+      }
+      const db = new pg.Client({ connectionString: databaseUrl });
+      await db.connect();
+      try {
+        const before = await cpuMs(service.url, db);
+        const result = await ingestFlat(service.url, to, seconds);
+        const after = await cpuMs(service.url, db);
+        const perMessage = (key: keyof typeof after) => ((after[key] - before[key]) / result.sent).toFixed(2);
+        await sleep(3000);
+        return (
+          `| ${subscribed ? 'one webhook, every event' : 'no webhook'} | ${result.perSecond.toFixed(0)} | ${result.failed} | ${receiver.arrivals.length} ` +
+          `| ${perMessage('server')} / ${perMessage('postgres')} / ${perMessage('bench')} |`
+        );
+      } finally {
+        await db.end();
+      }
+    },
+    { nodeArgs: profileArgs(subscribed ? 'webhook' : 'none') },
+  );
   ingestion.push(row);
 }
 await receiver.close();
-console.log([...fanout, '', ...ingestion].join('\n'));
+console.log([...fanout, '', ...(only === 'fanout' ? [] : ingestion)].join('\n'));
