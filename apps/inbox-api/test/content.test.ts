@@ -109,6 +109,25 @@ describe('cleanContent', () => {
       },
       '# News\n\nPara one\n\nPara two\n\n| Item | Price |\n| ---- | ----- |\n| Tea  | 3     |',
     ],
+    [
+      'empty paragraphs, and paragraphs that are lines (no margin, MsoNormal)',
+      {
+        html:
+          '<p></p>\n<p></p><p>Hi Ada,</p>\n<p></p><p style="margin:0">one line</p><p style="margin-top:0;margin-bottom:0">another</p>' +
+          '<p class="x MsoNormal">third</p><p></p><p>Bye</p>',
+      },
+      'Hi Ada,\n\none line\nanother\nthird\n\nBye',
+    ],
+    [
+      'elements without attributes beside ones with: images without a source and hidden elements left out',
+      { html: '<div><p id="a"></p><img src="https://example.com/a.png" alt="A"><img alt="none"><p hidden>gone</p><p>kept</p></div>' },
+      '![A](https://example.com/a.png)\n\nkept',
+    ],
+    [
+      'plain text: lines with nothing to escape kept, tags and unsafe links escaped outside fences',
+      { text: 'a\nb <c>\nd & e\n[x](javascript:alert(1))\n```\n<b>\n```\nplain' },
+      'a\nb \\<c>\nd & e\n[x\\](javascript:alert(1))\n```\n<b>\n```\nplain',
+    ],
     ['plain text: a wrapped "On ... wrote:" and the > lines', { text: PLAIN_GMAIL }, 'Thanks, that works.'],
     ['plain text: Outlook separator and header block, CRLF line ends', { text: PLAIN_OUTLOOK }, 'Done, thanks.'],
     [
@@ -557,6 +576,8 @@ describe('reply line rules', () => {
     ['Tема: x', undefined],
     ['Note: from Bob', undefined],
     ['From:Bob', undefined],
+    ['From Bob', undefined],
+    ['a', undefined],
   ])('headerKind(%j) is %s', (line, expected) => expect(headerKind(line)).toBe(expected));
 
   it.each([

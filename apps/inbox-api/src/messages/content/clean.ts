@@ -347,10 +347,12 @@ function fenceMap(lines: string[], maxIndent: number): boolean[] {
     // A fence in a list item ends with the item: at a line indented less than the item's content.
     if (open && open.width > 0 && /\S/.test(line) && line.length - line.trimStart().length < open.width) open = undefined;
     if (open === undefined) {
-      const [, items, indent, fence, info] = FENCE_OPEN.exec(line) ?? [];
+      const opening = FENCE_OPEN.exec(line);
+      if (opening === null) return false;
+      const [, items, indent, fence, info] = opening;
       // A backtick fence's info string has no backtick: "``` `a` ```" is inline code.
-      if (fence === undefined || indent!.length > maxIndent || (fence.startsWith('`') && info!.includes('`'))) return false;
-      open = { fence, width: items!.length };
+      if (indent!.length > maxIndent || (fence!.startsWith('`') && info!.includes('`'))) return false;
+      open = { fence: fence!, width: items!.length };
       return true;
     }
     const [, indent, close] = FENCE_CLOSE.exec(line) ?? [];

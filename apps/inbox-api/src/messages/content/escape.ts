@@ -125,6 +125,8 @@ export function codeSpan(code: string): string {
   return pad ? `${fence} ${code} ${fence}` : `${fence}${code}${fence}`;
 }
 
+// What escapeWrittenLine looks at: a backslash (it skips what follows), `<`, `&`, `]`.
+const ESCAPED_CHARS = /[\\<&\]]/;
 // Spaces and an opening angle bracket after `](` or `]:`, matched where they stand (not on a copy of the rest of the line).
 const DESTINATION_START = /([ \t]*)(<?)/y;
 
@@ -137,6 +139,8 @@ const DESTINATION_START = /([ \t]*)(<?)/y;
  * would leave HTML live. Escaped characters are skipped, so that escaping again changes nothing.
  */
 export function escapeWrittenLine(line: string): string {
+  // Most lines have none of the characters looked at below: they are kept without copying.
+  if (!ESCAPED_CHARS.test(line)) return line;
   const parts: string[] = [];
   let copied = 0;
   // The `<` that opens a safe link's destination (`](<https://…>)`) is the link's, not a tag's.

@@ -133,10 +133,12 @@ class Paragraph {
   flush(): string[] {
     this.closeActive();
     while (this.pieces.at(-1) === BREAK) this.pieces.pop();
-    const pieces = this.pieces;
-    this.pieces = [];
     this.pendingSpace = false;
     this.lineHasContent = false;
+    // Every block flushes its paragraph, mostly an empty one: 1 MB of `<p></p>` makes 220,000.
+    if (this.pieces.length === 0) return [''];
+    const pieces = this.pieces;
+    this.pieces = [];
 
     // Around each piece: the nearest characters that are not delimiters (text, other markup, or
     // '' at a line's ends). A delimiter's neighbours are these or other delimiters, depending on
