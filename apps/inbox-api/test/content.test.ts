@@ -120,7 +120,9 @@ describe('cleanContent', () => {
     ],
     [
       'elements without attributes beside ones with: images without a source and hidden elements left out',
-      { html: '<div><p id="a"></p><img src="https://example.com/a.png" alt="A"><img alt="none"><p hidden>gone</p><p>kept</p></div>' },
+      {
+        html: '<div><p id="a"></p><img src="https://example.com/a.png" alt="A"><img alt="none"><p hidden>gone</p><p>kept</p></div>',
+      },
       '![A](https://example.com/a.png)\n\nkept',
     ],
     [

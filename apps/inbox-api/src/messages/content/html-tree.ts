@@ -266,7 +266,7 @@ export function parseHtml(html: string): HtmlElement {
 }
 
 /** No prototype: an attribute named like an Object method is just an attribute. Frozen: shared by every element without one. */
-const NO_ATTRIBUTES: Record<string, string> = Object.freeze(Object.create(null));
+const NO_ATTRIBUTES: Record<string, string> = Object.freeze(Object.create(null) as Record<string, string>);
 
 function createElement(name: string, attributes: Record<string, string>, parent: MutableElement | undefined): MutableElement {
   if (attributes === NO_ATTRIBUTES) {
