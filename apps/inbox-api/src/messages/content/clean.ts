@@ -35,13 +35,13 @@ import {
  */
 export function cleanContent(body: { html?: string; text?: string }): string {
   const html = body.html !== undefined && /\S/.test(body.html) ? readHtml(body.html) : undefined;
-  const htmlReply = html && tidy(html.reply.join('\n'));
+  const htmlReply = html && tidy(html.reply);
   if (htmlReply) return htmlReply;
   const text =
     body.text !== undefined && /\S/.test(body.text) ? readReply(body.text.replace(/\r\n?/g, '\n').split('\n')) : undefined;
-  const textReply = text && tidy(escapeWritten(text.reply.join('\n')));
+  const textReply = text && tidy(escapeWritten(text.reply));
   if (textReply) return textReply;
-  return (html && tidy(html.quoted.join('\n'))) || (text ? tidy(escapeWritten(text.quoted.join('\n'))) : '');
+  return (html && tidy(html.quoted)) || (text ? tidy(escapeWritten(text.quoted)) : '');
 }
 
 function readHtml(html: string): Reading {
@@ -54,10 +54,9 @@ function readHtml(html: string): Reading {
  * what could run as HTML or link somewhere unsafe escaped. Fenced code is left as it is: only a
  * fence opened at the start of a line is sure to be one, whatever lines come before it.
  */
-function escapeWritten(text: string): string {
-  const lines = text.split('\n');
+function escapeWritten(lines: string[]): string[] {
   const inFence = fenceMap(lines, 0);
-  return lines.map((line, i) => (inFence[i] ? line : escapeWrittenLine(line))).join('\n');
+  return lines.map((line, i) => (inFence[i] ? line : escapeWrittenLine(line)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,10 +226,12 @@ function startsQuotedPart(lines: Lines, i: number): boolean {
   // sender or was wrapped (not from the writer's last line above one that starts on its own).
   const joins = (opensAttribution(line) || isWrapped(line) || line.includes('@')) && !leadsAttribution(plain[i + 1] ?? '');
   const last = joins ? i + 2 : i;
+  // Built line by line (this runs for most lines): a line too long ends the search.
+  let attribution = '';
   for (let j = i; j <= last && j < plain.length && plain[j] !== ''; j++) {
-    const attribution = plain.slice(i, j + 1);
-    if (attribution.every((part) => part.length <= MAX_ATTRIBUTION_LENGTH) && isAttribution(attribution.join(' ')))
-      return !quote[next[j]!];
+    if (plain[j]!.length > MAX_ATTRIBUTION_LENGTH) break;
+    attribution = j === i ? line : `${attribution} ${plain[j]!}`;
+    if (isAttribution(attribution)) return !quote[next[j]!];
   }
   return false;
 }
@@ -368,10 +369,14 @@ function fenceMap(lines: string[], maxIndent: number): boolean[] {
   });
 }
 
-/** Blank lines made empty, at most one in a row, none at either end. */
-function tidy(text: string): string {
+/**
+ * The lines (none holds a newline) as text: blank lines made empty, at most one in a row, none at
+ * either end. Taken as lines, not as their text: joining and splitting 1 MB of short lines again
+ * cost more than the rules.
+ */
+function tidy(text: readonly string[]): string {
   const lines: string[] = [];
-  for (const line of text.split('\n')) {
+  for (const line of text) {
     const blank = /^[ \t]*$/.test(line);
     if (!blank) lines.push(line);
     else if (lines.length > 0 && lines.at(-1) !== '') lines.push('');
