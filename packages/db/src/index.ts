@@ -21,5 +21,5 @@ export {
 export { migrateFromEnvironment } from './migrate-command.js';
 export { isForeignKeyViolation, isUniqueViolation } from './errors.js';
 export { uuidv7 } from './ids.js';
-export { preparedQuery, type SqlStatement } from './prepared.js';
+export { preparedQuery, type PreparingClient, type SqlStatement } from './prepared.js';
 export { pgTransaction } from './transaction.js';

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
 
 /** A statement's text and its parameters, as `Prisma.sql` builds them. */
 export interface SqlStatement {
   readonly text: string;
   readonly values: unknown[];
+}
+
+/** What runs a prepared statement: a pg pool, or one of its clients. */
+export interface PreparingClient {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 /**
@@ -14,7 +18,7 @@ export interface SqlStatement {
  * parameter: each text stays prepared on each connection for its lifetime. Rows come as pg reads
  * them: bigint and numeric columns as strings, json parsed.
  */
-export async function preparedQuery<T>(client: pg.Pool | pg.PoolClient, { text, values }: SqlStatement): Promise<T[]> {
+export async function preparedQuery<T>(client: PreparingClient, { text, values }: SqlStatement): Promise<T[]> {
   return (await client.query({ name: statementName(text), text, values })).rows as T[];
 }
 

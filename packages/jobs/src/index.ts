@@ -18,6 +18,7 @@
  * again anyway (a worker may die at any point). A send belongs in the app's transaction (`tx`), which
  * commits as the app's transactions do; one without it commits asynchronously as well.
  */
+import { preparedQuery, type PreparingClient } from '@repo/db';
 import { fromPrisma, PgBoss, type PrismaTransactionLike, type QueuePolicy } from 'pg-boss';
 import type { z } from 'zod';
 
@@ -64,9 +65,7 @@ export const defineJob = <D, P extends z.ZodType>(definition: JobDefinition<D, P
 export type JobPayload<C extends JobCatalog<never>, N extends keyof C> = z.input<C[N]['payload']>;
 
 /** A node-postgres client inside a transaction the app began (BEGIN ... COMMIT on that client). */
-export interface SqlTransactionClient {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
-}
+export type SqlTransactionClient = PreparingClient;
 
 export interface SendOptions {
   /** The app's transaction, Prisma's or node-postgres's: the job exists only if it commits. */
@@ -231,10 +230,13 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
   };
 }
 
-/** pg-boss's way into the app's transaction. */
+/**
+ * pg-boss's way into the app's transaction. On a node-postgres client its insert runs prepared:
+ * its text is one per queue, and Postgres planned it in several times what it takes to run.
+ */
 function transactionOf(tx: PrismaTransactionLike | SqlTransactionClient) {
   if ('$queryRawUnsafe' in tx) return fromPrisma(tx);
-  return { executeSql: async (text: string, values?: unknown[]) => ({ rows: (await tx.query(text, values)).rows }) };
+  return { executeSql: async (text: string, values: unknown[] = []) => ({ rows: await preparedQuery(tx, { text, values }) }) };
 }
 
 /** What pg-boss recorded of the last attempt's failure: the handler's error, or why it was failed (a heartbeat or expiry). */
