@@ -125,6 +125,37 @@ describe('running', () => {
     expect(ofQuery.body.query_jobs.map((j: { id: string }) => j.id)).toEqual([job.id]);
   });
 
+  it("runs a query again with its result's columns as they are bound now: the same, or those of a table that gained a column", async () => {
+    const table = await fx.table('widened', [{ name: 'id', type: 'INT64' }]);
+    await fx.fill(table, 'INSERT INTO {table} VALUES (1)');
+    const text = 'SELECT * FROM sales.widened';
+    const queryId = await fx.query(text);
+    const run = async () => {
+      const started = await fx.api.post('/api/v1/queries/run', { query_id: queryId, query_text: text });
+      const page = await fx.api.get(`/api/v1/query-jobs/${started.body.job_id as string}/results?timeout_ms=30000`);
+      expect(page.status).toBe(200);
+      return { schema: page.body.schema, rows: page.body.rows };
+    };
+    const first = { schema: [{ name: 'id', type: 'INT64' }], rows: [{ data: { id: 1 } }] };
+    expect(await run()).toEqual(first);
+    // Its check and its columns were made by the first run: the second takes them as they were.
+    expect(await run()).toEqual(first);
+    const widened = await fx.api.patch(`/api/v1/tables/${table}`, {
+      schema: [
+        { name: 'id', type: 'INT64' },
+        { name: 'note', type: 'STRING' },
+      ],
+    });
+    expect(widened.status).toBe(200);
+    expect(await run()).toEqual({
+      schema: [
+        { name: 'id', type: 'INT64' },
+        { name: 'note', type: 'STRING' },
+      ],
+      rows: [{ data: { id: 1, note: null } }],
+    });
+  });
+
   it('pages through a stored result in order, with the bounds checked', async () => {
     const job = await runToEnd(ctx, fx, fx.tenant, 'SELECT id FROM sales.orders ORDER BY id DESC');
     expect(job.total_rows).toBe(1000);

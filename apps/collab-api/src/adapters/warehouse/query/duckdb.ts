@@ -41,6 +41,9 @@ import { openSandboxThread } from './sandbox-thread.js';
 
 const RESULTS_SCHEMA = 'collab_results';
 
+/** A result column as DuckDB binds it: its name and type. */
+type BoundColumn = { name: string; type: string };
+
 /** What one query may build: its stored result's rows, and the values of a list built from constants (limits.ts). */
 export interface DuckDbQueryLimits {
   maxResultRows: number;
@@ -63,6 +66,8 @@ export async function openDuckDbQueryEngine(file: string, limits: DuckDbQueryLim
 
 class DuckDbQueryEngine implements QueryEngine {
   private readonly columnBytes = new ColumnBytes();
+  /** The result columns of the checks made (boundColumns); let go with the check. */
+  private readonly bound = new WeakMap<CheckedQuery, BoundColumn[]>();
 
   constructor(
     private readonly warehouse: DuckDBInstance,
@@ -207,18 +212,37 @@ class DuckDbQueryEngine implements QueryEngine {
     throw new QueryFailure('invalidQuery', withheldMessage(errorClass(message), position));
   }
 
+  /**
+   * The result's columns as DuckDB binds `checked.sql`, prepared once per check: a check is made
+   * of the text and the catalog (tables, columns and their types), which decide them, and a check
+   * remembered (check-cache.ts) is the same object, so a query run again is not prepared again.
+   */
+  private async boundColumns(connection: DuckDBConnection, checked: CheckedQuery): Promise<BoundColumn[]> {
+    let columns = this.bound.get(checked);
+    if (!columns) {
+      const prepared = await connection.prepare(checked.sql);
+      columns = Array.from({ length: prepared.columnCount }, (_, i) => ({
+        name: prepared.columnName(i),
+        type: prepared.columnType(i).toString(),
+      }));
+      this.bound.set(checked, columns);
+    }
+    return columns;
+  }
+
   private async store(
     connection: DuckDBConnection,
     request: QueryRequest,
     checked: CheckedQuery,
     usage: Promise<QueryUsage>,
   ): Promise<QueryOutcome> {
-    const prepared = await connection.prepare(checked.sql);
-    const count = prepared.columnCount;
-    const masked = resultPrivacy(checked, count);
-    const columns: ResultColumn[] = uniqueNames(Array.from({ length: count }, (_, i) => prepared.columnName(i))).map(
-      (name, i) => ({ name, type: prepared.columnType(i).toString(), private: masked[i]! }),
-    );
+    const bound = await this.boundColumns(connection, checked);
+    const masked = resultPrivacy(checked, bound.length);
+    const columns: ResultColumn[] = uniqueNames(bound.map((column) => column.name)).map((name, i) => ({
+      name,
+      type: bound[i]!.type,
+      private: masked[i]!,
+    }));
     const aliases = columns.map((_, i) => `c${i}`).join(', ');
     const projections = columns.map((column, i) => (column.private ? `CASE WHEN false THEN c${i} END AS c${i}` : `c${i}`));
     const maskedValues = columns.flatMap((column, i) => (column.private ? [`c${i} IS NOT NULL`] : []));
