@@ -1,8 +1,8 @@
 /**
  * The worker's side of a query job (catalog entry `query-job`): start it under the tenant's usage
  * lock (a quota used up meanwhile fails it), run it on the warehouse with the tables its project
- * may read, then record the measurements and charge its cost; the start and the end are one
- * statement each (the fewer round trips, the sooner a short job is done). While it runs,
+ * may read, then record the measurements and charge its cost; the start (with the catalog) and the
+ * end are one statement each (the fewer round trips, the sooner a short job is done). While it runs,
  * the job's row is read every half second for a cancel (which another process may have asked
  * for): the query is then stopped, and the job ends CANCELLED, charged what the warehouse processed.
  */
@@ -10,14 +10,14 @@ import { pgTransaction, preparedQuery } from '@repo/db';
 import { startPeriodic } from '@repo/jobs';
 import { Prisma } from '../generated/prisma/client.js';
 import { recordReads } from '../access-log/record.js';
-import { QueryFailure, type QueryOutcome, type QueryUsage } from '../adapters/warehouse/query/index.js';
+import { QueryFailure, type QueryOutcome, type QueryUsage, type ReadableCatalog } from '../adapters/warehouse/query/index.js';
 import { isReachableSql } from '../associations/access.js';
 import { COMMIT_ASYNCHRONOUSLY, type Database } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { JobContext } from '../jobs/catalog.js';
 import { formatUsd } from '../quota/rules.js';
 import { chargeEnded, quotaLeft, quotaLeftOf, type UsageText, usageRowOfText } from '../quota/service.js';
-import { readableCatalog } from './readable.js';
+import { catalogOfTables, type ReadableTableRow, readableTablesSql } from './readable.js';
 import type { JobResults } from './service.js';
 import { CANCELLED_BY_REQUEST, resultsExpireAt } from './states.js';
 
@@ -37,6 +37,11 @@ interface StartedJob {
   cancelRequestedAt: Date | null;
   maximumBytesBilled: bigint | null;
   timeoutSeconds: number | null;
+  /**
+   * The tables the job may read, read with its start: with the rules of other tenants' tables as
+   * they are now, which the job applies whatever changes while it runs.
+   */
+  catalog: ReadableCatalog;
 }
 
 type EndOutcome = { status: 'FAILED'; failure: Failure } | { status: 'CANCELLED' };
@@ -102,8 +107,7 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
     });
     return;
   }
-  // The catalog holds the rules of other tenants' tables as they are now: the job applies these, whatever changes while it runs.
-  const catalog = await readableCatalog(deps.db, { projectId: job.projectId, tenantId: job.tenantId });
+  const { catalog } = job;
   // The run's own limit is at most the service's (checked when it was asked for).
   const timeoutSeconds = job.timeoutSeconds ?? deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
@@ -165,7 +169,8 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
  * Starts the job, in one statement that commits asynchronously (COMMIT_ASYNCHRONOUSLY): a
  * PENDING job (or a RUNNING one, retried after a stopped attempt) becomes RUNNING, read with its
  * query's project (as it is now: a query may move), whether its tenant still reaches that project,
- * and its tenant's usage and quota, locked as quotaLeft locks them. None for a job that is gone or
+ * the tables that project reads (its catalog), and its tenant's usage and quota, locked as
+ * quotaLeft locks them. None for a job that is gone or
  * has ended. `refusal`: the quota was used up meanwhile (the caller then ends the job FAILED).
  */
 async function startJob(deps: Deps, jobId: string) {
@@ -181,6 +186,7 @@ async function startJob(deps: Deps, jobId: string) {
       cancel_requested_at: Date | null;
       maximum_bytes_billed: string | null;
       timeout_seconds: number | null;
+      tables: ReadableTableRow[];
     } & (UsageText | { [key in keyof UsageText]: null })
   >(
     deps.db.pool,
@@ -197,6 +203,7 @@ async function startJob(deps: Deps, jobId: string) {
     SELECT s.id::text AS id, s.tenant_id::text AS tenant_id, q.project_id::text AS project_id, s.query_text,
            ${isReachableSql(Prisma.raw('q.project_id'), Prisma.raw('s.tenant_id'))} AS project_reachable,
            s.cancel_requested_at, s.maximum_bytes_billed, s.timeout_seconds, usage.*,
+           ${readableTablesSql(Prisma.raw('q.project_id'))} AS tables,
            ${COMMIT_ASYNCHRONOUSLY} AS asynchronous_commit
       FROM started s JOIN queries q ON q.id = s.query_id LEFT JOIN usage ON true`,
   );
@@ -210,6 +217,7 @@ async function startJob(deps: Deps, jobId: string) {
     cancelRequestedAt: row.cancel_requested_at,
     maximumBytesBilled: row.maximum_bytes_billed === null ? null : BigInt(row.maximum_bytes_billed),
     timeoutSeconds: row.timeout_seconds,
+    catalog: catalogOfTables(row.tables, row.tenant_id),
   };
   // The usage row is made by the run that queued the job; one missing still is made here.
   const refusal =
