@@ -39,8 +39,6 @@ describe('kill -9 during a load, then a restart', () => {
   let token: string;
   let env: Record<string, string>;
   const POINTS = ['load_job:prepared', 'load_job:committed'];
-  const tables = new Map<string, { tableId: string; datasetId: string }>();
-  // A table for each case, made by one process before them.
   beforeAll(async () => {
     database = await createScratchDatabase({ label: 'collab_load_crash', migrationsDir });
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'collab-load-crash-'));
@@ -48,9 +46,6 @@ describe('kill -9 during a load, then a restart', () => {
     await bootstrapTenant(db, { tenantName: 'Crash', adminEmail: 'admin@crash.test', adminName: 'Admin', adminSub: 'idp|crash' });
     token = mintLocalToken({ secret: TEST_SECRET, sub: 'idp|crash' });
     env = { DATABASE_URL: database.url, DATA_DIR: dataDir };
-    const setup = await start(env);
-    for (const point of POINTS) tables.set(point, await client(setup.url, token).table());
-    expect(await setup.stop()).toBe(0);
   });
   afterAll(async () => {
     await db.$disconnect();
@@ -59,11 +54,12 @@ describe('kill -9 during a load, then a restart', () => {
   });
 
   it.each(POINTS)('at %s: the job ends, the table has all of its rows or none', async (point) => {
-    const { tableId, datasetId } = tables.get(point)!;
-
     const doomed = await start({ ...env, TEST_CRASH_POINT: point });
     const exited = once(doomed.child, 'exit');
-    const started = await client(doomed.url, token).upload(tableId, CSV);
+    // The case's table is made by the doomed process (its crash point is in the load): no process of its own.
+    const doomedApi = client(doomed.url, token);
+    const { tableId, datasetId } = await doomedApi.table();
+    const started = await doomedApi.upload(tableId, CSV);
     expect(started).toMatchObject({ status: 201, body: { status: 'Running' } });
     expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
 

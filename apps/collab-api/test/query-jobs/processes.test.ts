@@ -39,6 +39,16 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, wha
   }
 }
 
+/** Waits until pg-boss recorded the job for `id` completed (a process killed after this retries nothing). */
+function completed(db: Database, name: string, key: string, id: string): Promise<unknown> {
+  return until(
+    () => db.$queryRaw<{ state: string }[]>`
+      SELECT state::text FROM pgboss.job WHERE name = ${name} AND data->>${key} = ${id}`,
+    (rows) => rows.length === 1 && rows[0]!.state === 'completed',
+    `the ${name} job in pg-boss`,
+  );
+}
+
 describe('kill -9 during a query job, then a restart', () => {
   let database: ScratchDatabase;
   let dataDir: string;
@@ -148,20 +158,19 @@ describe('kill -9 during a query job, then a restart', () => {
   it.each(['query_export:written', 'query_export:stored', 'query_export:done'])(
     'at %s: the export ends DONE with the whole file, and no work file is left',
     async (point) => {
-      const setup = await start(env);
-      const setupApi = client(setup.url, token);
-      const run = await setupApi.call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: query.text });
+      // The query job runs in the doomed process too (its crash point is in the export): one start fewer.
+      const doomed = await start({ ...env, TEST_CRASH_POINT: point });
+      const exited = once(doomed.child, 'exit');
+      const doomedApi = client(doomed.url, token);
+      const run = await doomedApi.call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: query.text });
       const jobId = String(run.body.job_id);
       await until(
-        async () => (await setupApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body.status,
+        async () => (await doomedApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body.status,
         (status) => status === 'DONE',
         'the query job',
       );
-      expect(await setup.stop()).toBe(0);
-
-      const doomed = await start({ ...env, TEST_CRASH_POINT: point });
-      const exited = once(doomed.child, 'exit');
-      const created = await client(doomed.url, token).call('POST', `/api/v1/query-jobs/${jobId}/exports`, {
+      await completed(db, 'query-job', 'query_job_id', jobId);
+      const created = await doomedApi.call('POST', `/api/v1/query-jobs/${jobId}/exports`, {
         format: 'CSV',
         compression: 'NONE',
       });
@@ -184,12 +193,7 @@ describe('kill -9 during a query job, then a restart', () => {
         expect(file.status).toBe(200);
         expect(await file.text()).toBe(`n,total\n${ROWS},${(ROWS * (ROWS - 1)) / 2}\n`);
         // Killed after DONE, the attempt is retried once pg-boss finds it dead: that retry clears the folder.
-        await until(
-          () => db.$queryRaw<{ state: string }[]>`
-            SELECT state::text FROM pgboss.job WHERE name = 'query-export' AND data->>'export_id' = ${created.body.id}`,
-          (rows) => rows.length === 1 && rows[0]!.state === 'completed',
-          'the export job in pg-boss',
-        );
+        await completed(db, 'query-export', 'export_id', created.body.id);
         expect(await readdir(path.join(dataDir, 'tmp')).catch(() => [])).toEqual([]);
         expect(await restarted.stop()).toBe(0);
       } finally {
@@ -199,28 +203,29 @@ describe('kill -9 during a query job, then a restart', () => {
   );
 
   it('at result_expiry:deleted: the result answers 410, and a restart marks the job with nothing left behind', async () => {
-    const setup = await start(env);
-    const setupApi = client(setup.url, token);
-    const run = await setupApi.call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: query.text });
+    // The sweep runs every second; the result expires once the job and its export are done (in the doomed
+    // process too: one start fewer) and settled in pg-boss, so that nothing is retried after the kill.
+    const doomed = await start({ ...env, TEST_CRASH_POINT: 'result_expiry:deleted', COLLAB_RESULT_SWEEP_INTERVAL_SECONDS: '1' });
+    const exited = once(doomed.child, 'exit');
+    const doomedApi = client(doomed.url, token);
+    const run = await doomedApi.call('POST', '/api/v1/queries/run', { query_id: query.id, query_text: query.text });
     const jobId = String(run.body.job_id);
     await until(
-      async () => (await setupApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body.status,
+      async () => (await doomedApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body.status,
       (status) => status === 'DONE',
       'the query job',
     );
-    const created = await setupApi.call('POST', `/api/v1/query-jobs/${jobId}/exports`, { format: 'CSV', compression: 'NONE' });
+    const created = await doomedApi.call('POST', `/api/v1/query-jobs/${jobId}/exports`, { format: 'CSV', compression: 'NONE' });
     const exported = await until(
-      async () => (await setupApi.call('GET', `/api/v1/exports/${created.body.id}`)).body,
+      async () => (await doomedApi.call('GET', `/api/v1/exports/${created.body.id}`)).body,
       (body) => body.status === 'DONE',
       'the export',
     );
     const file = path.join(dataDir, 'objects', String(exported.storage_path));
     expect((await stat(file)).isFile()).toBe(true);
-    expect(await setup.stop()).toBe(0);
+    await completed(db, 'query-job', 'query_job_id', jobId);
+    await completed(db, 'query-export', 'export_id', created.body.id);
 
-    // The sweep runs every second; the result expires once the doomed process is up.
-    const doomed = await start({ ...env, TEST_CRASH_POINT: 'result_expiry:deleted', COLLAB_RESULT_SWEEP_INTERVAL_SECONDS: '1' });
-    const exited = once(doomed.child, 'exit');
     await db.queryJob.update({ where: { id: jobId }, data: { resultsExpireAt: new Date(Date.now() - 3_600_000) } });
     expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
     // Deleted, not yet marked.
