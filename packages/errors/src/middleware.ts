@@ -7,6 +7,7 @@ import {
   type ErrorCode,
   NotFoundError,
   PayloadTooLargeError,
+  ServiceUnavailableError,
   UnsupportedMediaTypeError,
   ValidationError,
 } from './errors.js';
@@ -70,11 +71,29 @@ export function errorHandler(options: { format: ErrorFormat; logger: ErrorLogger
   };
 }
 
-/** Recognises the errors Express and body-parser raise; undefined for anything unexpected. */
+/**
+ * Prisma's P2028: an interactive transaction could not get a connection within its maxWait, or ran
+ * past its timeout. Both mean the database's connections are all busy (a burst beyond the pool):
+ * a request that may be tried again shortly, not a fault of the service's code. Recognised by
+ * name and code so that this package needs no Prisma.
+ */
+const TRANSACTION_TIMED_OUT = 'P2028';
+const BUSY_RETRY_AFTER_SECONDS = '1';
+
+/**
+ * Recognises the errors Express and body-parser raise, and Prisma's transaction that timed out
+ * under load (503 with Retry-After); undefined for anything unexpected.
+ */
 export function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   if (typeof err !== 'object' || err === null) return undefined;
-  const { type, status, statusCode, expose, message, limit, name } = err as Record<string, unknown>;
+  const { type, status, statusCode, expose, message, limit, name, code } = err as Record<string, unknown>;
+  if (name === 'PrismaClientKnownRequestError' && code === TRANSACTION_TIMED_OUT) {
+    return new ServiceUnavailableError('The service is busy: its database connections are all in use; try again shortly', {
+      cause: err,
+      headers: { 'Retry-After': BUSY_RETRY_AFTER_SECONDS },
+    });
+  }
   switch (type) {
     case INVALID_UTF8:
       return new ValidationError([{ loc: ['body'], msg: 'Request body is not valid UTF-8', type: 'value_error' }]);

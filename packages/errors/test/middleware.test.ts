@@ -26,6 +26,13 @@ function appWith(format: typeof inboxErrorFormat) {
     await Promise.resolve();
     throw new TypeError('Cannot read properties of undefined');
   });
+  app.get('/busy', () => {
+    // What Prisma throws when an interactive transaction waited past its maxWait for a connection.
+    throw Object.assign(new Error('Transaction API error: Unable to start a transaction in the given time.'), {
+      name: 'PrismaClientKnownRequestError',
+      code: 'P2028',
+    });
+  });
   app.get('/slow-down', () => {
     throw new RateLimitedError('Too many requests', 30);
   });
@@ -109,6 +116,18 @@ describe('errorHandler', () => {
     expect(res.status).toBe(429);
     expect(res.headers['retry-after']).toBe('30');
     expect(res.body.error.code).toBe('rate_limited');
+  });
+
+  it('answers a database transaction that timed out under load with 503 and Retry-After, and logs it', async () => {
+    for (const format of [inboxErrorFormat, collabErrorFormat]) {
+      const { app, logged } = appWith(format);
+      const res = await request(app).get('/busy');
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBe('1');
+      expect(JSON.stringify(res.body)).toContain('try again shortly');
+      expect(JSON.stringify(res.body)).not.toContain('Transaction API error');
+      expect(logged).toEqual([expect.objectContaining({ url: '/busy' })]);
+    }
   });
 
   it('answers validation errors with the issue list', async () => {
