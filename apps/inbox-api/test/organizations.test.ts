@@ -184,5 +184,6 @@ describe('on the embedded database (PGlite)', () => {
     } finally {
       await embedded.close();
     }
-  });
+    // PGlite boots and migrates in WebAssembly: past 30 s on a loaded 2-core machine (a fresh-clone CI run), as in the other embedded tests.
+  }, 120_000);
 });
