@@ -83,8 +83,13 @@ export interface SendOptions {
 export interface JobQueue<D, C extends JobCatalog<D>> {
   /** Queues a job. Answers false when policy `short` dropped it (one with its key already waits). */
   send<N extends keyof C & string>(name: N, payload: JobPayload<C, N>, options?: SendOptions): Promise<boolean>;
-  /** Has this process's workers look for `name` jobs now rather than at their next poll (a job just committed). */
-  wake(name: keyof C & string): void;
+  /**
+   * Has this process's workers look for `name` jobs now rather than at their next poll, for `jobs`
+   * just committed (default 1): as many idle workers; those there are and every busy one (which
+   * looks again once done) when fewer are idle. Waking only as many as there are jobs spares the
+   * others a fetch that finds nothing.
+   */
+  wake(name: keyof C & string, jobs?: number): void;
   /**
    * Runs every catalog job in this process, as many at a time per kind as its `concurrency` says
    * (one by default). A worker that has finished a job looks for the next one at once.
@@ -135,9 +140,19 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
   let started: Promise<void> | undefined;
   let stopped = false;
 
-  // Every worker of the queue in this process, idle or busy (a busy one looks once its job is done).
-  const wake = (name: string) => {
-    for (const worker of boss.getWipData()) if (worker.name === name) boss.notifyWorker(worker.id);
+  // A woken worker fetches at once, or, when busy, as soon as its job is done; a fetch is a round
+  // trip and a locking query, so only the workers that may find a job are woken.
+  const workersOf = (name: string) => boss.getWipData().filter((worker) => worker.name === name);
+  const wake = (name: string, jobs = 1) => {
+    const workers = workersOf(name);
+    const idle = workers.filter((worker) => worker.count === 0);
+    for (const worker of idle.length >= jobs ? idle.slice(0, jobs) : workers) boss.notifyWorker(worker.id);
+  };
+  // A job just done: the busy workers (the one that ran it among them) look again once done. A job
+  // queued meanwhile (or put back by a group limit) is found so; the idle ones were woken for any
+  // job queued since, in this process by `wake`, from others by NOTIFY.
+  const wakeBusy = (name: string) => {
+    for (const worker of workersOf(name)) if (worker.count > 0) boss.notifyWorker(worker.id);
   };
 
   // Started on first use, so that a process that never queues or runs a job never connects for it.
@@ -204,7 +219,7 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
               throw error;
             } finally {
               // Rather than after the poll interval: the next job (or one a group limit held back) may be waiting.
-              wake(name);
+              wakeBusy(name);
             }
           },
         );

@@ -130,7 +130,7 @@ it('runs jobs side by side up to the per-process limit, one of a group at a time
   await queue.send('grouped', { id: 'a1' }, { group: 'A' });
   await queue.send('grouped', { id: 'a2' }, { group: 'A' });
   await queue.send('grouped', { id: 'b1' }, { group: 'B' });
-  queue.wake('grouped');
+  queue.wake('grouped', 3);
   await until(() => deps.started.includes('b1') && (deps.started.includes('a1') || deps.started.includes('a2')));
   // Which of group A's jobs runs first is not promised: two workers may fetch both at once, and
   // the one whose fetch is counted first runs while the other is put back.

@@ -138,7 +138,7 @@ export async function queueDueDeliveries(deps: Pick<DispatchDeps, 'db' | 'jobs'>
   for (const { webhook_id: webhookId } of due) {
     await deps.jobs.send('deliver-webhook', { webhook_id: webhookId }, { key: webhookId });
   }
-  if (due.length > 0) deps.jobs.wake('deliver-webhook');
+  if (due.length > 0) deps.jobs.wake('deliver-webhook', due.length);
   return due.length;
 }
 
