@@ -177,6 +177,19 @@ describe('running', () => {
     }
   });
 
+  it('reads pages in the stored order also where a page spans two DuckDB row groups (pages are read without ORDER BY)', async () => {
+    // 300,000 rows: three of DuckDB's row groups (122,880 rows each), pages on both sides of each boundary.
+    const job = await runToEnd(ctx, fx, fx.tenant, 'SELECT range AS n FROM range(300000) ORDER BY n DESC');
+    expect(job.total_rows).toBe(300_000);
+    for (const page of [614, 615, 1229, 1500]) {
+      const answer = await fx.api.get(`/api/v1/query-jobs/${job.id}/results?page=${page}&page_size=200`);
+      const first = 300_000 - 1 - (page - 1) * 200;
+      expect(answer.body.rows.map((row: { data: { n: number } }) => row.data.n)).toEqual(
+        Array.from({ length: 200 }, (_, i) => first - i),
+      );
+    }
+  });
+
   it('answers 502 when a stored result is gone, naming no warehouse object', async () => {
     const job = await runToEnd(ctx, fx, fx.tenant, 'SELECT 1 AS one');
     const catalog = await openWarehouseCatalog(ctx.dataDir);

@@ -62,6 +62,9 @@ export async function openDuckDbWarehouse(file: string, limits: DuckDbLimits = {
     // so that the process's memory budget (src/memory) counts what DuckDB holds, not the most it held.
     // The allocator is the process's, and every instance made sets it: the query sandboxes too (SANDBOX).
     await connection.run('SET GLOBAL allocator_background_threads = true');
+    // DuckDB's default, set so that nothing turns it off: a scan without ORDER BY answers the rows in
+    // the order they were stored, which results pages rely on (query/duckdb.ts, readRows).
+    await connection.run('SET GLOBAL preserve_insertion_order = true');
     await connection.run(CREATE_LOADS_TABLE);
     return new DuckDbWarehouse(instance, connection);
   } catch (error) {

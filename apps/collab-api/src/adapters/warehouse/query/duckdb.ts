@@ -119,9 +119,11 @@ class DuckDbQueryEngine implements QueryEngine {
   ): Promise<Record<string, unknown>[]> {
     const connection = await this.warehouse.connect();
     try {
+      // In rowid order without ORDER BY, whose sort cost a small page about a third of its time: a
+      // result table is written once, and a scan keeps the stored order (preserve_insertion_order, ../duckdb.ts).
       const reader = await connection.runAndReadAll(
         `SELECT ${storedColumns(columns)} FROM ${resultTable(jobId)}
-          WHERE rowid >= ${Math.trunc(range.offset)} AND rowid < ${Math.trunc(range.offset + range.limit)} ORDER BY rowid`,
+          WHERE rowid >= ${Math.trunc(range.offset)} AND rowid < ${Math.trunc(range.offset + range.limit)}`,
       );
       return reader
         .getRowsJson()
