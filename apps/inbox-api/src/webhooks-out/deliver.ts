@@ -17,7 +17,7 @@ import { toEventResponse } from '../events/service.js';
 import { type Event, Prisma } from '../generated/prisma/client.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { AttemptRecord } from './schemas.js';
-import { signedHeaders } from './sign.js';
+import { signedHeaders, SigningKeys } from './sign.js';
 
 /** Deliveries claimed (and attempted at once) by one batch. */
 const BATCH = 50;
@@ -29,6 +29,7 @@ const ATTEMPT_LOG_LENGTH = 20;
 export interface WebhookClient {
   agent: Agent;
   timeoutSeconds: number;
+  signingKeys: SigningKeys;
   close(): Promise<void>;
 }
 
@@ -55,7 +56,7 @@ export function createWebhookClient(options: {
       bodyTimeout: options.timeoutSeconds * 1000,
     },
   });
-  return { agent, timeoutSeconds: options.timeoutSeconds, close: () => agent.close() };
+  return { agent, timeoutSeconds: options.timeoutSeconds, signingKeys: new SigningKeys(), close: () => agent.close() };
 }
 
 export interface DeliveryDeps {
@@ -257,7 +258,7 @@ export async function attemptDelivery(
       method: 'POST',
       body,
       headers: {
-        ...signedHeaders(webhook.secret, deliveryId, body, new Date()),
+        ...signedHeaders(client.signingKeys.of(webhook.secret), deliveryId, body, new Date()),
         'content-type': 'application/json',
         'user-agent': 'inbox-api-webhooks/1',
       },

@@ -3,26 +3,50 @@
  * `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed with the secret's
  * base64-decoded bytes (after its `whsec_` prefix). Any Standard Webhooks or Svix verifier checks it.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
+/** Signing keys a process keeps (one per webhook it delivers to), the least recently used going first. */
+const KEPT_KEYS = 10_000;
 
 /** A new signing secret: `whsec_` + 32 random bytes in base64. */
 export function newSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
-export function signature(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+/** The HMAC key of a secret: its bytes after the prefix. */
+export function signingKey(secret: string): KeyObject {
+  return createSecretKey(Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'));
+}
+
+/**
+ * The signing keys of the webhooks a process delivers to, each made once: Node prepares a raw key
+ * on every createHmac, most of an HMAC's time for a 1 KB event (24 µs against 5 with a KeyObject).
+ */
+export class SigningKeys {
+  private readonly keys = new Map<string, KeyObject>();
+
+  of(secret: string): KeyObject {
+    const kept = this.keys.get(secret);
+    // Taken out and put back: the Map's order is then of last use.
+    if (kept) this.keys.delete(secret);
+    const key = kept ?? signingKey(secret);
+    this.keys.set(secret, key);
+    if (this.keys.size > KEPT_KEYS) this.keys.delete(this.keys.keys().next().value!);
+    return key;
+  }
+}
+
+export function signature(key: KeyObject, id: string, timestampSeconds: number, body: string): string {
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
 /** The headers of one attempt: the same id on every attempt of a delivery, the time of this one. */
-export function signedHeaders(secret: string, id: string, body: string, now: Date): Record<string, string> {
+export function signedHeaders(key: KeyObject, id: string, body: string, now: Date): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signature(secret, id, timestamp, body),
+    'webhook-signature': signature(key, id, timestamp, body),
   };
 }

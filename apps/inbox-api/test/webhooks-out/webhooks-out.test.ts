@@ -8,7 +8,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks-out/dispatch.js';
 import { attemptDelivery, createWebhookClient, describeFailure, stateAfterAttempt } from '../../src/webhooks-out/deliver.js';
 import { DEFAULT_RETRY_SCHEDULE } from '../../src/webhooks-out/settings.js';
-import { newSecret, signature } from '../../src/webhooks-out/sign.js';
+import { newSecret, signature, signingKey, SigningKeys } from '../../src/webhooks-out/sign.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { type Receiver, startReceiver } from './receiver.js';
@@ -123,9 +123,16 @@ describe('signatures (pure)', () => {
     const headers = {
       'webhook-id': 'msg_1',
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signature(secret, 'msg_1', timestamp, body),
+      'webhook-signature': signature(signingKey(secret), 'msg_1', timestamp, body),
     };
     expect(new StandardWebhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    // A kept key signs alike, and each secret keeps its own.
+    const keys = new SigningKeys();
+    const other = newSecret();
+    expect(signature(keys.of(secret), 'msg_1', timestamp, body)).toBe(headers['webhook-signature']);
+    expect(keys.of(secret)).toBe(keys.of(secret));
+    expect(signature(keys.of(other), 'msg_1', timestamp, body)).not.toBe(headers['webhook-signature']);
+    expect(signature(keys.of(secret), 'msg_1', timestamp, body)).toBe(headers['webhook-signature']);
     expect(() => new StandardWebhook(secret).verify(`${body} `, headers)).toThrow();
     expect(() => new StandardWebhook(newSecret()).verify(body, headers)).toThrow();
   });
