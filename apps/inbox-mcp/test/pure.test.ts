@@ -250,7 +250,7 @@ describe('verdicts on keys (KeyChecks)', () => {
     expect(await keyChecks.verdictOn('good')).toBe('accepted');
     expect(await keyChecks.verdictOn('bad')).toBe('rejected');
     expect(asked).toEqual(['good', 'bad']);
-    advance(1);
+    advance(2);
     await keyChecks.verdictOn('good');
     expect(asked).toEqual(['good', 'bad', 'good']);
   });
@@ -270,7 +270,7 @@ describe('verdicts on keys (KeyChecks)', () => {
     expect(asked).toEqual(['maybe', 'broken', 'maybe', 'broken']);
   });
 
-  it('keeps at most maxEntries verdicts, forgetting the oldest first', async () => {
+  it('keeps at most maxEntries verdicts, forgetting the least recently used first', async () => {
     const { keyChecks, asked } = checks({ a: 'accepted', b: 'accepted', c: 'accepted' }, { maxEntries: 2 });
     for (const key of ['a', 'b', 'c', 'c', 'b', 'a']) await keyChecks.verdictOn(key);
     expect(asked).toEqual(['a', 'b', 'c', 'a']);

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Database } from '../database.js';
 import type { ApiKey } from '../generated/prisma/client.js';
 import type { Actor } from './scope.js';
@@ -9,7 +10,7 @@ import { isWellFormedSecret, secretHash } from './secrets.js';
  * the key in their own transaction whatever the cache says (messages/send.ts).
  */
 export const KEY_CACHE_MS = 2000;
-/** Entries kept at most; past it, expired ones go, then the oldest. */
+/** Entries kept at most; past it, the least recently used goes. */
 const MAX_ENTRIES = 10_000;
 
 type KeyActor = Extract<Actor, { kind: 'key' }>;
@@ -22,24 +23,14 @@ export interface KeyDirectory {
   forget(which: { keyId?: string; organizationId?: string }): void;
 }
 
-export function keyDirectory(db: Database, options: { cacheMs?: number; now?: () => number } = {}): KeyDirectory {
-  const cacheMs = options.cacheMs ?? KEY_CACHE_MS;
-  const now = options.now ?? Date.now;
-  const cache = new Map<string, { actor: KeyActor; expiresAt: number }>();
+export function keyDirectory(db: Database): KeyDirectory {
+  // ttlResolution 0: the clock read at every look-up, with no timer set to reuse it for a millisecond.
+  const cache = new LRUCache<string, KeyActor>({ max: MAX_ENTRIES, ttl: KEY_CACHE_MS, ttlResolution: 0 });
   // One look-up at a time per secret: requests arriving together share it.
   const pending = new Map<string, Promise<KeyActor | undefined>>();
   // Counts revocations seen here: a look-up that began before one is not cached, since it may
   // have read the key before it was revoked.
   let revocations = 0;
-
-  const remember = (hash: string, actor: KeyActor) => {
-    if (cache.size >= MAX_ENTRIES) {
-      const at = now();
-      for (const [key, entry] of cache) if (entry.expiresAt <= at) cache.delete(key);
-      if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
-    }
-    cache.set(hash, { actor, expiresAt: now() + cacheMs });
-  };
 
   const lookUp = async (hash: string): Promise<KeyActor | undefined> => {
     const seen = revocations;
@@ -50,7 +41,7 @@ export function keyDirectory(db: Database, options: { cacheMs?: number; now?: ()
     });
     if (!key) return undefined;
     const actor = keyActor(key);
-    if (seen === revocations) remember(hash, actor);
+    if (seen === revocations) cache.set(hash, actor);
     return actor;
   };
 
@@ -60,7 +51,7 @@ export function keyDirectory(db: Database, options: { cacheMs?: number; now?: ()
       if (!isWellFormedSecret(secret)) return undefined;
       const hash = secretHash(secret);
       const cached = cache.get(hash);
-      if (cached && cached.expiresAt > now()) return cached.actor;
+      if (cached) return cached;
       let lookup = pending.get(hash);
       if (!lookup) {
         const started = lookUp(hash).finally(() => {
@@ -74,9 +65,10 @@ export function keyDirectory(db: Database, options: { cacheMs?: number; now?: ()
     forget({ keyId, organizationId }) {
       revocations++;
       pending.clear();
-      for (const [hash, { actor }] of cache) {
-        if (actor.keyId === keyId || actor.scope.organizationId === organizationId) cache.delete(hash);
-      }
+      const revoked = [...cache.entries()].filter(
+        ([, actor]) => actor.keyId === keyId || actor.scope.organizationId === organizationId,
+      );
+      for (const [hash] of revoked) cache.delete(hash);
     },
   };
 }

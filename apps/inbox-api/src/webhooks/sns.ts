@@ -1,5 +1,6 @@
 import { createVerify, X509Certificate } from 'node:crypto';
 import { z } from 'zod';
+import { LRUCache } from 'lru-cache';
 import { ForbiddenError, UnauthorizedError, UpstreamError } from '@repo/errors';
 
 /*
@@ -129,20 +130,19 @@ export interface SnsVerifier {
 }
 
 export function createSnsVerifier(options: SnsVerifierOptions): SnsVerifier {
-  const certificates = new Map<string, { key: X509Certificate; fetchedAt: number }>();
+  const certificates = new LRUCache<string, X509Certificate>({ max: MAX_CACHED_CERTIFICATES, ttl: CERTIFICATE_TTL_MS });
 
   const isTrustedUrl = (url: string, topicArn: string, kind: 'certificate' | 'link'): boolean =>
     (options.trustedUrlPrefix !== undefined && url.startsWith(options.trustedUrlPrefix)) || isSnsUrl(url, topicArn, kind);
 
   const certificate = async (url: string, topicArn: string): Promise<X509Certificate> => {
     const cached = certificates.get(url);
-    if (cached && Date.now() - cached.fetchedAt < CERTIFICATE_TTL_MS) return cached.key;
+    if (cached) return cached;
     const key = await fetchCertificate(url);
     if (!certificateNamesSns(key, topicArn)) {
       throw new UnauthorizedError('The SNS signing certificate does not name Amazon SNS');
     }
-    if (certificates.size >= MAX_CACHED_CERTIFICATES) certificates.delete(certificates.keys().next().value!);
-    certificates.set(url, { key, fetchedAt: Date.now() });
+    certificates.set(url, key);
     return key;
   };
 

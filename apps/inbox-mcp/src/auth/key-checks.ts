@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { InboxApiError, InboxApiUnreachableError, type InboxApiClient } from '../api-client.js';
 import { keyDigest } from './bearer.js';
 
@@ -27,8 +28,9 @@ export interface KeyChecksOptions {
   ask: (key: string) => Promise<KeyVerdict>;
   /** How long a verdict is reused. */
   ttlMs: number;
-  /** Verdicts kept at most; the oldest go first. */
+  /** Verdicts kept at most; the least recently used go first. */
   maxEntries: number;
+  /** The clock of the period (tests); performance.now() by default. */
   now?: () => number;
 }
 
@@ -40,32 +42,30 @@ export interface KeyChecksOptions {
  * inbox-api, which refuses a key revoked in the meantime (the tool's result says `unauthorized`).
  */
 export class KeyChecks {
-  private readonly verdicts = new Map<string, { verdict: Promise<KeyVerdict>; expires: number }>();
-  private readonly now: () => number;
+  private readonly verdicts: LRUCache<string, Promise<KeyVerdict>>;
 
   constructor(private readonly options: KeyChecksOptions) {
-    this.now = options.now ?? Date.now;
+    this.verdicts = new LRUCache({
+      max: options.maxEntries,
+      ttl: options.ttlMs,
+      // The clock read at every look-up, not reused for a millisecond behind a timer.
+      ttlResolution: 0,
+      ...(options.now && { perf: { now: options.now } }),
+    });
   }
 
   verdictOn(key: string): Promise<KeyVerdict> {
     const id = keyDigest(key);
-    const now = this.now();
     const known = this.verdicts.get(id);
-    if (known && known.expires > now) return known.verdict;
-    this.verdicts.delete(id);
-    const entry = { verdict: this.options.ask(key), expires: now + this.options.ttlMs };
+    if (known) return known;
+    const verdict = this.options.ask(key);
     const forget = () => {
-      if (this.verdicts.get(id) === entry) this.verdicts.delete(id);
+      if (this.verdicts.peek(id) === verdict) this.verdicts.delete(id);
     };
-    void entry.verdict.then((verdict) => {
-      if (verdict === 'unknown') forget();
+    void verdict.then((answer) => {
+      if (answer === 'unknown') forget();
     }, forget);
-    this.verdicts.set(id, entry);
-    // Maps iterate in insertion order: the first entry is the oldest.
-    for (const oldest of this.verdicts.keys()) {
-      if (this.verdicts.size <= this.options.maxEntries) break;
-      this.verdicts.delete(oldest);
-    }
-    return entry.verdict;
+    this.verdicts.set(id, verdict);
+    return verdict;
   }
 }

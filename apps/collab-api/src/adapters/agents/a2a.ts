@@ -6,6 +6,7 @@
  * the checked fetch of network.ts.
  */
 import { AGENT_CARD_PATH, type AgentCard, Message, SendMessageRequest, Task } from '@a2a-js/sdk';
+import { LRUCache } from 'lru-cache';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { isLegacyJsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import { A2AError, isJsonRpcError, toJsonRpcError } from '@a2a-js/sdk/errors';
@@ -22,27 +23,27 @@ export interface A2aClientOptions {
 }
 
 const LEGACY = { enabled: true };
-// Cards of this many endpoints are kept; the oldest goes first.
+// Cards of this many endpoints are kept; the least recently used goes first.
 const MAX_CACHED_CARDS = 1000;
 // Not passed through the gateway: their answer is a stream of events whose ids would need mapping one by one.
 const STREAMING_METHODS = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 
 export function createA2aClient(options: A2aClientOptions): AgentClient {
-  const cards = new Map<string, { card: AgentCard; until: number }>();
+  // With a TTL of 0, a card is read for every call (lru-cache's ttl 0 would keep it for ever).
+  const cardTtlMs = options.cardTtlSeconds * 1000;
+  const cards = new LRUCache<string, AgentCard>({ max: MAX_CACHED_CARDS, ttl: cardTtlMs || undefined });
   const resolver = new DefaultAgentCardResolver({ legacyCompat: LEGACY });
 
   const cardOf = async (endpointUrl: string, fetchCard: typeof fetch): Promise<AgentCard> => {
     const cached = cards.get(endpointUrl);
-    if (cached && cached.until > Date.now()) return cached.card;
+    if (cached) return cached;
     const url = new URL(AGENT_CARD_PATH, endpointUrl.endsWith('/') ? endpointUrl : `${endpointUrl}/`);
     const response = await fetchCard(url, { headers: { 'A2A-Version': '1.0', accept: 'application/json' } });
     if (!response.ok) {
       throw new AgentCallError('invalid_response', `The agent's card could not be read (HTTP ${response.status})`);
     }
     const card = resolver.normalizeAgentCard(await readJsonBody(response, "The agent's card"));
-    cards.delete(endpointUrl);
-    cards.set(endpointUrl, { card, until: Date.now() + options.cardTtlSeconds * 1000 });
-    if (cards.size > MAX_CACHED_CARDS) cards.delete(cards.keys().next().value!);
+    if (cardTtlMs > 0) cards.set(endpointUrl, card);
     return card;
   };
 

@@ -11,6 +11,7 @@
  * check's size grows with). Refusals and failures are not kept.
  */
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { ReadableCatalog } from './analyze.js';
 import type { CheckedQuery, CheckOptions, Sandbox } from './sandbox.js';
 
@@ -21,25 +22,19 @@ export function rememberingChecks(
   sandbox: Sandbox,
   limits: { entries: number; maxTextLength: number; maxWeight: number },
 ): Sandbox {
-  const checks = new Map<string, Promise<CheckedQuery>>();
+  const checks = new LRUCache<string, Promise<CheckedQuery>>({ max: limits.entries });
   return {
     check(text: string, catalog: ReadableCatalog, options: CheckOptions = {}): Promise<CheckedQuery> {
       if (text.length > limits.maxTextLength) return sandbox.check(text, catalog, options);
       const key = checkKey(text, catalog, options);
       const known = checks.get(key);
-      if (known) {
-        // The most recently used last: the first is the one to let go.
-        checks.delete(key);
-        checks.set(key, known);
-        return known;
-      }
+      if (known) return known;
       const checked = sandbox.check(text, catalog, options);
       const forget = () => {
-        if (checks.get(key) === checked) checks.delete(key);
+        if (checks.peek(key) === checked) checks.delete(key);
       };
       checks.set(key, checked);
       checked.then((done) => weight(done) > limits.maxWeight && forget(), forget);
-      if (checks.size > limits.entries) checks.delete(checks.keys().next().value!);
       return checked;
     },
     locate: (checked, executed, message) => sandbox.locate(checked, executed, message),

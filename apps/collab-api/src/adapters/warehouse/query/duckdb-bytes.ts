@@ -14,6 +14,7 @@
  * noticed only when it changes the row count.)
  */
 import { type DuckDBConnection, quotedIdentifier } from '@duckdb/node-api';
+import { LRUCache } from 'lru-cache';
 import { LOADS_TABLE } from '../load/duckdb.js';
 import { physicalNames } from '../names.js';
 import type { FieldType } from '../schema.js';
@@ -31,7 +32,7 @@ const FIXED_WIDTH: Partial<Record<FieldType, number>> = {
   TIME: 8,
 };
 
-/** Measured totals kept, at most (one per column; the oldest goes first). */
+/** Measured totals kept, at most (one per column; the least recently used goes first). */
 const KEPT_COLUMNS = 10_000;
 
 type Column = ReadableTable['columns'][number];
@@ -44,7 +45,7 @@ interface Kept {
 
 /** The bytes of the columns read, per table; measured totals kept while their tables stay the same. */
 export class ColumnBytes {
-  private readonly kept = new Map<string, Kept>();
+  private readonly kept = new LRUCache<string, Kept>({ max: KEPT_COLUMNS });
 
   /** Bytes read of each table of `read` (catalog key → column names), on `connection`. */
   async read(
@@ -85,11 +86,8 @@ export class ColumnBytes {
     );
     const [loads, rows, ...totals] = reader.getRows()[0]!.map(Number) as [number, number, ...number[]];
     for (const [i, column] of columns.entries()) {
-      const key = keyOf(name, column);
-      this.kept.delete(key);
-      this.kept.set(key, { loads, rows, bytes: totals[i]! });
+      this.kept.set(keyOf(name, column), { loads, rows, bytes: totals[i]! });
     }
-    while (this.kept.size > KEPT_COLUMNS) this.kept.delete(this.kept.keys().next().value!);
   }
 
   private valid(kept: Kept | undefined, current: { loads: number; rows: number }): kept is Kept {
