@@ -9,12 +9,10 @@
  * The server runs as its own process with production settings on a scratch database (service.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
-import { withBenchService } from './service.js';
+import { probeHealth, withBenchService } from './service.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,22 +33,6 @@ interface Sample {
   rssGrowthMb: number;
   seconds: number;
 }
-
-/** Asks `${url}/health` one request after another until told to stop, then posts the slowest answer's time in ms. */
-const HEALTH_PROBE = `
-  const { parentPort, workerData } = require('node:worker_threads');
-  let running = true;
-  parentPort.once('message', () => (running = false));
-  (async () => {
-    let max = 0;
-    while (running) {
-      const started = performance.now();
-      await (await fetch(workerData.url + '/health')).arrayBuffer();
-      max = Math.max(max, performance.now() - started);
-    }
-    parentPort.postMessage(max);
-  })();
-`;
 
 /** The server's metrics that matter here; prom-client resets the event-loop histogram at each scrape. */
 async function scrape(url: string): Promise<{ rss: number; loopMax: number; loopP99: number }> {
@@ -77,8 +59,7 @@ async function drain(res: Response): Promise<{ bytes: number; sha256: string }> 
 async function round(url: string, downloadUrl: string, format: 'base64' | 'binary', expected: string): Promise<Sample> {
   const before = await scrape(url);
   // /health is timed from a thread of its own, so that reading the downloads here does not delay it.
-  const health = new Worker(HEALTH_PROBE, { eval: true, workerData: { url } });
-  const healthMax = once(health, 'message') as Promise<[number]>;
+  const stopHealth = await probeHealth(url, { intervalMs: 0 });
   let running = true;
   let loopMaxMs = 0;
   let loopP99Ms = 0;
@@ -104,9 +85,7 @@ async function round(url: string, downloadUrl: string, format: 'base64' | 'binar
   );
   const seconds = (performance.now() - started) / 1000;
   running = false;
-  health.postMessage('stop');
-  const [[healthMaxMs]] = await Promise.all([healthMax, watch]);
-  await health.terminate();
+  const [healthMaxMs] = await Promise.all([stopHealth(), watch]);
   if (results.some((sha256) => sha256 !== expected)) throw new Error(`a ${format} download differs from the others`);
   return { healthMaxMs, loopMaxMs, loopP99Ms, rssGrowthMb: (rssMax - before.rss) / 1024 / 1024, seconds };
 }

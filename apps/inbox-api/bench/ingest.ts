@@ -19,21 +19,19 @@
  * TEST_DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432), dropped afterwards.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createScratchDatabase } from '@repo/db/dev';
 import { startService } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
 import { MIME_SHAPES } from './mime-shapes.js';
-import { postgresCpuMs } from './service.js';
+import { postgresCpuMs, probeHealth } from './service.js';
 
 const { values } = parseArgs({
   options: {
@@ -193,49 +191,13 @@ interface ShapeRun {
 const LOOP_SAMPLING_MS = 10;
 
 /**
- * `GET /health` one after another, 10 ms apart, until the returned function is called, which
- * resolves to the slowest answer in ms (after one not timed): how long the server made another request wait meanwhile.
- * The probe runs in a worker thread of its own, so that this process's work (sending a 28 MB
- * body) does not count in its times.
- */
-async function probeOtherRequests(url: string): Promise<() => Promise<number>> {
-  const probe = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-     let stopped = false;
-     let slowest = 0;
-     parentPort.once('message', () => (stopped = true));
-     (async () => {
-       // Not timed: the first request loads fetch and opens the connection.
-       await (await fetch(workerData + '/health')).arrayBuffer();
-       parentPort.postMessage('ready');
-       while (!stopped) {
-         const sent = performance.now();
-         await (await fetch(workerData + '/health')).arrayBuffer();
-         slowest = Math.max(slowest, performance.now() - sent);
-         await new Promise((resolve) => setTimeout(resolve, 10));
-       }
-       parentPort.postMessage(slowest);
-     })();`,
-    { eval: true, workerData: url },
-  );
-  await once(probe, 'message');
-  return async () => {
-    const slowest = once(probe, 'message');
-    probe.postMessage('stop');
-    const [ms] = (await slowest) as [number];
-    await probe.terminate();
-    return ms;
-  };
-}
-
-/**
  * One mail of each raw-MIME shape through SendGrid's raw mode, one at a time, the server otherwise
  * idle; first the server left idle for 3 s, the floor of what the machine's own load does to it.
  */
 async function ingestShapes(url: string, to: string): Promise<ShapeRun[]> {
   const runs: ShapeRun[] = [];
   const idleFrom = await serverFigures(url);
-  const idleProbe = await probeOtherRequests(url);
+  const idleProbe = await probeHealth(url, { intervalMs: 10 });
   await sleep(3000);
   const idleSlowest = await idleProbe();
   const idle = await serverFigures(url);
@@ -253,7 +215,7 @@ async function ingestShapes(url: string, to: string): Promise<ShapeRun[]> {
     const raw = make({ to, messageId: `<${randomUUID()}@bench.example.com>`, bytes: fixedBytes ?? 1_000_000 });
     const body = sendgridRawPost(to, raw);
     const before = await serverFigures(url);
-    const probe = await probeOtherRequests(url);
+    const probe = await probeHealth(url, { intervalMs: 10 });
     const started = performance.now();
     const status = await fetch(`${url}/webhooks/sendgrid`, {
       method: 'POST',

@@ -1,6 +1,8 @@
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { createScratchDatabase } from '@repo/db/dev';
 import type pg from 'pg';
 import { type ServiceProcess, startService } from '@repo/testing';
@@ -49,6 +51,42 @@ export async function withBenchService<T>(
     await database.drop();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Asks `${url}/health` one request after another, `intervalMs` apart, from a worker thread of its
+ * own (so that what this process does meanwhile, sending or reading large bodies, does not count in
+ * its times), after one request not timed (which loads fetch and opens the connection). Resolves
+ * once it is timing, to a function that stops it and resolves to the slowest answer in ms: how long
+ * the server made another request wait meanwhile.
+ */
+export async function probeHealth(url: string, options: { intervalMs: number }): Promise<() => Promise<number>> {
+  const probe = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     let running = true;
+     parentPort.once('message', () => (running = false));
+     (async () => {
+       await (await fetch(workerData.url + '/health')).arrayBuffer();
+       parentPort.postMessage('timing');
+       let slowest = 0;
+       while (running) {
+         const sent = performance.now();
+         await (await fetch(workerData.url + '/health')).arrayBuffer();
+         slowest = Math.max(slowest, performance.now() - sent);
+         if (workerData.intervalMs > 0) await new Promise((resolve) => setTimeout(resolve, workerData.intervalMs));
+       }
+       parentPort.postMessage(slowest);
+     })();`,
+    { eval: true, workerData: { url, intervalMs: options.intervalMs } },
+  );
+  await once(probe, 'message');
+  return async () => {
+    const slowest = once(probe, 'message') as Promise<[number]>;
+    probe.postMessage('stop');
+    const [ms] = await slowest;
+    await probe.terminate();
+    return ms;
+  };
 }
 
 /** A figure of the server's /metrics (Prometheus text). */
