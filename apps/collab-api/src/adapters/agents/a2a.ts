@@ -6,10 +6,10 @@
  * the checked fetch of network.ts.
  */
 import { AGENT_CARD_PATH, type AgentCard, Message, SendMessageRequest, Task } from '@a2a-js/sdk';
-import { LRUCache } from 'lru-cache';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { isLegacyJsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import { A2AError, isJsonRpcError, toJsonRpcError } from '@a2a-js/sdk/errors';
+import { LRUCache } from 'lru-cache';
 import { mapTaskIds, readA2aMessage, v1ToV03Result } from './a2a-shapes.js';
 import { AgentCallError, type AgentClient, type ForwardedAnswer, type JsonRpcError, type JsonRpcRequest } from './interface.js';
 import { callFetch, readJsonBody, timed } from './network.js';
@@ -29,13 +29,15 @@ const MAX_CACHED_CARDS = 1000;
 const STREAMING_METHODS = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 
 export function createA2aClient(options: A2aClientOptions): AgentClient {
-  // With a TTL of 0, a card is read for every call (lru-cache's ttl 0 would keep it for ever).
-  const cardTtlMs = options.cardTtlSeconds * 1000;
-  const cards = new LRUCache<string, AgentCard>({ max: MAX_CACHED_CARDS, ttl: cardTtlMs || undefined });
+  // No cache at a TTL of 0: a card is read for every call (lru-cache's ttl 0 would keep it for ever).
+  const cards =
+    options.cardTtlSeconds > 0
+      ? new LRUCache<string, AgentCard>({ max: MAX_CACHED_CARDS, ttl: options.cardTtlSeconds * 1000 })
+      : undefined;
   const resolver = new DefaultAgentCardResolver({ legacyCompat: LEGACY });
 
   const cardOf = async (endpointUrl: string, fetchCard: typeof fetch): Promise<AgentCard> => {
-    const cached = cards.get(endpointUrl);
+    const cached = cards?.get(endpointUrl);
     if (cached) return cached;
     const url = new URL(AGENT_CARD_PATH, endpointUrl.endsWith('/') ? endpointUrl : `${endpointUrl}/`);
     const response = await fetchCard(url, { headers: { 'A2A-Version': '1.0', accept: 'application/json' } });
@@ -43,7 +45,7 @@ export function createA2aClient(options: A2aClientOptions): AgentClient {
       throw new AgentCallError('invalid_response', `The agent's card could not be read (HTTP ${response.status})`);
     }
     const card = resolver.normalizeAgentCard(await readJsonBody(response, "The agent's card"));
-    if (cardTtlMs > 0) cards.set(endpointUrl, card);
+    cards?.set(endpointUrl, card);
     return card;
   };
 
