@@ -21,7 +21,8 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { metric, withBenchService } from './service.js';
+import { scrapeMetric } from '@repo/testing';
+import { withBenchService } from './service.js';
 import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
@@ -126,9 +127,9 @@ function longPoller(url: string, from: number, latencies: number[]) {
   };
 }
 
-const rss = (url: string) => metric(url, 'process_resident_memory_bytes');
+const rss = (url: string) => scrapeMetric(url, 'process_resident_memory_bytes');
 /** The server process's CPU seconds so far (event loop and workers): compared per message, less noisy than latency. */
-const cpuSeconds = (url: string) => metric(url, 'process_cpu_seconds_total');
+const cpuSeconds = (url: string) => scrapeMetric(url, 'process_cpu_seconds_total');
 
 async function transactions(databaseUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });

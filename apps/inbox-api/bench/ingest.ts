@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createScratchDatabase } from '@repo/db/dev';
-import { startService } from '@repo/testing';
+import { metricValue, startService } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
 import { MIME_SHAPES } from './mime-shapes.js';
 import { postgresCpuMs, probeHealth } from './service.js';
@@ -164,7 +164,7 @@ async function ingest(url: string, scenario: string, body: (i: number) => Buffer
  */
 async function serverFigures(url: string): Promise<{ loopP99: number; loopMax: number; cpuMs: number }> {
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  const metric = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, 'm').exec(metrics)?.[1]) * 1000;
+  const metric = (name: string) => metricValue(metrics, name) * 1000;
   return {
     loopP99: metric('nodejs_eventloop_lag_p99_seconds'),
     loopMax: metric('nodejs_eventloop_lag_max_seconds'),

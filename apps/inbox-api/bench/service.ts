@@ -89,12 +89,6 @@ export async function probeHealth(url: string, options: { intervalMs: number }):
   };
 }
 
-/** A figure of the server's /metrics (Prometheus text). */
-export async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
-}
-
 /** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100;
 

@@ -23,7 +23,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { metric, postgresCpuMs, withBenchService } from './service.js';
+import { scrapeMetric } from '@repo/testing';
+import { postgresCpuMs, withBenchService } from './service.js';
 import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
@@ -131,7 +132,11 @@ async function ingestFlat(
 async function cpuMs(url: string, db: pg.Client): Promise<{ server: number; postgres: number; bench: number }> {
   const postgres = await postgresCpuMs(db);
   const own = process.cpuUsage();
-  return { server: (await metric(url, 'process_cpu_seconds_total')) * 1000, postgres, bench: (own.user + own.system) / 1000 };
+  return {
+    server: (await scrapeMetric(url, 'process_cpu_seconds_total')) * 1000,
+    postgres,
+    bench: (own.user + own.system) / 1000,
+  };
 }
 
 const env = { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' };
