@@ -3,8 +3,10 @@
  * /v1/events/stream, (b) a long-poll waiter of GET /v1/events?wait= and (c) a webhook receiver on
  * 127.0.0.1 (one webhook on `message.received`), while Mailgun route posts arrive at each of
  * `--rates` per second for `--seconds`; then what `--idle` idle SSE subscribers cost: the
- * server's resident memory, and the database's transactions while they wait (none are theirs: one
- * LISTEN per process).
+ * server's resident memory, the V8 heap they hold (in use after a full collection while they are
+ * open, less the same once they closed: a heap snapshot collects first; resident memory also counts
+ * garbage not yet collected and what the heap reserved while they all opened at once), and the database's
+ * transactions while they wait (none are theirs: one LISTEN per process).
  *
  *   pnpm --filter inbox-api bench:events [--seconds 10] [--rates 100,200,300] [--idle 1000]
  *
@@ -17,12 +19,14 @@
  * per message).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { scrapeMetric } from '@repo/testing';
-import { withBenchService } from './service.js';
+import { heapUsedAfterCollection, withBenchService } from './service.js';
 import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
@@ -169,92 +173,107 @@ async function latestEventId(url: string): Promise<number> {
 const loadAverage = () => os.loadavg()[0]!.toFixed(1);
 
 const receiver = await startLatencyReceiver();
-const rows = await withBenchService('events', { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' }, async (service, databaseUrl) => {
-  const inbox = await postJson<{ id: string; email_address: string }>(`${service.url}/v1/inboxes`, {
-    name: 'Bench',
-    email_username: 'bench',
-  });
-  await postJson(`${service.url}/v1/webhooks`, { url: receiver.url, event_types: ['message.received'] });
-  // Warm up: a few messages, so that the first measured ones do not pay for compilation.
-  await ingest(service.url, inbox.email_address, 50, 1);
-  await sleep(1000);
+// Where the server writes the heap snapshots (--heapsnapshot-signal) that heapUsedAfterCollection asks for.
+const snapshots = await mkdtemp(path.join(os.tmpdir(), 'inbox-events-bench-heap-'));
+const snapshotArgs = ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`];
+const rows = await withBenchService(
+  'events',
+  { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' },
+  async (service, databaseUrl) => {
+    const inbox = await postJson<{ id: string; email_address: string }>(`${service.url}/v1/inboxes`, {
+      name: 'Bench',
+      email_username: 'bench',
+    });
+    await postJson(`${service.url}/v1/webhooks`, { url: receiver.url, event_types: ['message.received'] });
+    // Warm up: a few messages, so that the first measured ones do not pay for compilation.
+    await ingest(service.url, inbox.email_address, 50, 1);
+    await sleep(1000);
 
-  const table = [
-    '| ingest rate | client | events | p50 ms | p95 ms | p99 ms | max ms | load (1 min) |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
-  ];
-  const notes: string[] = [];
-  for (const rate of rates) {
-    const last = await latestEventId(service.url);
-    const sse: number[] = [];
-    const poll: number[] = [];
-    receiver.arrivals.length = 0;
-    const stream = sseClient(`${service.url}/v1/events/stream?after=${last}&inbox_id=${inbox.id}`, sse);
-    const poller = longPoller(`${service.url}/v1/events?inbox_id=${inbox.id}&types=message.received&limit=500`, last, poll);
-    await sleep(500);
-    const loadBefore = loadAverage();
-    const cpuBefore = await cpuSeconds(service.url);
-    const started = performance.now();
-    const load = await ingest(service.url, inbox.email_address, rate, seconds);
-    const ingestSeconds = (performance.now() - started) / 1000;
-    // Let every client catch up (at most 30 s).
-    const deadline = Date.now() + 30_000;
-    while (Math.min(sse.length, poll.length, receiver.arrivals.length) < load.sent && Date.now() < deadline) await sleep(100);
-    const loadAfter = loadAverage();
-    const cpu = (await cpuSeconds(service.url)) - cpuBefore;
-    const cpuCores = cpu / ((performance.now() - started) / 1000);
-    stream.stop();
-    poller.stop();
-    await stream.done;
-    const loadRange = `${loadBefore} to ${loadAfter}`;
-    table.push(
-      row(rate, 'SSE stream', sse, loadRange),
-      row(rate, 'long-poll (wait=5)', poll, loadRange),
-      row(
-        rate,
-        'webhook receiver',
-        receiver.arrivals.map((arrival) => arrival.latency),
-        loadRange,
+    const table = [
+      '| ingest rate | client | events | p50 ms | p95 ms | p99 ms | max ms | load (1 min) |',
+      '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
+    ];
+    const notes: string[] = [];
+    for (const rate of rates) {
+      const last = await latestEventId(service.url);
+      const sse: number[] = [];
+      const poll: number[] = [];
+      receiver.arrivals.length = 0;
+      const stream = sseClient(`${service.url}/v1/events/stream?after=${last}&inbox_id=${inbox.id}`, sse);
+      const poller = longPoller(`${service.url}/v1/events?inbox_id=${inbox.id}&types=message.received&limit=500`, last, poll);
+      await sleep(500);
+      const loadBefore = loadAverage();
+      const cpuBefore = await cpuSeconds(service.url);
+      const started = performance.now();
+      const load = await ingest(service.url, inbox.email_address, rate, seconds);
+      const ingestSeconds = (performance.now() - started) / 1000;
+      // Let every client catch up (at most 30 s).
+      const deadline = Date.now() + 30_000;
+      while (Math.min(sse.length, poll.length, receiver.arrivals.length) < load.sent && Date.now() < deadline) await sleep(100);
+      const loadAfter = loadAverage();
+      const cpu = (await cpuSeconds(service.url)) - cpuBefore;
+      const cpuCores = cpu / ((performance.now() - started) / 1000);
+      stream.stop();
+      poller.stop();
+      await stream.done;
+      const loadRange = `${loadBefore} to ${loadAfter}`;
+      table.push(
+        row(rate, 'SSE stream', sse, loadRange),
+        row(rate, 'long-poll (wait=5)', poll, loadRange),
+        row(
+          rate,
+          'webhook receiver',
+          receiver.arrivals.map((arrival) => arrival.latency),
+          loadRange,
+        ),
+      );
+      notes.push(
+        `${rate}/s: ${load.sent} posts accepted, ${load.failed} failed, in ${ingestSeconds.toFixed(1)} s ` +
+          `(${(load.sent / ingestSeconds).toFixed(0)} msg/s achieved); server CPU ${cpuCores.toFixed(2)} cores, ${((cpu * 1000) / load.sent).toFixed(2)} ms per message ` +
+          '(ingestion and all three pushes, until the clients caught up)',
+      );
+    }
+
+    // Idle subscribers: the stream's filters match nothing that arrives meanwhile.
+    const before = await rss(service.url);
+    const controllers = Array.from({ length: idle }, () => new AbortController());
+    const opened = await Promise.all(
+      controllers.map((controller) =>
+        fetch(`${service.url}/v1/events/stream?types=thread.summarized`, { signal: controller.signal }).then(
+          (res) => res.status,
+          () => 0,
+        ),
       ),
     );
-    notes.push(
-      `${rate}/s: ${load.sent} posts accepted, ${load.failed} failed, in ${ingestSeconds.toFixed(1)} s ` +
-        `(${(load.sent / ingestSeconds).toFixed(0)} msg/s achieved); server CPU ${cpuCores.toFixed(2)} cores, ${((cpu * 1000) / load.sent).toFixed(2)} ms per message ` +
-        '(ingestion and all three pushes, until the clients caught up)',
-    );
-  }
+    // Each stream reads once when it opens: let those reads finish before counting.
+    await sleep(10_000);
+    const xactBefore = await transactions(databaseUrl);
+    await sleep(10_000);
+    const xactDuring = (await transactions(databaseUrl)) - xactBefore;
+    const after = await rss(service.url);
+    // After the resident memory: a snapshot's own buffers stay resident (glibc keeps freed memory, MALLOC_TRIM_THRESHOLD_).
+    const heapWith = await heapUsedAfterCollection(service, snapshots);
+    for (const controller of controllers) controller.abort();
+    await sleep(3000);
+    const heapWithout = await heapUsedAfterCollection(service, snapshots);
 
-  // Idle subscribers: the stream's filters match nothing that arrives meanwhile.
-  const before = await rss(service.url);
-  const controllers = Array.from({ length: idle }, () => new AbortController());
-  const opened = await Promise.all(
-    controllers.map((controller) =>
-      fetch(`${service.url}/v1/events/stream?types=thread.summarized`, { signal: controller.signal }).then(
-        (res) => res.status,
-        () => 0,
-      ),
-    ),
-  );
-  // Each stream reads once when it opens: let those reads finish before counting.
-  await sleep(10_000);
-  const xactBefore = await transactions(databaseUrl);
-  await sleep(10_000);
-  const xactDuring = (await transactions(databaseUrl)) - xactBefore;
-  const after = await rss(service.url);
-  for (const controller of controllers) controller.abort();
-
-  return [
-    `Latency from the event's created_at (its append, just before the commit) to the client; ${seconds} s per rate.`,
-    '',
-    ...table,
-    '',
-    ...notes.map((note) => `- ${note}`),
-    '',
-    `${opened.filter((status) => status === 200).length} of ${idle} idle SSE subscribers open: ` +
-      `server RSS ${(before / 2 ** 20).toFixed(1)} MB before, ${(after / 2 ** 20).toFixed(1)} MB with them ` +
-      `(+${((after - before) / 2 ** 20).toFixed(1)} MB); database transactions in 10 s while they waited: ${xactDuring} ` +
-      "(the one counting query, and the service's own periodic work)",
-  ];
-});
+    return [
+      `Latency from the event's created_at (its append, just before the commit) to the client; ${seconds} s per rate.`,
+      '',
+      ...table,
+      '',
+      ...notes.map((note) => `- ${note}`),
+      '',
+      `${opened.filter((status) => status === 200).length} of ${idle} idle SSE subscribers open: ` +
+        `server RSS ${(before / 2 ** 20).toFixed(1)} MB before, ${(after / 2 ** 20).toFixed(1)} MB with them ` +
+        `(+${((after - before) / 2 ** 20).toFixed(1)} MB); V8 heap in use after a full collection ${(heapWith / 2 ** 20).toFixed(1)} MB with them, ` +
+        `${(heapWithout / 2 ** 20).toFixed(1)} MB 3 s after they closed (they held ${((heapWith - heapWithout) / 2 ** 20).toFixed(1)} MB, ` +
+        `${((heapWith - heapWithout) / idle / 1024).toFixed(1)} KB each); database transactions in 10 s while they waited: ${xactDuring} ` +
+        "(the one counting query, and the service's own periodic work)",
+    ];
+  },
+  { nodeArgs: snapshotArgs },
+);
 await receiver.close();
+await rm(snapshots, { recursive: true, force: true });
 console.log(rows.join('\n'));
