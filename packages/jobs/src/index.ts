@@ -81,6 +81,13 @@ export interface SendOptions {
 }
 
 export interface JobQueue<D, C extends JobCatalog<D>> {
+  /**
+   * Connects and makes the catalog's queues (pg-boss installs its schema in a database that has
+   * none), once: `send` and `work` do it on first use. A first `send` inside the caller's
+   * transaction does it while holding that transaction's connection, so start first where many
+   * transactions may send at once.
+   */
+  start(): Promise<void>;
   /** Queues a job. Answers false when policy `short` dropped it (one with its key already waits). */
   send<N extends keyof C & string>(name: N, payload: JobPayload<C, N>, options?: SendOptions): Promise<boolean>;
   /**
@@ -178,6 +185,8 @@ export function createJobQueue<D, C extends JobCatalog<D>>(catalog: C, options: 
     })());
 
   return {
+    start,
+
     async send(name, payload, sendOptions = {}) {
       await start();
       const data = catalog[name]!.payload.parse(payload) as object;

@@ -28,6 +28,10 @@ beforeAll(async () => {
     });
     bAdmins.push({ id: user.id, sub, email, role: Role.OrgAdmin, token: ctx.token(sub) });
   }
+  // Otherwise the first request's mail to the admins starts pg-boss inside its transaction (installing its schema in
+  // this fresh database, seconds on a loaded machine), while the pool's other connections wait on that request's
+  // lock and the rest of the requests wait for a connection until they time out (503).
+  await ctx.deps.queue.start();
 });
 afterAll(() => ctx.close());
 
