@@ -12,6 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { metricValue } from '@repo/testing';
 import { probeHealth, withBenchService } from './service.js';
 
 const { values } = parseArgs({
@@ -37,7 +38,7 @@ interface Sample {
 /** The server's metrics that matter here; prom-client resets the event-loop histogram at each scrape. */
 async function scrape(url: string): Promise<{ rss: number; loopMax: number; loopP99: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, 'm').exec(text)?.[1]);
+  const value = (name: string) => metricValue(text, name);
   return {
     rss: value('process_resident_memory_bytes'),
     loopMax: value('nodejs_eventloop_lag_max_seconds') * 1000,

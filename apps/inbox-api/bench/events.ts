@@ -25,8 +25,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { scrapeMetric } from '@repo/testing';
-import { heapUsedAfterCollection, withBenchService } from './service.js';
+import { heapSnapshotArgs, heapUsedAfterCollection, scrapeMetric } from '@repo/testing';
+import { withBenchService } from './service.js';
 import { startLatencyReceiver } from './receiver.js';
 
 const { values } = parseArgs({
@@ -175,7 +175,6 @@ const loadAverage = () => os.loadavg()[0]!.toFixed(1);
 const receiver = await startLatencyReceiver();
 // Where the server writes the heap snapshots (--heapsnapshot-signal) that heapUsedAfterCollection asks for.
 const snapshots = await mkdtemp(path.join(os.tmpdir(), 'inbox-events-bench-heap-'));
-const snapshotArgs = ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`];
 const rows = await withBenchService(
   'events',
   { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true' },
@@ -272,7 +271,7 @@ const rows = await withBenchService(
         "(the one counting query, and the service's own periodic work)",
     ];
   },
-  { nodeArgs: snapshotArgs },
+  { nodeArgs: heapSnapshotArgs(snapshots) },
 );
 await receiver.close();
 await rm(snapshots, { recursive: true, force: true });

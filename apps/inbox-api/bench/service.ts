@@ -1,12 +1,11 @@
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createScratchDatabase } from '@repo/db/dev';
 import type pg from 'pg';
-import { scrapeMetric, type ServiceProcess, startService } from '@repo/testing';
+import { type ServiceProcess, startService } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
 
 /**
@@ -108,24 +107,4 @@ export async function postgresCpuMs(db: pg.Client): Promise<number> {
     if (fields) cpuMs += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
   }
   return cpuMs;
-}
-
-/**
- * The server's V8 heap in use right after a full collection: a heap snapshot collects first, so the
- * server (started with `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=<dir>`) is signalled to write
- * one, and asked for nodejs_heap_size_used_bytes once the file appears: its event loop answers only
- * when the snapshot is written. The snapshot is then removed.
- */
-export async function heapUsedAfterCollection(service: ServiceProcess, dir: string): Promise<number> {
-  const earlier = new Set(await readdir(dir));
-  service.child.kill('SIGUSR2');
-  for (;;) {
-    const written = (await readdir(dir)).filter((name) => !earlier.has(name));
-    if (written.length > 0) {
-      const used = await scrapeMetric(service.url, 'nodejs_heap_size_used_bytes');
-      await Promise.all(written.map((name) => rm(path.join(dir, name), { force: true })));
-      return used;
-    }
-    await sleep(50);
-  }
 }

@@ -9,7 +9,7 @@
  *
  *   pnpm --filter inbox-mcp bench:tasks [--tasks 500] [--threads 50] [--idle-seconds 10]
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema, GetTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startService } from '@repo/testing';
+import { heapSnapshotArgs, heapUsedAfterCollection, metricValue, startService } from '@repo/testing';
 import { appRoot } from '../src/paths.js';
 import { startInboxApi } from '../test/support/inbox-api.js';
 import { startRecordingProxy } from '../test/support/recording-proxy.js';
@@ -68,24 +68,19 @@ const mcp = await startService('src/main.ts', {
   env: { PORT: undefined, SERVICE_API_URL: proxy.url, LOG_LEVEL: 'info', INBOX_MCP_TASK_KEY: 'bench task key' },
   args: ['--transport', 'http', '--port', '0'],
   // The young generation as infra/docker/inbox-mcp.Dockerfile sizes it.
-  nodeArgs: ['--max-semi-space-size=16', '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`],
+  nodeArgs: ['--max-semi-space-size=16', ...heapSnapshotArgs(snapshots)],
   keepLogs: false,
 });
 
 /** inbox-mcp's own view of its memory (its /metrics), in MB. */
 async function memory(): Promise<{ rss: number; heap: number }> {
   const text = await (await fetch(`${mcp.url}/metrics`)).text();
-  const metric = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]) / 2 ** 20;
+  const metric = (name: string) => metricValue(text, name) / 2 ** 20;
   return { rss: metric('process_resident_memory_bytes'), heap: metric('nodejs_heap_size_used_bytes') };
 }
 
 /** The V8 heap in use after a full collection (a heap snapshot's), in MB: what inbox-mcp keeps. */
-async function heapAfterFullGc(): Promise<number> {
-  mcp.child.kill('SIGUSR2');
-  // The snapshot is written on the main thread: once its file appears, /metrics answers after it.
-  while ((await readdir(snapshots)).length === 0) await delay(50);
-  return (await memory()).heap;
-}
+const heapAfterFullGc = async () => (await heapUsedAfterCollection(mcp, snapshots)) / 2 ** 20;
 
 try {
   const agent = await post(`${inboxApi.url}/v1/inboxes`, { name: 'Agent', email_username: 'agent' });

@@ -1,6 +1,6 @@
 export { describeApiProcess } from './api-process.js';
 export { describeOperationsEndpoints } from './operations.js';
-export { metricValue, scrapeMetric } from './metrics.js';
+export { heapSnapshotArgs, heapUsedAfterCollection, metricValue, scrapeMetric } from './metrics.js';
 export { closedPort } from './ports.js';
 export { entryCommand, runToExit, type ServiceProcess, startService } from './process.js';
 export { readmePath, readmeSection, replaceSection } from './readme.js';
