@@ -4,13 +4,15 @@
  * from the event's `created_at` (its append, the last statement before the commit) to the
  * receiver; (2) what
  * one webhook subscribed to every event costs ingestion: Mailgun route posts from `--concurrency`
- * clients for `--seconds`, without a webhook and then with one, and the CPU each message took: the
- * server's, Postgres's (its backends of the scratch database, read from /proc: Postgres on this
- * machine) and this process's (the posting clients and the receiver). The fan-out reports the
- * server's and Postgres's CPU per delivery likewise.
+ * clients for `--seconds`, without a webhook and with one, in `--rounds` rounds (default 2) of
+ * alternating order (without, with; with, without; ...: neither runs always first, or always on a
+ * machine the other has just loaded), and the CPU each message took: the server's, Postgres's (its
+ * backends of the scratch database, read from /proc: Postgres on this machine) and this process's
+ * (the posting clients and the receiver); then the median rate of each and its change. The fan-out
+ * reports the server's and Postgres's CPU per delivery likewise.
  *
  *   pnpm --filter inbox-api bench:webhooks [--seconds 10] [--rate 100] [--webhooks 10] [--concurrency 16]
- *     [--only fanout|ingestion|no-webhook] [--cpu-prof DIR]
+ *     [--rounds 2] [--only fanout|ingestion|no-webhook] [--cpu-prof DIR]
  *
  * `--only no-webhook` runs the ingestion without a webhook alone, which also runs against a version of
  * the service from before webhooks (copy bench/ into its checkout), to compare in one session.
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '100' },
     webhooks: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '2' },
     // A folder for the server's CPU profiles of the ingestion runs (node --cpu-prof), without and with the webhook.
     'cpu-prof': { type: 'string' },
     only: { type: 'string' },
@@ -46,6 +49,8 @@ const seconds = Number(values.seconds);
 const rate = Number(values.rate);
 const webhookCount = Number(values.webhooks);
 const concurrency = Number(values.concurrency);
+const rounds = Number(values.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds expects a whole number from 1, not ${values.rounds}`);
 
 function mailgunForm(to: string): string {
   const messageId = `<${randomUUID()}@bench.example.com>`;
@@ -102,6 +107,13 @@ function sseClient(url: string, latencies: number[]) {
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+
+/** The middle value (of an even count, the mean of the two middle ones). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
+}
 
 async function inbox(url: string) {
   return json<{ id: string; email_address: string }>(`${url}/v1/inboxes`, 'POST', { name: 'Bench', email_username: 'bench' });
@@ -196,12 +208,19 @@ const fanout =
         ];
       });
 
-// (2) Ingestion without and with one webhook on every event.
+// (2) Ingestion without and with one webhook on every event, in rounds of alternating order.
 const ingestion: string[] = [
   '| Ingestion (Mailgun route posts) | messages/s | failed | deliveries | CPU ms per message: server / Postgres / bench (clients, receiver) |',
   '| --- | --- | --- | --- | --- |',
 ];
-for (const subscribed of only === 'fanout' ? [] : only === 'no-webhook' ? [false] : [false, true]) {
+const order =
+  only === 'fanout'
+    ? []
+    : only === 'no-webhook'
+      ? [false]
+      : Array.from({ length: rounds }, (_, round) => (round % 2 === 0 ? [false, true] : [true, false])).flat();
+const rates = { without: [] as number[], with: [] as number[] };
+for (const subscribed of order) {
   receiver.arrivals.length = 0;
   const row = await withBenchService(
     'webhooks',
@@ -223,6 +242,7 @@ for (const subscribed of only === 'fanout' ? [] : only === 'no-webhook' ? [false
         const after = await cpuMs(service.url, db);
         const perMessage = (key: keyof typeof after) => ((after[key] - before[key]) / result.sent).toFixed(2);
         await sleep(3000);
+        rates[subscribed ? 'with' : 'without'].push(result.perSecond);
         return (
           `| ${subscribed ? 'one webhook, every event' : 'no webhook'} | ${result.perSecond.toFixed(0)} | ${result.failed} | ${receiver.arrivals.length} ` +
           `| ${perMessage('server')} / ${perMessage('postgres')} / ${perMessage('bench')} |`
@@ -234,6 +254,15 @@ for (const subscribed of only === 'fanout' ? [] : only === 'no-webhook' ? [false
     { nodeArgs: profileArgs(subscribed ? 'webhook' : 'none') },
   );
   ingestion.push(row);
+}
+if (rates.with.length > 0 && rates.without.length > 0) {
+  const without = median(rates.without);
+  const withWebhook = median(rates.with);
+  ingestion.push(
+    '',
+    `Median of ${rates.without.length} runs each: ${without.toFixed(0)} messages/s without a webhook, ${withWebhook.toFixed(0)} with one ` +
+      `(${(((withWebhook - without) / without) * 100).toFixed(1)} %; goal: within 10 %).`,
+  );
 }
 await receiver.close();
 console.log([...fanout, '', ...(only === 'fanout' ? [] : ingestion)].join('\n'));
