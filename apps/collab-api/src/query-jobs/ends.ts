@@ -2,8 +2,9 @@
  * Requests that wait for a query job to end (GET .../results?timeout_ms=, as BigQuery's
  * getQueryResults waits with timeoutMs), so that a client asks once instead of polling. A job
  * whose worker runs in this process (always, with DuckDB) wakes its waiters as soon as the worker
- * is done with it, handing them the row it wrote when it ended the job DONE (no read again); one whose worker runs in another process is seen when the waiter reads its row
- * again, every READ_AGAIN_MS.
+ * is done with it, handing them the row it wrote when it ended the job DONE (no read again), with
+ * the result's first page when it read it for them (job.ts); one whose worker runs in another
+ * process is seen when the waiter reads its row again, every READ_AGAIN_MS.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -19,6 +20,11 @@ export class QueryJobEnds {
    */
   ended(jobId: string, row?: unknown): void {
     for (const wake of this.waiting.get(jobId) ?? []) wake(row);
+  }
+
+  /** How many requests in this process wait for `jobId` now. */
+  waiters(jobId: string): number {
+    return this.waiting.get(jobId)?.size ?? 0;
   }
 
   /**

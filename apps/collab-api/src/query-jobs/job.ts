@@ -18,6 +18,7 @@ import type { JobContext } from '../jobs/catalog.js';
 import { formatUsd } from '../quota/rules.js';
 import { chargeEnded, quotaLeft, quotaLeftOf, type UsageText, usageRowOfText } from '../quota/service.js';
 import { catalogOfTables, type ReadableTableRow, readableTablesSql } from './readable.js';
+import { DEFAULT_RESULT_PAGE_SIZE } from './schemas.js';
 import type { JobResults } from './service.js';
 import { CANCELLED_BY_REQUEST, resultsExpireAt } from './states.js';
 
@@ -159,10 +160,27 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
   }
   // Killed here, the retry runs the query again: the result table is replaced, and nothing was charged yet.
   deps.crashPoint('query_job:result-stored');
-  const done = await endDone(deps, job.id, outcome);
+  const [done, firstRows] = await Promise.all([endDone(deps, job.id, outcome), firstRowsForWaiters(deps, job.id, outcome)]);
   // Killed here, pg-boss retries a job that is DONE: startJob turns it away, so it is charged once.
   deps.crashPoint('query_job:done');
-  return done;
+  return done && firstRows ? { ...done, firstRows } : done;
+}
+
+/**
+ * The stored result's first page (of the default size), read while the job's end commits, when a
+ * request in this process waits for the job (GET .../results?timeout_ms=): handed over with the DONE
+ * row, it answers that request's page without a read of its own after the commit. None when no one
+ * waits, or the read fails (the request then reads, and answers its own error).
+ */
+async function firstRowsForWaiters(
+  deps: Deps,
+  jobId: string,
+  outcome: QueryOutcome,
+): Promise<Record<string, unknown>[] | undefined> {
+  if (deps.queryJobEnds.waiters(jobId) === 0) return undefined;
+  const limit = Math.min(DEFAULT_RESULT_PAGE_SIZE, outcome.totalRows);
+  if (limit === 0) return [];
+  return deps.queryEngine.readRows(jobId, outcome.columns, { offset: 0, limit }).catch(() => undefined);
 }
 
 /**

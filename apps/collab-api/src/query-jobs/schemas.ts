@@ -145,9 +145,12 @@ export const queryJobParams = idParams('job_id');
 
 export const queryJobListQuery = z.strictObject(paginationQuery({ defaultLimit: 100, maxLimit: 1000, offsetName: 'skip' }));
 
+/** Rows of a results page unless `page_size` says otherwise. */
+export const DEFAULT_RESULT_PAGE_SIZE = 50;
+
 export const resultPageQuery = z.strictObject({
   page: queryInteger({ min: 1, default: 1, description: 'Page number, from 1' }),
-  page_size: queryInteger({ min: 1, max: 200, default: 50, description: 'Rows per page' }),
+  page_size: queryInteger({ min: 1, max: 200, default: DEFAULT_RESULT_PAGE_SIZE, description: 'Rows per page' }),
   timeout_ms: queryInteger({
     min: 0,
     max: 60_000,

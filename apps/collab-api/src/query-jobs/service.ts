@@ -118,8 +118,13 @@ async function findBareQueryJob(db: Database | Transaction, actor: Pick<Actor, '
   return job;
 }
 
-/** What a results page needs of its job: a worker that ends a job DONE hands this over to waiting requests. */
-export type JobResults = Pick<QueryJob, 'id' | 'tenantId' | 'status' | 'resultColumns' | 'totalRows' | 'resultsExpireAt'>;
+/**
+ * What a results page needs of its job: a worker that ends a job DONE hands this over to waiting
+ * requests, with the stored result's first rows (`firstRows`, from row 0) when it read them for them.
+ */
+export type JobResults = Pick<QueryJob, 'id' | 'tenantId' | 'status' | 'resultColumns' | 'totalRows' | 'resultsExpireAt'> & {
+  firstRows?: Record<string, unknown>[];
+};
 
 /** What a results page needs of a job of the actor's tenant (404 otherwise): one prepared statement, read by every page. */
 async function findJobResults(db: Database, actor: Pick<Actor, 'tenantId'>, jobId: string): Promise<JobResults> {
@@ -270,7 +275,13 @@ export async function resultPage(
   const columns = job.resultColumns as unknown as ResultColumn[];
   const totalRows = Number(job.totalRows);
   const bounds = pageBounds(totalRows, page.page, page.page_size);
-  const rows = bounds.limit > 0 ? await deps.queryEngine.readRows(job.id, columns, bounds) : [];
+  // A page within the rows the worker handed over is not read again.
+  const handedRows = bounds.offset + bounds.limit <= (job.firstRows?.length ?? 0) ? job.firstRows : undefined;
+  const rows =
+    bounds.limit === 0
+      ? []
+      : (handedRows?.slice(bounds.offset, bounds.offset + bounds.limit) ??
+        (await deps.queryEngine.readRows(job.id, columns, bounds)));
   return {
     rows: rows.map((data) => ({ data })),
     columns: columns.map((column) => column.name),

@@ -323,6 +323,52 @@ describe('waiting for results', () => {
     });
   });
 
+  it('answers waiting requests from the first rows the worker read as the job ended, and other pages from the warehouse', async () => {
+    const text = 'SELECT id, customer FROM sales.orders ORDER BY id';
+    const id = await fx.query(text);
+    const engine = ctx.deps.queryEngine;
+    const runQuery = engine.run.bind(engine);
+    const readRows = engine.readRows.bind(engine);
+    const reads: { offset: number; limit: number }[] = [];
+    let jobId = '';
+    // The job runs once its three requests wait for it, so that the worker sees them as it ends it.
+    engine.run = async (request) => {
+      while (ctx.deps.queryJobEnds.waiters(jobId) < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+      return runQuery(request);
+    };
+    engine.readRows = (job, columns, range) => {
+      reads.push({ offset: range.offset, limit: range.limit });
+      return readRows(job, columns, range);
+    };
+    try {
+      const res = await fx.api.post('/api/v1/queries/run', { query_id: id, query_text: text });
+      jobId = res.body.job_id as string;
+      const [first, within, beyond] = await Promise.all([
+        fx.api.get(`/api/v1/query-jobs/${jobId}/results?timeout_ms=30000`),
+        fx.api.get(`/api/v1/query-jobs/${jobId}/results?timeout_ms=30000&page=2&page_size=20`),
+        fx.api.get(`/api/v1/query-jobs/${jobId}/results?timeout_ms=30000&page=2`),
+      ]);
+      const ids = (page: { body: { rows: { data: { id: number } }[] } }) => page.body.rows.map((row) => row.data.id);
+      const from = (start: number, count: number) => Array.from({ length: count }, (_, i) => start + i);
+      expect([first.status, within.status, beyond.status]).toEqual([200, 200, 200]);
+      expect(ids(first)).toEqual(from(1, 50));
+      expect(ids(within)).toEqual(from(21, 20));
+      expect(ids(beyond)).toEqual(from(51, 50));
+      // The worker read the first 50 rows for the three requests; the page beyond them was read by its request.
+      expect(reads).toEqual([
+        { offset: 0, limit: 50 },
+        { offset: 50, limit: 50 },
+      ]);
+      // Read from the warehouse once the job ended, the first page is the same, to its types and schema.
+      expect((await fx.api.get(`/api/v1/query-jobs/${jobId}/results`)).body).toEqual(first.body);
+      expect(reads).toHaveLength(3);
+    } finally {
+      // The instance's own methods again (from its prototype).
+      delete (engine as Partial<typeof engine>).run;
+      delete (engine as Partial<typeof engine>).readRows;
+    }
+  });
+
   it('refuses a wait that is negative, not a number, or over a minute (422)', async () => {
     const job = await runToEnd({});
     for (const value of ['-1', '60001', 'abc', '1.5', '']) {
