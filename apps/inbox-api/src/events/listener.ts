@@ -26,6 +26,8 @@ export interface EventListener {
   subscribe(matches: (signal: EventSignal) => boolean): Subscription;
   /** Waiters now (for tests and metrics). */
   readonly size: number;
+  /** Waiters waiting for a signal now, in `next` (for tests and metrics): the others are reading. */
+  readonly waiting: number;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,11 @@ export function createEventListener(options: { connectionString: string; logger:
   return {
     get size() {
       return waiters.size;
+    },
+    get waiting() {
+      let count = 0;
+      for (const waiter of waiters) if (waiter.wake) count += 1;
+      return count;
     },
     subscribe(matches) {
       const waiter: Waiter = { matches, signalled: false };
