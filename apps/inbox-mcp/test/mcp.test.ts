@@ -4,6 +4,7 @@
  * Then two inbox-mcp processes taking turns under one client.
  */
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -93,14 +94,16 @@ interface Inbox {
 const createInbox = async (username: string): Promise<Inbox> =>
   (await rest('POST', '/v1/inboxes', { name: username, email_username: username })) as Inbox;
 
-/** How many requests inbox-api has logged, once no new line has come for 200 ms (lines come a moment after the answers). */
-async function settledRequestCount(): Promise<number> {
-  let count: number;
-  do {
-    count = inboxApi.requests().length;
-    await delay(200);
-  } while (count !== inboxApi.requests().length);
-  return count;
+/**
+ * How many request lines inbox-api has logged before a marker request sent now: every request it
+ * answered earlier is logged before the marker (its log is written in order). Waiting for a quiet
+ * moment instead missed, on a loaded CI machine, a line that came more than 200 ms after another.
+ */
+async function loggedRequestCount(): Promise<number> {
+  const marker = `/mcp-test-marker/${randomUUID()}`;
+  await fetch(`${inboxApi.url}${marker}`);
+  await until(() => inboxApi.requests().includes(`GET ${marker}`));
+  return inboxApi.requests().indexOf(`GET ${marker}`);
 }
 
 /** Resolves once `condition` holds, checked every 20 ms (jest's test timeout bounds the wait). */
@@ -108,12 +111,17 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await delay(20);
 }
 
-/** The requests inbox-api logged while `work` ran (which made at least one). */
+/** The requests inbox-api logged while `work` ran (which made at least one besides a key check). */
 async function apiRequestsDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const before = await settledRequestCount();
+  const before = (await loggedRequestCount()) + 1;
   await work();
-  for (const deadline = Date.now() + 10_000; inboxApi.requests().length === before && Date.now() < deadline;) await delay(50);
-  return inboxApi.requests().slice(before, await settledRequestCount());
+  const made = () =>
+    inboxApi
+      .requests()
+      .slice(before)
+      .some((line) => line !== KEY_CHECK);
+  for (const deadline = Date.now() + 10_000; !made() && Date.now() < deadline;) await delay(20);
+  return inboxApi.requests().slice(before, await loggedRequestCount());
 }
 
 async function startInProcess(transport: 'sse' | 'http'): Promise<string> {
