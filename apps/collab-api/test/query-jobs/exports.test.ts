@@ -28,7 +28,8 @@ const TEXT =
   'SELECT o.id, o.label, o.amount, o.ok, p.salary, p.name FROM sales.orders o LEFT JOIN hr.people p ON p.name = o.label ORDER BY o.id';
 
 beforeAll(async () => {
-  ctx = await createTestContext({ COLLAB_EXPORT_URL_TTL_SECONDS: '60' });
+  // Over the reuse margin (a minute): a URL is handed out again while more than a minute of it is left.
+  ctx = await createTestContext({ COLLAB_EXPORT_URL_TTL_SECONDS: '600' });
   await ctx.startWorker();
   folder = await mkdtemp(path.join(os.tmpdir(), 'collab-export-test-'));
   owner = await queryFixture(ctx, 'Exporter', 'sales');
@@ -163,6 +164,8 @@ describe('exports', () => {
     const done = await exportJob(ctx, owner, jobId, 'JSON', 'NONE');
     const first = (await owner.api.get(`/api/v1/exports/${done.id}/download-url`)).body;
     expect(Date.parse(first.expires_at)).toBeGreaterThan(Date.now());
+    // Over a second later, the same URL: a new one would carry a later `expires`.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
     expect((await owner.api.get(`/api/v1/exports/${done.id}/download-url`)).body).toEqual(first);
     expect((await owner.api.get(`/api/v1/exports/${done.id}`)).body).toMatchObject({
       signed_url: first.url,
