@@ -1,5 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
+import { createPool } from '@repo/db';
+import type pg from 'pg';
 import { Prisma, PrismaClient } from './generated/prisma/client.js';
 
 /**
@@ -15,11 +16,7 @@ export interface Database extends PrismaClient {
 export type Transaction = Prisma.TransactionClient;
 
 export function createDatabaseClient(url: string, poolSize: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
-  // An idle connection the server ends (a restart, a failover) is dropped from the pool and the next
-  // query opens another; with no listener its error would end the process (Prisma's adapter listens
-  // only from its first query, and the pool may be used before that).
-  pool.on('error', () => {});
+  const pool = createPool(url, poolSize);
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   return Object.assign(client, { pool });
 }

@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { preparedQuery } from '@repo/db';
+import { createPool, preparedQuery } from '@repo/db';
 import type { SqlClient } from '@repo/storage';
-import pg from 'pg';
+import type pg from 'pg';
 import { Prisma, PrismaClient } from './generated/prisma/client.js';
 
 /**
@@ -17,11 +17,7 @@ export interface Database extends PrismaClient {
 export type Transaction = Prisma.TransactionClient;
 
 export function createDatabaseClient(url: string, poolSize: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
-  // An idle connection the server ends (a restart, a failover) is dropped from the pool and the
-  // next query opens another; with no listener its error would end the process. Prisma's adapter
-  // listens too, but only from its first query: the inbound path may run on the pool before that.
-  pool.on('error', () => {});
+  const pool = createPool(url, poolSize);
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   return Object.assign(client, { pool });
 }

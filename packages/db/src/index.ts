@@ -22,4 +22,5 @@ export { migrateFromEnvironment } from './migrate-command.js';
 export { isForeignKeyViolation, isUniqueViolation } from './errors.js';
 export { uuidv7 } from './ids.js';
 export { preparedQuery, type PreparingClient, type SqlStatement } from './prepared.js';
+export { createPool } from './pool.js';
 export { pgTransaction } from './transaction.js';

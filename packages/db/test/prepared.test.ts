@@ -1,6 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { createScratchDatabase, type ScratchDatabase } from '../src/dev/index.js';
-import { preparedQuery } from '../src/index.js';
+import { createPool, preparedQuery } from '../src/index.js';
 
 let db: ScratchDatabase;
 let pool: pg.Pool;
@@ -8,10 +8,7 @@ let pool: pg.Pool;
 beforeAll(async () => {
   db = await createScratchDatabase({ label: 'prepared_test' });
   // One connection, so that every query below sees the statements the others prepared.
-  pool = new pg.Pool({ connectionString: db.url, max: 1 });
-  // A connection the server ends (the scratch database's drop WITH (FORCE) ends any left) is the pool's to drop,
-  // as the apps' pools do: without a listener the pool's 'error' is unhandled and fails whatever test runs then.
-  pool.on('error', () => {});
+  pool = createPool(db.url, 1);
 });
 
 afterAll(async () => {

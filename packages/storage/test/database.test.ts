@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { createPool } from '@repo/db';
 import { createScratchDatabase, type ScratchDatabase } from '@repo/db/dev';
 import { DatabaseObjectStorage } from '../src/index.js';
 import { describeObjectStorageContract } from './contract.js';
@@ -16,10 +17,7 @@ let storage: DatabaseObjectStorage;
 
 beforeAll(async () => {
   database = await createScratchDatabase({ label: 'storage_database' });
-  pool = new pg.Pool({ connectionString: database.url, max: 4 });
-  // A connection the server ends (the scratch database's drop WITH (FORCE) ends any left) is the pool's to drop,
-  // as the apps' pools do: without a listener the pool's 'error' is unhandled and fails whatever test runs then.
-  pool.on('error', () => {});
+  pool = createPool(database.url, 4);
   await pool.query(STORED_OBJECTS);
   storage = new DatabaseObjectStorage(pool);
 });
