@@ -170,16 +170,16 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
  * The stored result's first page (of the default size), read while the job's end commits, when a
  * request in this process waits for the job (GET .../results?timeout_ms=): handed over with the DONE
  * row, it answers that request's page without a read of its own after the commit. None when no one
- * waits, or the read fails (the request then reads, and answers its own error).
+ * waits or the result is empty (its page has no rows to read), or when the read fails (the request
+ * then reads, and answers its own error).
  */
 async function firstRowsForWaiters(
   deps: Deps,
   jobId: string,
   outcome: QueryOutcome,
 ): Promise<Record<string, unknown>[] | undefined> {
-  if (deps.queryJobEnds.waiters(jobId) === 0) return undefined;
+  if (deps.queryJobEnds.waiters(jobId) === 0 || outcome.totalRows === 0) return undefined;
   const limit = Math.min(DEFAULT_RESULT_PAGE_SIZE, outcome.totalRows);
-  if (limit === 0) return [];
   return deps.queryEngine.readRows(jobId, outcome.columns, { offset: 0, limit }).catch(() => undefined);
 }
 
