@@ -12,16 +12,23 @@
  * The model knows the functions that make lists longer than their arguments (range and
  * generate_series, list_resize and array_resize, repeat, the string splitters), counts the values
  * of a list written out (`[a, b, c]`) and adds up the lists of any other call's arguments. Dates, timestamps and intervals written as constants count
- * in microseconds (a month as 30 days), so a constant range over time is counted too.
+ * in microseconds (a month as 30 days), so a constant range over time is counted too. A lambda
+ * (`list_transform(range(n), x -> ...)`) runs once a value of its list: what its body builds counts
+ * that many times, so that lambdas nested over constant lists (billions of calls folded, none
+ * interruptible) are counted as the work they are. Its parameters count as constants there.
  */
 
 type Node = Record<string, unknown>;
 
-/** A constant expression's measure: the list elements it holds, the characters of its text, its number (if any). */
+/**
+ * A constant expression's measure: the list elements it holds (or builds on the way), the
+ * characters of its text, its number (if any); `lambda` for a lambda, whose body runs per value.
+ */
 interface Measure {
   elements: number;
   chars: number;
   number?: number;
+  lambda?: boolean;
 }
 
 const MICROS: Record<string, number> = {
@@ -72,10 +79,13 @@ const ROUNDING: Record<string, (a: number) => number> = {
  * the caller; undefined when there is none.
  */
 export function oversizedConstantList(tree: unknown, limits: { maxListElements: number }): string | undefined {
-  const measured = new WeakMap<Node, Measure | null>();
-  const measureOf = (node: Node) => {
-    if (!measured.has(node)) measured.set(node, measure(node, measureOf) ?? null);
-    return measured.get(node) ?? undefined;
+  // Two views of a node: as it is, and inside a lambda's body, where the parameters count as constants.
+  const measured = { plain: new WeakMap<Node, Measure | null>(), inLambda: new WeakMap<Node, Measure | null>() };
+  const measureOf = (node: Node, inLambda = false) => {
+    const cache = inLambda ? measured.inLambda : measured.plain;
+    if (!cache.has(node))
+      cache.set(node, measure(node, (child, lambda) => measureOf(child, inLambda || lambda), inLambda) ?? null);
+    return cache.get(node) ?? undefined;
   };
   const find = (value: unknown): string | undefined => {
     if (typeof value !== 'object' || value === null) return undefined;
@@ -86,6 +96,12 @@ export function oversizedConstantList(tree: unknown, limits: { maxListElements: 
     const node = value as Node;
     const elements = node.class === 'FUNCTION' ? (measureOf(node)?.elements ?? 0) : 0;
     if (elements <= limits.maxListElements) return undefined;
+    if (elements === Infinity) {
+      return (
+        `${String(node.function_name)}(...) runs a lambda over a list built from constants, and the lambda builds lists whose length ` +
+        'depends on its parameters (a range or repeat over them): the checker cannot count them before the query runs, so it is refused'
+      );
+    }
     return (
       `${String(node.function_name)}(...) would build a list of ${Math.round(elements).toLocaleString('en')} values from constants ` +
       `before the query runs; a query may build at most ${limits.maxListElements.toLocaleString('en')} so`
@@ -94,23 +110,61 @@ export function oversizedConstantList(tree: unknown, limits: { maxListElements: 
   return find(tree);
 }
 
-/** The measure of a constant expression; undefined for anything that reads a column or a subquery. */
-function measure(node: Node, measureOf: (node: Node) => Measure | undefined): Measure | undefined {
+/**
+ * The measure of a constant expression; undefined for anything that reads a column or a subquery
+ * (inside a lambda's body, a column reference is one of its parameters, or a column: either way
+ * counted as a constant, which overcounts a lambda that DuckDB runs per row rather than folds).
+ */
+function measure(
+  node: Node,
+  measureOf: (node: Node, inLambda?: boolean) => Measure | undefined,
+  inLambda: boolean,
+): Measure | undefined {
   switch (node.class) {
     case 'CONSTANT':
       return constant(node.value as Node);
+    case 'COLUMN_REF':
+      return inLambda ? { elements: 0, chars: 0 } : undefined;
+    case 'LAMBDA': {
+      const body = measureOf(node.expr as Node, true);
+      return body && { elements: body.elements, chars: 0, lambda: true };
+    }
     case 'CAST': {
       const child = measureOf(node.child as Node);
       return child && cast(child, node.child as Node, (node.cast_type as Node | undefined)?.id);
     }
     case 'FUNCTION': {
-      const args = (node.children as Node[]).map(measureOf);
+      const args = (node.children as Node[]).map((child) => measureOf(child));
       if (args.some((arg) => arg === undefined)) return undefined;
-      return call(String(node.function_name).toLowerCase(), args as Measure[]);
+      return call(String(node.function_name).toLowerCase(), args as Measure[], inLambda);
+    }
+    case 'COMPARISON':
+    case 'CONJUNCTION':
+    case 'OPERATOR':
+    case 'BETWEEN':
+    case 'CASE': {
+      // What their operands build, added up (a comparison or a condition builds no list of its own).
+      const operands = expressionsIn(node).map((child) => measureOf(child));
+      if (operands.some((operand) => operand === undefined)) return undefined;
+      return call('', operands as Measure[], inLambda);
     }
     default:
       return undefined;
   }
+}
+
+/** The expressions an expression node holds, wherever they sit among its fields (`left`, `children`, `case_checks`...). */
+function expressionsIn(node: Node): Node[] {
+  const found: Node[] = [];
+  const walk = (value: unknown) => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') {
+      if (typeof (value as Node).class === 'string') found.push(value as Node);
+      else Object.values(value).forEach(walk);
+    }
+  };
+  for (const [key, value] of Object.entries(node)) if (key !== 'class' && key !== 'type') walk(value);
+  return found;
 }
 
 function constant(value: Node): Measure {
@@ -153,7 +207,19 @@ function intervalMicros(text: string): number | undefined {
   return total;
 }
 
-function call(name: string, args: Measure[]): Measure {
+/**
+ * A call's measure. Inside a lambda's body, a list of a length the arguments do not tell (a
+ * range over the lambda's parameter, a repeat of it) counts as unbounded: the lambda runs over a
+ * list of constants, folded where nothing stops it, and nothing bounds what it builds.
+ */
+function call(name: string, args: Measure[], inLambda: boolean): Measure {
+  const lambdas = args.filter((arg) => arg.lambda);
+  if (lambdas.length > 0) {
+    // list_transform, list_filter, list_reduce, ...: the lists, and each lambda's body once a value of theirs.
+    const values = args.reduce((total, arg) => total + (arg.lambda ? 0 : arg.elements), 0);
+    const body = lambdas.reduce((total, lambda) => total + lambda.elements, 0);
+    return { elements: values * (1 + body), chars: args.reduce((total, arg) => total + arg.chars, 0) };
+  }
   const numbers = args.map((arg) => arg.number);
   const sum = (key: 'elements' | 'chars') => args.reduce((total, arg) => total + arg[key], 0);
   const passed = { elements: sum('elements'), chars: sum('chars') };
@@ -168,8 +234,11 @@ function call(name: string, args: Measure[]): Measure {
   if (name === 'list_value' || name === 'array_value') return { elements: args.length + passed.elements, chars: passed.chars };
   if (name === 'range' || name === 'generate_series') {
     const count = seriesLength(numbers, name === 'generate_series');
-    return count === undefined ? passed : { elements: count, chars: 0 };
+    if (count !== undefined) return { elements: count, chars: 0 };
+    return inLambda ? { elements: Infinity, chars: 0 } : passed;
   }
+  const resized = name === 'list_resize' || name === 'array_resize' || name === 'repeat';
+  if (resized && numbers[1] === undefined && inLambda) return { elements: Infinity, chars: Infinity };
   if ((name === 'list_resize' || name === 'array_resize') && numbers[1] !== undefined) {
     return { elements: args[0]!.elements + Math.max(0, numbers[1]) * (1 + (args[2]?.elements ?? 0)), chars: passed.chars };
   }
