@@ -390,7 +390,7 @@ describe('privacy on BigQuery', () => {
       error_result: {
         reason: 'invalidQuery',
         message:
-          'BigQuery invalidQuery. The details are withheld: this query reads a table of another tenant that has private columns',
+          'BigQuery invalidQuery. The details are withheld: this query reads a table of another tenant that has private columns or an aggregation rule',
       },
     });
     // Whole words: "ada" is also hex, and so can sit inside a UUID of the job.

@@ -25,6 +25,7 @@ beforeEach(() => {
       return sandbox.check(text, catalog, options);
     },
     locate: (checked, executed, message) => sandbox.locate(checked, executed, message),
+    namedTables: (text, catalog) => sandbox.namedTables(text, catalog),
     close: () => Promise.resolve(),
   };
 });

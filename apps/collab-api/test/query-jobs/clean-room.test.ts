@@ -171,6 +171,23 @@ describe('join-only private columns', () => {
     );
     expect(await rows(using.id)).toEqual([{ name: 'alice' }]);
   });
+
+  it('refuses joins with guesses the query makes, a column of a table mixed in', async () => {
+    for (const text of [
+      "SELECT i.name, g.g FROM hr.ids i JOIN (SELECT i2.name || '-ssn-' || r.range AS g FROM hr.ids i2, range(1000) r) g ON g.g = i.secret",
+      'SELECT p.name, c.v FROM hr.people p JOIN (SELECT DISTINCT r.range + 0 * length(p2.name) AS v FROM hr.people p2, range(1000) r) c ON c.v = p.salary',
+      "SELECT i.name FROM hr.ids i JOIN (SELECT DISTINCT unnest(['alice-ssn-111', i2.name]) AS x FROM hr.ids i2) u ON u.x = i.secret",
+    ]) {
+      const job = await runToEnd(ctx, owner, owner.tenant, text);
+      expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({
+        text,
+        status: 'FAILED',
+        reason: 'accessDenied',
+      });
+      expect(job.error_result.message).toMatch(/is join-only for your tenant.*joins it to values the query makes/);
+      expect(JSON.stringify(job)).not.toMatch(SECRETS);
+    }
+  });
 });
 
 describe('aggregation thresholds', () => {
@@ -289,6 +306,8 @@ describe('aggregation thresholds', () => {
       'WITH big AS (SELECT city, sum(amount) AS s FROM hr.visits GROUP BY city) SELECT max(s) - min(s) AS d FROM big',
       'SELECT city, sum(amount) - lag(sum(amount)) OVER (ORDER BY city) AS d FROM hr.visits GROUP BY city',
       'SELECT city, max(amount) AS top FROM hr.visits GROUP BY city',
+      // Each level of a ROLLUP meets the threshold; the total minus the groups shown is customer 4 alone.
+      "SELECT sum(amount) AS total, city FROM hr.visits WHERE city IN ('a', 'b') GROUP BY ROLLUP (city)",
     ]) {
       const job = await runToEnd(ctx, owner, owner.tenant, text);
       expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({
@@ -315,6 +334,39 @@ describe('aggregation thresholds', () => {
       'SELECT a.customer, count(*) AS n FROM hr.visits a JOIN hr.visits b ON a.city = b.city GROUP BY a.customer',
     );
     expect(selfJoin).toMatchObject({ status: 'DONE', total_rows: 0, suppressed_row_count: 6 });
+  });
+
+  it("never lets the caller's HAVING, or a failure's message, see a group or row the threshold keeps back", async () => {
+    // A HAVING that fails on a dropped group would tell its sum, a bound at a time: it is evaluated for kept groups only.
+    for (const bound of [800, 5000]) {
+      const job = await runToEnd(
+        ctx,
+        owner,
+        owner.tenant,
+        `SELECT count(*) AS n FROM hr.visits WHERE customer = 4 HAVING CASE WHEN sum(amount) > ${bound} THEN error('over') ELSE true END`,
+      );
+      expect({ bound, job }).toMatchObject({ bound, job: { status: 'DONE', total_rows: 0, suppressed_row_count: 1 } });
+    }
+    // A table with a rule and no private column: a failure shows its class and position, not the row it failed on.
+    await setRule(cities, rule('shop', 2));
+    try {
+      for (const text of [
+        "SELECT count(*) AS n FROM hr.cities WHERE city = 'b' AND error('row ' || shop)",
+        "SELECT city, count(*) AS n FROM hr.cities GROUP BY city HAVING count(*) >= 3 OR error('group ' || city || ' ' || count(*))",
+        "SELECT sum(CAST(shop AS INTEGER)) AS s FROM hr.cities WHERE city = 'b'",
+      ]) {
+        const job = await runToEnd(ctx, owner, owner.tenant, text);
+        expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({
+          text,
+          status: 'FAILED',
+          reason: 'invalidQuery',
+        });
+        expect(job.error_result.message).toMatch(/The details are withheld/);
+        expect(JSON.stringify(job.error_result)).not.toMatch(/s4|group [bc]/);
+      }
+    } finally {
+      await setRule(cities, null);
+    }
   });
 
   it('applies the strictest threshold where tables with rules meet', async () => {
@@ -460,6 +512,13 @@ describe('what each side sees', () => {
   });
 
   it("gives the owner's Org admins the log of every job other tenants ran over the dataset", async () => {
+    // Refused or failed by the check itself, before any rule: a function not allowed, a column unknown, a sample.
+    const checkRefused = [
+      "SELECT name FROM hr.ids WHERE secret = current_setting('threads')",
+      'SELECT nosuch FROM hr.ids',
+      'WITH t AS (SELECT name FROM hr.ids TABLESAMPLE 50%) SELECT * FROM t',
+    ];
+    for (const text of checkRefused) expect((await runToEnd(ctx, owner, owner.tenant, text)).status).toBe('FAILED');
     const admin = as(ctx.app, sharer.tenant.admin.token);
     const log = await admin.get(`/api/v1/datasets/${sharer.datasetId}/access-log?page=1&page_size=100`);
     expect(log.status).toBe(200);
@@ -474,6 +533,12 @@ describe('what each side sees', () => {
     const refused = log.body.items.find(
       (item: { query_text: string }) => item.query_text === "SELECT name FROM hr.ids WHERE secret LIKE 'alice-ssn-1%'",
     );
+    for (const text of checkRefused) {
+      expect({ text, entry: log.body.items.find((item: { query_text: string }) => item.query_text === text) }).toMatchObject({
+        text,
+        entry: { status: 'FAILED', applied_rules: [{ table_id: ids, join_only_columns: ['secret'] }] },
+      });
+    }
     expect(refused).toMatchObject({
       tenant_name: 'Owner',
       user_email: owner.tenant.editor.email,

@@ -282,21 +282,21 @@ describe('column lineage, from the plan DuckDB binds', () => {
     expect(uses).toContainEqual({
       clause: 'join',
       comparison: 'COMPARE_EQUAL',
-      left: { sources: [ssn], opaque: false },
-      right: { sources: [person], opaque: false },
+      left: { sources: [ssn], opaque: false, made: false },
+      right: { sources: [person], opaque: false, made: false },
       computed: false,
     });
     expect(uses).toContainEqual({
       clause: 'where',
-      columns: { sources: [{ table: 'hr.people', column: 'salary', masked: true }], opaque: false },
+      columns: { sources: [{ table: 'hr.people', column: 'salary', masked: true }], opaque: false, made: false },
     });
     expect(uses).toContainEqual({
       clause: 'group',
-      columns: { sources: [{ table: 'hr.people', column: 'team', masked: false }], opaque: false },
+      columns: { sources: [{ table: 'hr.people', column: 'team', masked: false }], opaque: false, made: false },
     });
     expect(uses).toContainEqual({
       clause: 'aggregate',
-      columns: { sources: [{ table: 'sales.orders', column: 'amount', masked: false }], opaque: false },
+      columns: { sources: [{ table: 'sales.orders', column: 'amount', masked: false }], opaque: false, made: false },
     });
     expect(checked.read).toEqual(
       new Map([
@@ -307,10 +307,13 @@ describe('column lineage, from the plan DuckDB binds', () => {
     expect(checked.readsMaskedTable).toBe(true);
     // A bare reference passes a column on; an expression computes on it; set operations and correlations are uses too.
     const usesOf = async (sql: string) => (await sandbox.check(sql, catalog)).lineage!.uses;
-    const salary = { sources: [{ table: 'hr.people', column: 'salary', masked: true }], opaque: false };
+    const salary = { sources: [{ table: 'hr.people', column: 'salary', masked: true }], opaque: false, made: false };
     expect(await usesOf('SELECT s FROM (SELECT salary AS s FROM hr.people)')).toEqual([]);
     expect(await usesOf('SELECT salary + 1 AS s FROM hr.people')).toEqual([{ clause: 'select', columns: salary }]);
-    expect(await usesOf('SELECT salary FROM hr.people UNION ALL SELECT 1')).toContainEqual({ clause: 'set', columns: salary });
+    expect(await usesOf('SELECT salary FROM hr.people UNION ALL SELECT 1')).toContainEqual({
+      clause: 'set',
+      columns: { ...salary, made: true },
+    });
     expect(
       await usesOf('SELECT name FROM hr.people p WHERE EXISTS (SELECT 1 FROM sales.orders WHERE amount = p.salary)'),
     ).toContainEqual({
@@ -321,6 +324,16 @@ describe('column lineage, from the plan DuckDB binds', () => {
       expect.objectContaining({ clause: 'join', comparison: 'COMPARE_EQUAL', computed: true }),
     );
     expect((await sandbox.check('SELECT count(*) AS n FROM hr.people', catalog)).read.size).toBe(0);
+    // Whether the query makes a column's values, or passes on values a table stores (what a join-only key may meet).
+    const made = async (sql: string) => (await sandbox.check(sql, catalog)).lineage!.columns.map((column) => column.made);
+    expect(
+      await made(
+        "SELECT name, t, name || 'x' AS y, r.range, n FROM (SELECT name, team AS t FROM hr.people GROUP BY name, team), range(2) r, (SELECT count(*) AS n FROM sales.orders)",
+      ),
+    ).toEqual([false, false, true, true, true]);
+    expect(await made('SELECT person FROM sales.orders UNION SELECT name FROM hr.people')).toEqual([false]);
+    expect(await made("SELECT person FROM sales.orders UNION SELECT 'x'")).toEqual([true]);
+    expect(await made('SELECT unnest([person]) AS u, row_number() OVER () AS w FROM sales.orders')).toEqual([true, true]);
     expect((await sandbox.check('SELECT person FROM sales.orders', catalog)).readsMaskedTable).toBe(false);
   });
 
@@ -373,7 +386,7 @@ describe('failure messages that withhold values', () => {
     expect(errorClass('alice Error: x')).toBe('Error');
     expect(errorClass('Invalid Input Error Error: x')).toBe('Error');
     expect(withheldMessage('Conversion Error', { line: 1, column: 8 })).toBe(
-      'Conversion Error at line 1, column 8. The details are withheld: this query reads a table of another tenant that has private columns',
+      'Conversion Error at line 1, column 8. The details are withheld: this query reads a table of another tenant that has private columns or an aggregation rule',
     );
   });
 

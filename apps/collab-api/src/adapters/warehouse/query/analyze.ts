@@ -97,6 +97,27 @@ function keepLargeIntegers(this: unknown, _key: string, value: unknown, context?
 export const MAX_SCANNED_COLUMNS = 250_000;
 
 const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE']);
+/**
+ * Catalog keys of every readable table the parse tree names (`dataset_name.table_name` anywhere:
+ * in CTEs, subqueries, joins), each once, whatever else the statement holds: the tables a query
+ * refused or failed while it was checked would have read.
+ */
+export function namedTables(node: unknown, catalog: ReadableCatalog): string[] {
+  const found = new Set<string>();
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (!value || typeof value !== 'object') return;
+    const n = value as Node;
+    if (n.type === 'BASE_TABLE' && typeof n.schema_name === 'string' && n.schema_name !== '') {
+      const key = catalogKey(n.schema_name, String(n.table_name));
+      if (catalog.get(key)) found.add(key);
+    }
+    Object.values(n).forEach(walk);
+  };
+  walk(node);
+  return [...found];
+}
+
 const TABLE_REFS = new Set(['BASE_TABLE', 'JOIN', 'SUBQUERY', 'EXPRESSION_LIST', 'TABLE_FUNCTION', 'PIVOT', 'EMPTY']);
 
 /**

@@ -132,7 +132,7 @@ class BigQueryQueryEngine implements QueryEngine {
     const scrub = (message: string) => scrubbed(message, request.catalog);
     const prepared = await this.prepare(request, request.onTables);
     const dryRun = await this.dryRunStatistics(prepared.sql, scrub);
-    const { readsMasked } = checkRuled(checkDryRun(dryRun, request.catalog, this.physical), prepared);
+    const { readsMasked, readsRuled } = checkRuled(checkDryRun(dryRun, request.catalog, this.physical), prepared);
     const fields = dryRun.schema?.fields ?? [];
     const masked = privateColumns(fields, prepared.lineage, readsMasked);
     const columns: ResultColumn[] = fields.map((field, i) => ({
@@ -159,8 +159,9 @@ class BigQueryQueryEngine implements QueryEngine {
         },
       },
       request.signal,
-      // BigQuery's message may carry the value a query failed on: only its reason, for a job that reads masked tables.
-      readsMasked ? withheld : scrub,
+      // BigQuery's message may carry the value a query failed on (a row, a group the threshold drops): only
+      // its reason, for a job that reads masked tables or tables with an aggregation rule.
+      readsMasked || readsRuled ? withheld : scrub,
     );
     const usage = usageOf(job)!;
     // Stopped after the query itself ran: it is the query that BigQuery bills.

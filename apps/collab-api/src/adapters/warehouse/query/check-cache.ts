@@ -38,6 +38,7 @@ export function rememberingChecks(
       return checked;
     },
     locate: (checked, executed, message) => sandbox.locate(checked, executed, message),
+    namedTables: (text, catalog) => sandbox.namedTables(text, catalog),
     close: () => sandbox.close(),
   };
 }

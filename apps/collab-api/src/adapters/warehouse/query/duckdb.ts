@@ -184,7 +184,8 @@ class DuckDbQueryEngine implements QueryEngine {
 
   /**
    * Parses, checks and prints back the SQL that will run, and follows its columns (sandbox.ts);
-   * `onTables` hears the tables it references before an analysis rule refuses it.
+   * `onTables` hears the tables it references before an analysis rule refuses it, and those it
+   * names when the check itself refuses or fails it (a function not allowed, a column unknown).
    */
   private async check(sql: string, catalog: ReadableCatalog, onTables?: QueryRequest['onTables']): Promise<CheckedQuery> {
     let checked: CheckedQuery;
@@ -192,6 +193,7 @@ class DuckDbQueryEngine implements QueryEngine {
       // Lists built from constants are counted before DuckDB plans (and so folds) them.
       checked = await this.sandbox.check(sql, catalog, { maxListElements: this.limits.maxConstantListElements });
     } catch (error) {
+      if (onTables) await onTables(await this.sandbox.namedTables(sql, catalog));
       if (error instanceof QueryRefused) throw new QueryFailure('accessDenied', scrubbed(error.message));
       throw failure(error);
     }
@@ -201,11 +203,12 @@ class DuckDbQueryEngine implements QueryEngine {
   }
 
   /**
-   * The failure of a statement that ran `checked`: when it reads a masked table, its class and
-   * where it points in the caller's text only, as DuckDB's message may carry the value it failed on.
+   * The failure of a statement that ran `checked`: when it reads a masked table or one with an
+   * aggregation rule, its class and where it points in the caller's text only, as DuckDB's message
+   * may carry the value it failed on (a row's, or a group's the threshold drops).
    */
   private async failed(error: unknown, checked: CheckedQuery, statement: string): Promise<never> {
-    if (!checked.readsMaskedTable) throw error;
+    if (!checked.readsMaskedTable && !checked.threshold) throw error;
     // DuckDB's allocation failure names sizes only.
     const outOfBudget = outOfMemory(error);
     if (outOfBudget) throw outOfBudget;

@@ -73,7 +73,7 @@ export function errorClassOfType(type: string): string {
 /** The message of a failure whose details are withheld. */
 export function withheldMessage(kind: string, position?: Position): string {
   const where = position ? ` at line ${position.line}, column ${position.column}` : '';
-  return `${kind}${where}. The details are withheld: this query reads a table of another tenant that has private columns`;
+  return `${kind}${where}. The details are withheld: this query reads a table of another tenant that has private columns or an aggregation rule`;
 }
 
 /**

@@ -341,8 +341,9 @@ const CLAUSES_AFTER_GROUPS = new Set(['HAVING', 'QUALIFY', 'WINDOW', 'ORDER', 'L
 
 /**
  * `sql`, one SELECT whose shape rules.ts proved (no CTE, set operation or subquery around its
- * groups), with `threshold` ANDed into its top-level HAVING; and the statement that counts the
- * groups the threshold drops (before the caller's own HAVING, ORDER BY and LIMIT).
+ * groups), with `threshold` in its top-level HAVING, the caller's own condition evaluated only for
+ * groups that meet it; and the statement that counts the groups the threshold drops (before the
+ * caller's own HAVING, ORDER BY and LIMIT).
  */
 export function withThreshold(sql: string, threshold: string): { sql: string; suppressedSql: string } {
   const significant = tokenize(sql).filter((token) => token.kind !== 'space' && token.kind !== 'comment');
@@ -363,7 +364,8 @@ export function withThreshold(sql: string, threshold: string): { sql: string; su
   if (having) {
     const conditionEnd = after?.token.start ?? end;
     return {
-      sql: `${sql.slice(0, having.token.end)} ${threshold} AND (${sql.slice(having.token.end, conditionEnd)}) ${sql.slice(conditionEnd)}`,
+      // CASE, not AND: BigQuery evaluates a THEN only when its WHEN holds, so the caller's HAVING never sees a dropped group.
+      sql: `${sql.slice(0, having.token.end)} CASE WHEN ${threshold} THEN (${sql.slice(having.token.end, conditionEnd)}) ELSE FALSE END ${sql.slice(conditionEnd)}`,
       suppressedSql,
     };
   }

@@ -30,10 +30,15 @@ export interface SourceColumn {
   masked: boolean;
 }
 
-/** What a column's values (or a clause's expression) derive from; `opaque` when that could not be followed. */
+/**
+ * What a column's values (or a clause's expression) derive from; `opaque` when that could not be
+ * followed; `made` when they may be made by the query (an expression, a constant, VALUES, a table
+ * function, an aggregate or window) rather than be values its tables store, as they are.
+ */
 export interface Derivation {
   sources: SourceColumn[];
   opaque: boolean;
+  made: boolean;
 }
 
 /**
@@ -86,14 +91,18 @@ export class LineageUnknown extends Error {
 
 type Node = Record<string, unknown>;
 
-/** A column while the plan is walked: source ids (`table\0column`) and opacity. */
+/** A column while the plan is walked: source ids (`table\0column`), opacity and whether the query makes its values. */
 interface Col {
   ids: ReadonlySet<string>;
   opaque: boolean;
+  made: boolean;
 }
 
-const NONE: Col = { ids: new Set(), opaque: false };
-const OPAQUE: Col = { ids: new Set(), opaque: true };
+const NONE: Col = { ids: new Set(), opaque: false, made: false };
+const OPAQUE: Col = { ids: new Set(), opaque: true, made: true };
+// Values the query makes from no column: a table function's rows, a scan's rowid.
+const GENERATED: Col = { ids: new Set(), opaque: false, made: true };
+const madeOf = (col: Col): Col => (col.made ? col : { ...col, made: true });
 // A recursive CTE's lineage grows with each pass; more passes than this is not a plan DuckDB makes.
 const MAX_RECURSION_PASSES = 64;
 
@@ -101,15 +110,20 @@ function union(cols: readonly Col[]): Col {
   if (cols.length === 1) return cols[0]!;
   const ids = new Set<string>();
   let opaque = false;
+  let made = false;
   for (const col of cols) {
     for (const id of col.ids) ids.add(id);
     opaque ||= col.opaque;
+    made ||= col.made;
   }
-  return { ids, opaque };
+  return { ids, opaque, made };
 }
 
 function sameCols(a: readonly Col[], b: readonly Col[]): boolean {
-  return a.length === b.length && a.every((col, i) => col.opaque === b[i]!.opaque && col.ids.size === b[i]!.ids.size);
+  return (
+    a.length === b.length &&
+    a.every((col, i) => col.opaque === b[i]!.opaque && col.made === b[i]!.made && col.ids.size === b[i]!.ids.size)
+  );
 }
 
 /**
@@ -129,7 +143,11 @@ export function planLineage(
   // The duplicate-eliminated columns of each delim join whose right side is being walked.
   const delimStack: Col[] = [];
 
-  const derivation = (col: Col): Derivation => ({ sources: [...col.ids].map((id) => sources.get(id)!), opaque: col.opaque });
+  const derivation = (col: Col): Derivation => ({
+    sources: [...col.ids].map((id) => sources.get(id)!),
+    opaque: col.opaque,
+    made: col.made,
+  });
   const use = (clause: Clause, col: Col) => {
     if (col.ids.size === 0 && !col.opaque) return;
     const entry: ClauseUse = { clause, columns: derivation(col) };
@@ -196,10 +214,11 @@ export function planLineage(
         return scan(op, children);
       case 'LOGICAL_PROJECTION': {
         const input = only();
-        const expressions = list(op.expressions);
-        const out = expressions.map((expression) => derive(expression, input));
-        out.forEach((col, i) => {
-          if (!bare(expressions[i])) use('select', col);
+        const out = list(op.expressions).map((expression) => {
+          const col = derive(expression, input);
+          if (bare(expression)) return col;
+          use('select', col);
+          return madeOf(col);
         });
         register(op.table_index, out);
         return out;
@@ -211,13 +230,19 @@ export function planLineage(
       }
       case 'LOGICAL_AGGREGATE_AND_GROUP_BY': {
         const input = only();
-        const groups = list(op.groups).map((expression) => derive(expression, input));
-        const aggregates = list(op.expressions).map((expression) => derive(expression, input));
+        const groups = list(op.groups).map((expression) => {
+          const col = derive(expression, input);
+          use('group', col);
+          return bare(expression) ? col : madeOf(col);
+        });
+        const aggregates = list(op.expressions).map((expression) => {
+          const col = derive(expression, input);
+          use('aggregate', col);
+          return madeOf(col);
+        });
         const groupings = (Array.isArray(op.grouping_functions) ? (op.grouping_functions as unknown[]) : []).map((indexes) =>
-          union(numbers(indexes).map((i) => groups[i] ?? OPAQUE)),
+          madeOf(union(numbers(indexes).map((i) => groups[i] ?? OPAQUE))),
         );
-        for (const col of groups) use('group', col);
-        for (const col of aggregates) use('aggregate', col);
         register(op.group_index, groups);
         register(op.aggregate_index, aggregates);
         register(op.groupings_index, groupings);
@@ -227,8 +252,11 @@ export function planLineage(
       case 'LOGICAL_UNNEST': {
         const input = only();
         const window = op.type === 'LOGICAL_WINDOW';
-        const out = list(op.expressions).map((expression) => derive(expression, input));
-        for (const col of out) use(window ? 'window' : 'unnest', col);
+        const out = list(op.expressions).map((expression) => {
+          const col = derive(expression, input);
+          use(window ? 'window' : 'unnest', col);
+          return madeOf(col);
+        });
         register(window ? op.window_index : op.unnest_index, out);
         return [...input, ...out];
       }
@@ -258,7 +286,7 @@ export function planLineage(
         const [left, right] = pair(op, children);
         const condition = derive(op.condition, [...left, ...right]);
         joinUse('ANY', condition, NONE, true);
-        return joined(op, left, right, condition);
+        return joined(op, left, right, madeOf(condition));
       }
       case 'LOGICAL_CROSS_PRODUCT':
       case 'LOGICAL_POSITIONAL_JOIN': {
@@ -308,7 +336,7 @@ export function planLineage(
         const input = children.length === 0 ? [] : only();
         const rows = (Array.isArray(op.expressions) ? op.expressions : []) as unknown[][];
         const out = Array.from({ length: width(op.expr_types) }, (_, i) =>
-          union([NONE, ...rows.map((row) => (Array.isArray(row) && i < row.length ? derive(row[i], input) : OPAQUE))]),
+          union([GENERATED, ...rows.map((row) => (Array.isArray(row) && i < row.length ? derive(row[i], input) : OPAQUE))]),
         );
         for (const col of out) use('values', col);
         register(op.table_index, out);
@@ -371,7 +399,7 @@ export function planLineage(
       joinUse('PREDICATE', predicate, NONE, true);
       parts.push(predicate);
     }
-    return joined(op, left, right, union([NONE, ...parts]));
+    return joined(op, left, right, union([GENERATED, ...parts]));
   };
 
   /** The anchor's lineage, grown by the recursive part's until it stays the same. */
@@ -411,17 +439,17 @@ export function planLineage(
         // Beyond the table's columns: rowid and the like, which hold no value of the table's.
         const column = i < names.length ? byName.get(String(names[i]).toLowerCase()) : undefined;
         if (i < names.length && !column) return OPAQUE;
-        if (!column) return NONE;
+        if (!column) return GENERATED;
         const id = `${table.key}\u0000${column.name}`;
         sources.set(id, { table: table.key, column: column.name, masked: column.masked });
         const columns = read.get(table.key) ?? new Set<string>();
         read.set(table.key, columns.add(column.name));
-        return { ids: new Set([id]), opaque: false };
+        return { ids: new Set([id]), opaque: false, made: false };
       });
     } else if (ALLOWED_TABLE_FUNCTIONS.has(name) && children.length <= 1) {
       // Rows made from the arguments, and from the input rows of an in-out call (a lateral unnest).
       input = children.length === 1 ? visit(children[0]!) : [];
-      const all = union([NONE, derive([op.parameters, op.named_parameters], []), ...input]);
+      const all = union([GENERATED, derive([op.parameters, op.named_parameters], []), ...input]);
       use('table_function', all);
       cols = indexes.map(() => all);
     } else {

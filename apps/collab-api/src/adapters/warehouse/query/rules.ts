@@ -101,6 +101,10 @@ export function joinOnlyRefusal(lineage: Lineage | undefined, readsMaskedTable: 
     if (other.sources.length === 0) {
       return `${rule}; this query joins it to constants (a literal, VALUES, range or unnest), which would test guesses: the other side must be a column of a table`;
     }
+    // A column of a table mixed into made values (`name || r.range`, `[..., name]`) makes guesses all the same.
+    if (other.made) {
+      return `${rule}; this query joins it to values the query makes (an expression, a literal, VALUES, range, unnest, an aggregate or a window, in a subquery or CTE), which would test guesses: the other side must be a column of a table as it is stored`;
+    }
     const same = (a: SourceColumn) => (b: SourceColumn) => a.masked && a.table === b.table && a.column === b.column;
     const shared = keySide.sources.find((source) => other.sources.some(same(source)));
     if (shared) {
@@ -120,15 +124,22 @@ function ruleText(tables: RuleTable[]): string {
   return `${names} ${tables.length > 1 ? 'have' : 'has'} an aggregation rule (at least ${strictest(tables)} distinct privacy units in every group)`;
 }
 
-/** Aggregates whose value no single row decides; min, max, median, first, list, string_agg and the like show one row's value. */
+/**
+ * Aggregates whose value no single row decides; min, max, median, first, list, string_agg and the
+ * like show one row's value. By the names DuckDB binds: `mean` is avg's alias, `stddev` and
+ * `variance` are what stddev_samp and var_samp bind as.
+ */
 export const THRESHOLD_AGGREGATES = new Set([
   'count_star',
   'count',
   'sum',
   'avg',
+  'mean',
   'approx_count_distinct',
+  'stddev',
   'stddev_samp',
   'stddev_pop',
+  'variance',
   'var_samp',
   'var_pop',
 ]);
@@ -226,7 +237,7 @@ function aggregateProblem(expression: Node): string | undefined {
  */
 export function aggregationRefusal(plan: Node, tables: RuleTable[]): string | undefined {
   const unproven = (what: string) =>
-    `${ruleText(tables)}: a query that reads it must be one SELECT that groups rows of tables and their joins (no subquery, CTE, set operation, window function or QUALIFY; the aggregates count, sum, avg, approx_count_distinct, stddev or variance of columns as they are, without FILTER), so that the threshold holds for every group. This query has ${what}, so it is refused`;
+    `${ruleText(tables)}: a query that reads it must be one SELECT that groups rows of tables and their joins at one level (no subquery, CTE, set operation, ROLLUP, CUBE, GROUPING SETS, window function or QUALIFY; the aggregates count, sum, avg, approx_count_distinct, stddev or variance of columns as they are, without FILTER), so that the threshold holds for every group. This query has ${what}, so it is refused`;
   let op = plan;
   while (ABOVE.has(String(op.type))) {
     const [only, ...more] = children(op);
@@ -238,6 +249,13 @@ export function aggregationRefusal(plan: Node, tables: RuleTable[]): string | un
       return `${ruleText(tables)}: its owner allows only aggregating queries on it. Every row of the result must be a group (GROUP BY, or aggregate functions alone); groups with fewer distinct privacy units are dropped`;
     }
     return unproven(described(op));
+  }
+  // ROLLUP, CUBE and GROUPING SETS group the same rows at several levels: each level's groups meet the
+  // threshold, but two levels differ by the groups it dropped (a total minus the groups shown).
+  if (Array.isArray(op.grouping_sets) && op.grouping_sets.length > 1) {
+    return unproven(
+      'several grouping sets (ROLLUP, CUBE or GROUPING SETS), whose levels differ by the groups the threshold drops',
+    );
   }
   for (const expression of Array.isArray(op.expressions) ? (op.expressions as Node[]) : []) {
     const problem = aggregateProblem(expression);

@@ -17,7 +17,8 @@ import type { CheckedQuery, CheckOptions, Sandbox } from './sandbox.js';
 
 export type SandboxRequest =
   | { id: number; method: 'check'; args: [string, ReadableCatalog, CheckOptions] }
-  | { id: number; method: 'locate'; args: [CheckedQuery, string, string] };
+  | { id: number; method: 'locate'; args: [CheckedQuery, string, string] }
+  | { id: number; method: 'namedTables'; args: [string, ReadableCatalog] };
 
 /** An error as it crosses the thread: its class by name, and a QueryFailure's reason. */
 export interface SandboxError {
@@ -110,6 +111,7 @@ export async function openSandboxThread(): Promise<Sandbox> {
     check: (text, catalog, options = {}) => call({ method: 'check', args: [text, catalog, options] }) as Promise<CheckedQuery>,
     locate: (checked, executed, message) =>
       call({ method: 'locate', args: [checked, executed, message] }) as Promise<Position | undefined>,
+    namedTables: (text, catalog) => call({ method: 'namedTables', args: [text, catalog] }) as Promise<string[]>,
     close: async () => {
       closed = true;
       const stopping = worker;

@@ -18,7 +18,12 @@ port.on('message', (request: SandboxRequest) => {
   void (async () => {
     try {
       const sandbox = await opened;
-      const result = request.method === 'check' ? await sandbox.check(...request.args) : await sandbox.locate(...request.args);
+      const result =
+        request.method === 'check'
+          ? await sandbox.check(...request.args)
+          : request.method === 'locate'
+            ? await sandbox.locate(...request.args)
+            : await sandbox.namedTables(...request.args);
       port.postMessage({ id: request.id, result });
     } catch (error) {
       const { name, message } = error instanceof Error ? error : new Error(String(error));

@@ -10,7 +10,14 @@
 import { type DuckDBConnection, DuckDBInstance, quotedIdentifier } from '@duckdb/node-api';
 import { columnType } from '../duckdb-sql.js';
 import { physicalNames } from '../names.js';
-import { analyzeQuery, type GuardedQuery, type ReadableCatalog, type ReadableTable, singleStatement } from './analyze.js';
+import {
+  analyzeQuery,
+  type GuardedQuery,
+  namedTables,
+  type ReadableCatalog,
+  type ReadableTable,
+  singleStatement,
+} from './analyze.js';
 import {
   byteOffset,
   callerLocation,
@@ -101,6 +108,8 @@ export interface Sandbox {
    * in the caller's text, if it points at a node of the checked statement.
    */
   locate(checked: CheckedQuery, executed: string, message: string): Promise<Position | undefined>;
+  /** The readable tables `text` names, wherever it names them: those of a statement the check refused or failed. */
+  namedTables(text: string, catalog: ReadableCatalog): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -159,6 +168,18 @@ export class QuerySandbox implements Sandbox {
     }
   }
 
+  /** analyze.ts namedTables of `text`'s parse tree; none when it does not parse. */
+  async namedTables(text: string, catalog: ReadableCatalog): Promise<string[]> {
+    const connection = await this.instance.connect();
+    try {
+      const serialized = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [text]);
+      const parsed = JSON.parse(String(serialized.getRows()[0]![0])) as { error: boolean; statements?: unknown };
+      return parsed.error ? [] : namedTables(parsed.statements, catalog);
+    } finally {
+      connection.closeSync();
+    }
+  }
+
   async locate(checked: CheckedQuery, executed: string, message: string): Promise<Position | undefined> {
     const start = executed.indexOf(checked.sql);
     const offset = pointedOffset(message, executed);
@@ -181,7 +202,7 @@ export class QuerySandbox implements Sandbox {
 
   /**
    * The statement under the aggregation rules of `ruled` (rules.ts): refused when its shape keeps
-   * the threshold from holding, else with the threshold ANDed into its HAVING and a statement
+   * the threshold from holding, else with the threshold in its HAVING (guarding the caller's) and a statement
    * that counts the groups the threshold drops (before the caller's own HAVING, so that no
    * condition of the caller's can probe a dropped group). `read` gains the privacy units.
    */
@@ -242,10 +263,12 @@ export class QuerySandbox implements Sandbox {
       );
     const having = tree.having as Node | null | undefined;
     if (having) {
-      // `threshold AND (1 = 1)`, its last conjunct then replaced by the caller's HAVING.
-      const both = await node(`SELECT ${expression} AND (1 = 1)`);
-      (both.children as Node[]).splice(-1, 1, having);
-      tree.having = both;
+      // The caller's HAVING only for groups that meet the threshold: `CASE WHEN threshold THEN (1 = 1)
+      // ELSE false END`, its THEN then replaced by it. Under an AND, DuckDB may evaluate either side
+      // first, and a HAVING that fails on some groups (error(), a failing cast) would probe dropped ones.
+      const gated = await node(`SELECT CASE WHEN ${expression} THEN (1 = 1) ELSE false END`);
+      (gated.case_checks as { then_expr: Node }[])[0]!.then_expr = having;
+      tree.having = gated;
     } else {
       tree.having = await node(`SELECT ${expression}`);
     }
