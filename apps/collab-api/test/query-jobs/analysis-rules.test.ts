@@ -267,6 +267,18 @@ describe('aggregation thresholds', () => {
       ['SELECT sum(amount) - sum(amount) FILTER (WHERE customer <> 7) AS d FROM hr.visits', /FILTER/],
       ['SELECT sum(CASE WHEN customer = 7 THEN amount END) AS d FROM hr.visits', /sum over an expression/],
       ['SELECT sum(amount * (customer = 7)::INTEGER) AS d FROM hr.visits', /sum over an expression/],
+      // TRY_CAST makes null of the values that do not fit: a filter inside the aggregate.
+      [
+        "SELECT city, count(TRY_CAST(CAST(amount AS VARCHAR) AS ENUM('20'))) AS c FROM hr.visits GROUP BY city",
+        /count over an expression/,
+      ],
+      ['SELECT city, sum(TRY_CAST(amount AS DECIMAL(2, 0))) AS s FROM hr.visits GROUP BY city', /sum over an expression/],
+      // A column alias list renames the privacy unit under the threshold's reference.
+      [
+        'SELECT v.amount AS c, sum(v.customer) AS t FROM hr.visits AS v(amount, city, customer, email) GROUP BY v.amount',
+        /column aliases on hr\.visits/,
+      ],
+      ['SELECT amount, count(*) AS n FROM hr.visits AS visits(amount, city) GROUP BY amount', /column aliases on hr\.visits/],
       // Two levels of grouping sets: a total minus the groups shown is the group the threshold dropped.
       ["SELECT city, sum(amount) AS s FROM hr.visits WHERE city IN ('a', 'b') GROUP BY ROLLUP (city)", /several grouping sets/],
       ['SELECT city, count(*) AS n FROM hr.visits GROUP BY CUBE (city)', /several grouping sets/],

@@ -72,6 +72,22 @@ describe('lists built from constants', () => {
     }
   });
 
+  it('counts the steps of edit distances between texts built from constants', async () => {
+    for (const sql of [
+      "SELECT levenshtein(repeat('a', 70000), repeat('b', 70000)) AS d",
+      "SELECT jaro_winkler_similarity(lpad('a', 20000, 'x'), repeat('b', 20000)) AS d",
+      "SELECT list_transform(range(100), x -> damerau_levenshtein(repeat('a', 2000), repeat('b', 2000))) AS d",
+    ]) {
+      expect({ sql, refused: await refused(sql) }).toEqual({ sql, refused: expect.stringMatching(/steps comparing texts/) });
+    }
+    for (const sql of [
+      "SELECT levenshtein(repeat('a', 5000), repeat('b', 5000)) AS d",
+      "SELECT levenshtein(name, 'ada') FROM sales.orders",
+    ]) {
+      expect({ sql, refused: await refused(sql) }).toEqual({ sql, refused: undefined });
+    }
+  });
+
   it('lets short constant lists and lists from columns through (the memory budget bounds those)', async () => {
     for (const sql of [
       'SELECT range(1000000)',

@@ -308,6 +308,10 @@ describe('aggregation thresholds', () => {
       'SELECT city, max(amount) AS top FROM hr.visits GROUP BY city',
       // Each level of a ROLLUP meets the threshold; the total minus the groups shown is customer 4 alone.
       "SELECT sum(amount) AS total, city FROM hr.visits WHERE city IN ('a', 'b') GROUP BY ROLLUP (city)",
+      // TRY_CAST inside an aggregate nulls the values that do not fit: a filter that tests one value.
+      "SELECT city, count(TRY_CAST(CAST(amount AS VARCHAR) AS ENUM('20'))) AS is_20 FROM hr.visits GROUP BY city",
+      // A column alias list would make the threshold count amount as the privacy unit.
+      'SELECT v.amount AS c, v.city, sum(v.customer) AS t FROM hr.visits AS v(amount, city, customer, email) GROUP BY v.amount, v.city',
     ]) {
       const job = await runToEnd(ctx, owner, owner.tenant, text);
       expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({

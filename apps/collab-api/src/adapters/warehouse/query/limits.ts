@@ -16,20 +16,31 @@
  * (`list_transform(range(n), x -> ...)`) runs once a value of its list: what its body builds counts
  * that many times, so that lambdas nested over constant lists (billions of calls folded, none
  * interruptible) are counted as the work they are. Its parameters count as constants there.
+ * The edit distances (levenshtein and its kin) compare two texts in steps of one character of each,
+ * so two constant texts of 70,000 characters are 4.9 billion steps, some twenty seconds folded:
+ * their steps are counted too, and at most MAX_FOLDED_STEPS allowed.
  */
 
 type Node = Record<string, unknown>;
 
 /**
  * A constant expression's measure: the list elements it holds (or builds on the way), the
- * characters of its text, its number (if any); `lambda` for a lambda, whose body runs per value.
+ * characters of its text, its number (if any), the steps its edit distances take (if any);
+ * `lambda` for a lambda, whose body runs per value.
  */
 interface Measure {
   elements: number;
   chars: number;
   number?: number;
+  steps?: number;
   lambda?: boolean;
 }
+
+/** Steps of edit distances over constants a query may take while it is planned: well under a second of one core. */
+export const MAX_FOLDED_STEPS = 100_000_000;
+/** Functions whose work is the product of their two texts' lengths. */
+const QUADRATIC_TEXT = new Set(['levenshtein', 'damerau_levenshtein', 'editdist3', 'jaro_similarity', 'jaro_winkler_similarity']);
+const stepsOf = (args: Measure[]) => args.reduce((total, arg) => total + (arg.steps ?? 0), 0);
 
 const MICROS: Record<string, number> = {
   microsecond: 1,
@@ -94,7 +105,15 @@ export function oversizedConstantList(tree: unknown, limits: { maxListElements: 
       if (found) return found;
     }
     const node = value as Node;
-    const elements = node.class === 'FUNCTION' ? (measureOf(node)?.elements ?? 0) : 0;
+    const measured = node.class === 'FUNCTION' ? measureOf(node) : undefined;
+    const elements = measured?.elements ?? 0;
+    const steps = measured?.steps ?? 0;
+    if (elements <= limits.maxListElements && steps > MAX_FOLDED_STEPS) {
+      return (
+        `${String(node.function_name)}(...) would take ${steps.toLocaleString('en', { maximumSignificantDigits: 3 })} steps comparing texts ` +
+        `built from constants before the query runs, where nothing can stop it; a query may take at most ${MAX_FOLDED_STEPS.toLocaleString('en')}`
+      );
+    }
     if (elements <= limits.maxListElements) return undefined;
     if (elements === Infinity) {
       return (
@@ -127,7 +146,7 @@ function measure(
       return inLambda ? { elements: 0, chars: 0 } : undefined;
     case 'LAMBDA': {
       const body = measureOf(node.expr as Node, true);
-      return body && { elements: body.elements, chars: 0, lambda: true };
+      return body && { elements: body.elements, chars: 0, steps: body.steps, lambda: true };
     }
     case 'CAST': {
       const child = measureOf(node.child as Node);
@@ -218,11 +237,15 @@ function call(name: string, args: Measure[], inLambda: boolean): Measure {
     // list_transform, list_filter, list_reduce, ...: the lists, and each lambda's body once a value of theirs.
     const values = args.reduce((total, arg) => total + (arg.lambda ? 0 : arg.elements), 0);
     const body = lambdas.reduce((total, lambda) => total + lambda.elements, 0);
-    return { elements: values * (1 + body), chars: args.reduce((total, arg) => total + arg.chars, 0) };
+    const steps = values * stepsOf(lambdas) + stepsOf(args.filter((arg) => !arg.lambda));
+    return { elements: values * (1 + body), chars: args.reduce((total, arg) => total + arg.chars, 0), steps };
   }
   const numbers = args.map((arg) => arg.number);
   const sum = (key: 'elements' | 'chars') => args.reduce((total, arg) => total + arg[key], 0);
-  const passed = { elements: sum('elements'), chars: sum('chars') };
+  const passed = { elements: sum('elements'), chars: sum('chars'), steps: stepsOf(args) };
+  if (QUADRATIC_TEXT.has(name) && args.length >= 2) {
+    return { ...passed, steps: passed.steps + (args[0]!.chars + 1) * (args[1]!.chars + 1) };
+  }
   if (ARITHMETIC[name] && args.length === 2 && numbers[0] !== undefined && numbers[1] !== undefined) {
     return { ...passed, number: ARITHMETIC[name](numbers[0], numbers[1]) };
   }

@@ -197,7 +197,10 @@ function containsAggregate(op: Node): boolean {
   return op.type === 'LOGICAL_AGGREGATE_AND_GROUP_BY' || children(op).some(containsAggregate);
 }
 
-/** A column as it is, or a constant, or a cast of one (an aggregate's input that picks no row out). */
+/**
+ * A column as it is, or a constant, or a cast of one (an aggregate's input that picks no row out).
+ * Not a TRY_CAST: it makes null of the values that do not fit (`TRY_CAST(x AS ENUM('20'))`), a filter.
+ */
 function plainArgument(expression: Node): boolean {
   switch (expression.expression_class) {
     case 'BOUND_REF':
@@ -205,7 +208,7 @@ function plainArgument(expression: Node): boolean {
     case 'BOUND_CONSTANT':
       return true;
     case 'BOUND_CAST':
-      return plainArgument((expression.child ?? {}) as Node);
+      return expression.try_cast !== true && plainArgument((expression.child ?? {}) as Node);
     default:
       return false;
   }
@@ -315,7 +318,12 @@ export function thresholdInstances(
     if (ref.type === 'JOIN') return walk(ref.left as Node) ?? walk(ref.right as Node);
     if (ref.type !== 'BASE_TABLE') return `a subquery, VALUES or a table function in FROM`;
     const key = names.keyOf(String(ref.schema_name), String(ref.table_name));
-    if (key && ruled.has(key)) found.push({ alias: String(ref.alias), key, unaliased: names.unaliased.has(ref) });
+    if (!key || !ruled.has(key)) return undefined;
+    // `AS v(a, b, ...)` renames the columns: the threshold's `v.<unit>` would count another column.
+    if (Array.isArray(ref.column_name_alias) && ref.column_name_alias.length > 0) {
+      return `column aliases on ${key} (AS name(a, b, ...)), which rename its privacy unit; alias the columns in the SELECT list instead`;
+    }
+    found.push({ alias: String(ref.alias), key, unaliased: names.unaliased.has(ref) });
     return undefined;
   };
   const problem = walk((tree.from_table ?? {}) as Node);
