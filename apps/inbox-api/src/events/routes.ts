@@ -4,7 +4,7 @@ import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
 import { eventPage, listEventsQuery, streamEventsHeaders, streamEventsQuery } from './schemas.js';
 import { checkCursor, eventFilters, listEvents } from './service.js';
-import { streamEvents } from './stream.js';
+import { clientGone, streamEvents } from './stream.js';
 
 export function eventRoutes(api: InboxApi, deps: Deps): void {
   api.route({
@@ -25,9 +25,7 @@ export function eventRoutes(api: InboxApi, deps: Deps): void {
       const after = query.after ?? 0n;
       await checkCursor(deps.db, scope, after);
       const filters = await eventFilters(deps.db, scope, query);
-      const gone = new AbortController();
-      res.on('close', () => gone.abort());
-      return listEvents(deps, filters, { after, limit: query.limit, waitSeconds: query.wait, abort: gone.signal });
+      return listEvents(deps, filters, { after, limit: query.limit, waitSeconds: query.wait, abort: clientGone(res) });
     },
   });
   api.route({

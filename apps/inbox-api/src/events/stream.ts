@@ -10,6 +10,17 @@ const KEEP_ALIVE_MS = 15_000;
 const BATCH = 200;
 
 /**
+ * A signal aborted when the client goes away: at its response's 'close', or at once when that
+ * came already (a client that left while its request was checked, before anyone listened).
+ */
+export function clientGone(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.on('close', () => gone.abort());
+  if (res.closed) gone.abort();
+  return gone.signal;
+}
+
+/**
  * GET /v1/events/stream: Server-Sent Events from the cursor on, each with `id:` its event id
  * (so that EventSource resumes with Last-Event-ID), and then as they commit. It reads its backlog
  * itself, then takes what the process's live feed reads for every stream at once (no query of its
@@ -24,7 +35,9 @@ export async function streamEvents(
   const closed = new AbortController();
   let wake: (() => void) | undefined;
   closed.signal.addEventListener('abort', () => wake?.(), { once: true });
-  res.on('close', () => closed.abort());
+  const gone = clientGone(res);
+  if (gone.aborted) return;
+  gone.addEventListener('abort', () => closed.abort(), { once: true });
   // Attached before the backlog is read: whatever commits after the last read of it, the feed pushes.
   const live: EventResponse[] = [];
   const attachment = deps.feed.attach({

@@ -45,11 +45,13 @@ export async function readWebhookBody(req: Request, limits: BodyLimits): Promise
   if (req.is('application/json') && req.body !== undefined) return fromJson(req.body);
   if (req.is('application/json') || req.is('text/plain')) {
     const text = (await readRaw(req, limits.totalBytes)).toString('utf8');
+    let json: unknown;
     try {
-      return fromJson(JSON.parse(text) as unknown);
+      json = JSON.parse(text);
     } catch {
       throw new BadRequestError('The request body is not JSON');
     }
+    return fromJson(json);
   }
   throw new UnsupportedMediaTypeError(
     `Expected multipart/form-data, application/x-www-form-urlencoded or JSON (got ${req.get('content-type') ?? 'no Content-Type'})`,
@@ -82,9 +84,19 @@ function fromJson(json: unknown): WebhookBody {
   const fields = new Map<string, Buffer>();
   for (const [name, value] of Object.entries(json)) {
     if (value === null || value === undefined) continue;
-    fields.set(name, Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8'));
+    fields.set(name, Buffer.from(typeof value === 'string' ? value : stringified(value), 'utf8'));
   }
   return { fields, files: [], json };
+}
+
+/** A field's JSON text; 400 for one nested deeper than JSON.stringify's recursion goes (it parsed, iteratively). */
+function stringified(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof RangeError) throw new BadRequestError('The JSON body is nested too deeply');
+    throw error;
+  }
 }
 
 /** Form fields in a multipart body at most; the files are BodyLimits' `files`. */

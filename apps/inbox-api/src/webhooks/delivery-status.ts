@@ -2,6 +2,7 @@ import { type Database, prismaStatements } from '../database.js';
 import { appendEvents, type EventType, type NewEvent } from '../events/log.js';
 import type { DeliveryStatus } from '../generated/prisma/client.js';
 import { messageEvent } from '../messages/events.js';
+import type { ReplayToken } from '../messages/records.js';
 
 /*
  * Delivery status from the providers: what SES (bounce, complaint and delivery notifications
@@ -89,14 +90,26 @@ export const MAX_EVENTS = 5000;
  * its message forward (nextDeliveryStatus) in the order given, and one event is appended per
  * change, last. Events naming no message we sent with that provider (another account's mail, a
  * message deleted since, mail sent before ids were recorded) change nothing: the provider is
- * answered 2xx all the same, or it would retry them for days.
+ * answered 2xx all the same, or it would retry them for days. A Mailgun request's `replayToken` is
+ * recorded first in the same transaction, without ON CONFLICT: of two requests with one token
+ * (Mailgun signs the token, not the body), the second fails on its key (replay.ts answers 401),
+ * whatever their timing, and a request that fails leaves its token unused.
  */
-export async function applyDeliveryEvents(db: Database, events: DeliveryEvent[]): Promise<AppliedEvents> {
-  if (events.length === 0) return { received: 0, matched: 0, updated: [] };
-  const provider = events[0]!.provider;
+export async function applyDeliveryEvents(
+  db: Database,
+  events: DeliveryEvent[],
+  replayToken?: ReplayToken,
+): Promise<AppliedEvents> {
+  if (events.length === 0 && !replayToken) return { received: 0, matched: 0, updated: [] };
+  const provider = events[0]?.provider;
   // Ids the transports record are printable ASCII; anything else names no message (and NUL would not reach Postgres).
   const ids = [...new Set(events.map((event) => event.transportMessageId))].filter((id) => TRANSPORT_ID.test(id));
   return db.$transaction(async (tx) => {
+    if (replayToken) {
+      await tx.$executeRaw`
+        INSERT INTO webhook_tokens (token, expires_at) VALUES (${replayToken.token}, ${replayToken.expiresAt}::timestamptz)`;
+    }
+    if (events.length === 0) return { received: 0, matched: 0, updated: [] };
     const rows = await tx.$queryRaw<{ id: string; transport_message_id: string; delivery_status: DeliveryStatus | null }[]>`
       SELECT id, transport_message_id, delivery_status::text AS delivery_status
         FROM messages

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from '@repo/db';
 import { UnauthorizedError } from '@repo/errors';
 import type { Database } from '../database.js';
 import type { ReplayToken } from '../messages/records.js';
@@ -7,9 +8,10 @@ import { MAILGUN_WINDOW_SECONDS } from './verify.js';
  * Mailgun webhook tokens already used, in the database so that every replica refuses a replay.
  * Mailgun signs the timestamp and token only, not the body: a token seen once must not carry
  * another request. A token is recorded when its request has been handled, never before: with
- * the message the request stores (in the same statement, records.ts), or, when the request
- * stores nothing new (a redelivery, mail for no inbox, a virus), by handleWithToken once it is
- * answered. A request that fails or is cut short by a crash leaves its token unused, so that
+ * the message the request stores (in the same statement, records.ts), with the delivery events it
+ * applies (first in their transaction, delivery-status.ts, so that of two requests racing with one
+ * token only one applies its body), or, when the request stores nothing new (a redelivery, mail
+ * for no inbox, a virus), by handleWithToken once it is answered. A request that fails or is cut short by a crash leaves its token unused, so that
  * Mailgun's retry of it is no replay. Two deliveries of one request at the same moment store
  * the mail once (the Message-ID's unique index), the later one answered as a duplicate or, when
  * its token was recorded first, as a replay.
@@ -50,10 +52,17 @@ export async function handleWithToken<T>(
   return result;
 }
 
-/** The failure of a message's statement whose token was recorded meanwhile by another request with it. */
+/**
+ * The failure of a statement whose token was recorded meanwhile by another request with it: the
+ * message's (node-postgres's error) or the delivery events' transaction (Prisma's, carrying the adapter's).
+ */
 function isReplayedToken(error: unknown): boolean {
-  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23505' && constraint === 'webhook_tokens_pkey';
+  if (!isUniqueViolation(error)) return false;
+  const { constraint, meta } = error as {
+    constraint?: unknown;
+    meta?: { driverAdapterError?: { cause?: { constraint?: { index?: unknown } } } };
+  };
+  return (constraint ?? meta?.driverAdapterError?.cause?.constraint?.index) === 'webhook_tokens_pkey';
 }
 
 /** Tokens whose signature has left the window cannot be replayed anyway (the timestamp is refused). */

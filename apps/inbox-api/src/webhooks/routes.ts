@@ -132,7 +132,8 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
 
   // Delivery events are small JSON (SendGrid batches up to about 768 KB).
   const eventLimits: BodyLimits = { totalBytes: 2 * 1024 * 1024, files: 0 };
-  const applyEvents = async (events: DeliveryEvent[]) => deliveryResult(await applyDeliveryEvents(deps.db, events));
+  const applyEvents = async (events: DeliveryEvent[], replayToken?: ReplayToken) =>
+    deliveryResult(await applyDeliveryEvents(deps.db, events, replayToken));
 
   api.route({
     method: 'post',
@@ -153,7 +154,8 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
       if (!key) return applyEvents(mailgunDeliveryEvents(body.json));
       const token = await unusedMailgunToken(body, key);
-      return handleWithToken(deps.db, token, () => applyEvents(mailgunDeliveryEvents(body.json)));
+      const events = mailgunDeliveryEvents(body.json);
+      return handleWithToken(deps.db, token, (replayToken) => applyEvents(events, replayToken));
     },
   });
 

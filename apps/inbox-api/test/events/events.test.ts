@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { pgTransaction } from '@repo/db';
 import { pgStatements } from '../../src/database.js';
@@ -448,6 +448,29 @@ describe('GET /v1/events/stream', () => {
     again.close();
     await until(() => ctx.deps.events.size === 0);
   }, 120_000);
+});
+
+describe('clients that leave while their request is checked', () => {
+  /** Sends the request and hangs up at once: gone before the handler's checks end (a closed page, a proxy's timeout). */
+  const hangUp = (path: string, key: string) =>
+    new Promise<void>((resolve) => {
+      const socket = net.connect(Number(new URL(baseUrl).port), '127.0.0.1', () => {
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`, () => {
+          socket.destroy();
+          resolve();
+        });
+      });
+      socket.on('error', () => resolve());
+    });
+
+  it('leave no stream on the live feed and no long-poll waiter behind', async () => {
+    const after = await lastId(inB());
+    for (let n = 0; n < 20; n += 1) await hangUp(`/v1/events/stream?after=${after}&inbox_id=${inboxB.id}`, keyB);
+    for (let n = 0; n < 10; n += 1) await hangUp(`/v1/events?after=${after}&inbox_id=${inboxB.id}&wait=60`, keyB);
+    // Their checks (the key, the cursor, the inbox) take milliseconds; a stream attached after its client left stayed forever.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect({ streams: ctx.deps.feed.size, waiters: ctx.deps.events.size }).toEqual({ streams: 0, waiters: 0 });
+  });
 });
 
 describe('retention', () => {

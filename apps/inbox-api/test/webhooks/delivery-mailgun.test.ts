@@ -154,6 +154,32 @@ describe('POST /webhooks/mailgun/events', () => {
     expect((await setup.message(setup.a, id)).delivery_status).toBe('delivered');
   });
 
+  it('takes one request of a token when several race with it, each with another body', async () => {
+    // Mailgun signs the token, not the body: copies of a signature sent at once must not all apply theirs.
+    const mailgunId = freshId();
+    const id = await sendAs('a', mailgunId);
+    const delivered = { ...documented('delivered.json'), message: { headers: { 'message-id': mailgunId } } };
+    const sig = signature();
+    const answers = await Promise.all([
+      post(delivered, sig),
+      ...Array.from({ length: 9 }, () => post({ ...delivered, event: 'complained' }, sig)),
+    ]);
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses).toEqual([200, ...Array.from({ length: 9 }, () => 401)]);
+    const taken = answers.find((res) => res.status === 200)!;
+    const status = (await setup.message(setup.a, id)).delivery_status;
+    expect({ updated: taken.body.updated, status }).toEqual({
+      updated: 1,
+      status: answers[0]!.status === 200 ? 'delivered' : 'complained',
+    });
+    // A request with a nested field deeper than JSON.stringify goes is refused, not a 500.
+    const deep = await request(setup.ctx.app)
+      .post('/webhooks/mailgun/events')
+      .set('content-type', 'application/json')
+      .send(`{"signature":${JSON.stringify(signature())},"event-data":${'['.repeat(10_000)}${']'.repeat(10_000)}}`);
+    expect({ status: deep.status, code: deep.body.error?.code }).toEqual({ status: 400, code: 'bad_request' });
+  });
+
   it.each([
     ['no event-data', { hello: 'world' }],
     ['an event-data that is a string', { 'event-data': 'delivered' }],
