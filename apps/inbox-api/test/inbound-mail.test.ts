@@ -85,6 +85,9 @@ describe('headerDate', () => {
     ['no date', new Date('not a date'), undefined],
     ['up to a day ahead', new Date('2026-11-26T11:00:00Z'), new Date('2026-11-26T11:00:00Z')],
     ['more than a day ahead', new Date('2026-11-26T13:00:00Z'), undefined],
+    ['a date before 1970', new Date('1969-12-31T23:59:59Z'), undefined],
+    ['a date Postgres cannot store', new Date('-100000-01-01T00:00:00Z'), undefined],
+    ["JavaScript's earliest", new Date(-8.64e15), undefined],
     ['absent', undefined, undefined],
   ])('takes %s', (_case, date, expected) => {
     expect(headerDate(date, receivedAt)).toEqual(expected);

@@ -8,7 +8,7 @@ import {
   replyHeaders,
   subjectKey,
 } from '../src/threads/threading.js';
-import { containsPattern, searchTextOf } from '../src/messages/search.js';
+import { containsPattern, MAX_SEARCH_TEXT_LENGTH, searchTextOf } from '../src/messages/search.js';
 
 describe('threading rules', () => {
   it('makes Message-IDs in our domain, in angle brackets, unique', () => {
@@ -65,6 +65,14 @@ describe('search rules', () => {
     expect(searchTextOf({ subject: 'Hello', fromAddress: 'Ann@X.com', text: 'Body', attachmentFilenames: ['Report.PDF'] })).toBe(
       'hello\nann@x.com\nbody\nreport.pdf',
     );
+  });
+
+  it('reads the first 200,000 characters, never a character cut in two', () => {
+    const text = `${'x'.repeat(MAX_SEARCH_TEXT_LENGTH - 'S\na@x.com\n'.length - 1)}😀 beyond`;
+    const searched = searchTextOf({ subject: 'S', fromAddress: 'a@x.com', text, attachmentFilenames: ['late.pdf'] });
+    expect(searched).toHaveLength(MAX_SEARCH_TEXT_LENGTH);
+    expect(searched.startsWith('s\na@x.com\nxxx')).toBe(true);
+    expect(searched.endsWith('x\ufffd')).toBe(true);
   });
 
   it.each([

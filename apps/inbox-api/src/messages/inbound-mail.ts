@@ -56,6 +56,11 @@ export const MAX_MESSAGE_ID_BYTES = 998;
 export const MAX_STORED_REFERENCES = 100;
 /** A Date header further ahead than this is not believed. */
 const MAX_DATE_AHEAD_MS = 24 * 3600 * 1000;
+/**
+ * No mail is older than e-mail: a Date before 1970 is a clock or a client gone wrong, and one far
+ * enough back (`-100000-01-01`, which JavaScript reads) is outside what Postgres can store.
+ */
+const EARLIEST_DATE_MS = Date.UTC(1970, 0, 1);
 
 /**
  * The mail as it is stored, received at `receivedAt`: ids cleaned and capped (a Message-ID derived
@@ -76,7 +81,20 @@ export async function storableMail(mail: InboundMail, options: { domain: string;
         ? [references[0]!, ...references.slice(-(MAX_STORED_REFERENCES - 1))]
         : references,
     date: date ?? options.receivedAt,
+    attachments: mail.attachments.map((attachment) => ({
+      ...attachment,
+      contentType: storedContentType(attachment.contentType),
+    })),
   };
+}
+
+/** Longest content type kept (a real one is a few dozen characters, parameters aside). */
+const MAX_CONTENT_TYPE_LENGTH = 255;
+
+/** An attachment's content type as stored: control characters (NUL among them) gone, capped; octet-stream when nothing is left. */
+export function storedContentType(contentType: string): string {
+  const cleaned = withoutControls(contentType).trim().slice(0, MAX_CONTENT_TYPE_LENGTH).toWellFormed();
+  return cleaned || 'application/octet-stream';
 }
 
 /**
@@ -121,9 +139,9 @@ export function storedSubject(subject: string): string {
   return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
-/** The Date header when it is one (and not more than a day ahead: a clock gone wrong), else undefined. */
+/** The Date header when it is one (from 1970, and not more than a day ahead: a clock gone wrong), else undefined. */
 export function headerDate(date: Date | undefined, receivedAt: Date): Date | undefined {
-  if (date === undefined || Number.isNaN(date.getTime())) return undefined;
+  if (date === undefined || Number.isNaN(date.getTime()) || date.getTime() < EARLIEST_DATE_MS) return undefined;
   return date.getTime() > receivedAt.getTime() + MAX_DATE_AHEAD_MS ? undefined : date;
 }
 

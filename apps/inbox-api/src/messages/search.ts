@@ -3,14 +3,23 @@
  * body, sender address or an attachment filename. Pure functions.
  */
 
-/** Joins the searchable fields; the line feed keeps a match from spanning two of them. */
+/**
+ * Characters of a message that search reads: its subject first, then the sender, the text body and
+ * the attachments' names. Postgres's full-text vector of a text holds at most 1 MB, and a text of
+ * distinct short words makes a vector over twice its size: a 1.5 MB body of base64 lines could
+ * not be stored. This much of the text keeps its vector well under the limit.
+ */
+export const MAX_SEARCH_TEXT_LENGTH = 200_000;
+
+/** Joins the searchable fields (at most MAX_SEARCH_TEXT_LENGTH characters); the line feed keeps a match from spanning two of them. */
 export function searchTextOf(message: {
   subject: string;
   fromAddress: string;
   text: string;
   attachmentFilenames: string[];
 }): string {
-  return [message.subject, message.fromAddress, message.text, ...message.attachmentFilenames].join('\n').toLowerCase();
+  const joined = [message.subject, message.fromAddress, message.text, ...message.attachmentFilenames].join('\n');
+  return joined.slice(0, MAX_SEARCH_TEXT_LENGTH).toWellFormed().toLowerCase();
 }
 
 /** A LIKE pattern matching `q` anywhere, with `%`, `_` and `\` in `q` taken literally. */

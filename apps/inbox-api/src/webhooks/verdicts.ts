@@ -4,6 +4,7 @@
  * `metadata.authentication`, turned into labels an agent can filter on, or the message dropped.
  * Pure functions.
  */
+import { headerText } from './mime.js';
 
 /** One check's result, lower-cased as providers write it (`pass`, `fail`, `softfail`, `gray`, `none`, ...). */
 export type Verdict = string;
@@ -58,9 +59,18 @@ export function authenticationOf(provider: Authentication['provider'], verdicts:
   };
 }
 
-/** A verdict as providers spell it (`PASS`, `Pass`, ` softfail `): lower-cased, trimmed; undefined when empty. */
+/** Longest verdict kept: the words are short (`pass`, `softfail`, `temperror`); a field may carry anything. */
+const MAX_VERDICT_LENGTH = 64;
+
+/**
+ * A verdict as providers spell it (`PASS`, `Pass`, ` softfail `): lower-cased, trimmed, as header
+ * text is cleaned (no NUL or lone surrogate reaches the stored metadata) and capped; undefined when empty.
+ */
 export function verdict(value: string | undefined | null): Verdict | undefined {
-  const normalised = value?.trim().toLowerCase();
+  const normalised = headerText(value ?? '')
+    .toLowerCase()
+    .slice(0, MAX_VERDICT_LENGTH)
+    .toWellFormed();
   return normalised ? normalised : undefined;
 }
 
