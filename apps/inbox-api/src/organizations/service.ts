@@ -73,7 +73,8 @@ export async function listOrganizations(
   const { rows, total, next } = await readPage(
     options,
     'organizations',
-    NEWEST_FIRST,
+    // An organization's id is a UUID or `default`.
+    { fields: NEWEST_FIRST.fields, shape: ['date', 'string'] },
     (after, take, skip) =>
       db.organization.findMany({ where: { AND: [where, after] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take, skip }),
     () => db.organization.count({ where }),

@@ -47,7 +47,7 @@ interface MessageColumns {
 export const SEARCH_CANDIDATES = 200;
 
 /** The page_token's key: the item's (score, created_at, id), then the oldest candidate's (created_at, id). */
-const KEY_SHAPE = ['number', 'date', 'string', 'date', 'string'] as const;
+const KEY_SHAPE = ['number', 'date', 'uuid', 'date', 'uuid'] as const;
 
 /**
  * One search over every inbox of the scope (or those named, each within it: 404 otherwise),

@@ -49,7 +49,14 @@ export function page<T>(items: T[], total: number, nextPageToken: string | null 
 /** A sort key's values: strings, numbers, big integers (event ids) or timestamps (carried as ISO strings). */
 export type KeyValue = string | number | bigint | Date;
 
-type KeyShape = 'date' | 'string' | 'number' | 'bigint';
+type KeyShape = 'date' | 'string' | 'uuid' | 'number' | 'bigint';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// What the key columns hold: timestamps of years 1 to 9999 (Postgres holds more, JavaScript's ISO
+// text beyond is signed), int8.
+const EARLIEST_KEY_DATE = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_KEY_DATE = Date.parse('9999-12-31T23:59:59.999Z');
+const INT8 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
 
 /**
  * The opaque cursor after an item: the list's name (a token of one list is refused by another)
@@ -64,8 +71,10 @@ export function encodePageToken(list: string, key: KeyValue[]): string {
 
 /**
  * The sort key a page_token carries, checked against the list and the key's shape (`'date'`,
- * `'string'`, `'number'` per column); undefined without a token. 400 when it is not one of ours,
- * or when it comes with an offset.
+ * `'string'`, `'uuid'`, `'number'`, `'bigint'` per column) and what its column can hold, so that
+ * no forged token reaches the database (a non-UUID id, a year 275,000 date, a bigint past int8
+ * made it fail: 500); undefined without a token. 400 when it is not one of ours, or when it comes
+ * with an offset.
  */
 export function decodePageToken(
   query: { page_token?: string; offset?: number },
@@ -88,13 +97,19 @@ export function decodePageToken(
     if (kind === 'date') {
       const iso = (value as { t?: unknown } | null)?.t;
       const date = typeof iso === 'string' ? new Date(iso) : undefined;
-      if (!date || Number.isNaN(date.getTime())) throw invalid();
+      if (!date || !(date.getTime() >= EARLIEST_KEY_DATE && date.getTime() <= LATEST_KEY_DATE)) throw invalid();
       return date;
     }
     if (kind === 'bigint') {
       const digits = (value as { b?: unknown } | null)?.b;
       if (typeof digits !== 'string' || !/^-?\d{1,19}$/.test(digits)) throw invalid();
-      return BigInt(digits);
+      const number = BigInt(digits);
+      if (number < INT8.min || number > INT8.max) throw invalid();
+      return number;
+    }
+    if (kind === 'uuid') {
+      if (typeof value !== 'string' || !UUID.test(value)) throw invalid();
+      return value;
     }
     if (
       kind === 'number' ? typeof value !== 'number' || !Number.isFinite(value) : typeof value !== 'string' || value.length > 200
@@ -153,8 +168,8 @@ export function displayName(meta: { description: string; example: string }) {
   );
 }
 
-/** The newest-first sort of most lists: created_at, then id. */
-export const NEWEST_FIRST = { fields: ['createdAt', 'id'], shape: ['date', 'string'] } as const;
+/** The newest-first sort of most lists: created_at, then id (a UUID). */
+export const NEWEST_FIRST = { fields: ['createdAt', 'id'], shape: ['date', 'uuid'] } as const;
 
 /**
  * One page of a list in descending order of `sort.fields`: `read` gets the keyset condition (a

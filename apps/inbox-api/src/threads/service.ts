@@ -91,7 +91,7 @@ export async function listThreads(db: Database, scope: Scope, query: ListThreads
   const { rows, total, next } = await readPage(
     query,
     'threads',
-    { fields: ['lastMessageAt', 'id'], shape: ['date', 'string'] },
+    { fields: ['lastMessageAt', 'id'], shape: ['date', 'uuid'] },
     (after, take, skip) =>
       db.thread.findMany({ where: { AND: [where, after] }, orderBy: [{ lastMessageAt: 'desc' }, { id: 'desc' }], take, skip }),
     () => db.thread.count({ where }),

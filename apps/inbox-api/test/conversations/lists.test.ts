@@ -1,4 +1,6 @@
 import { createTestContext, type TestContext } from '../context.js';
+import { BadRequestError } from '@repo/errors';
+import { decodePageToken } from '../../src/shared/schemas.js';
 import { as, createInbox, createKey, OPERATOR_KEY } from '../api-keys/helpers.js';
 
 let ctx: TestContext;
@@ -169,6 +171,21 @@ describe('cursor paging', () => {
         `${clean}&page_token=${Buffer.from('["messages",{"t":"2026-01-01T00:00:00.000Z"},"x"]').toString('base64url')}`,
       );
       expect({ path, status: stray.status }).toEqual({ path, status: 400 });
+      // A token of this list, forged with values its columns cannot hold: an id that is no UUID, a date out of range.
+      const name = new URL(clean, 'http://x').pathname.split('/')[2]!;
+      for (const forged of [
+        [{ t: '2026-01-01T00:00:00.000Z' }, 'x'],
+        [{ t: '-271821-04-20T00:00:00.000Z' }, '00000000-0000-4000-8000-000000000000'],
+        [{ t: '+275760-09-13T00:00:00.000Z' }, '00000000-0000-4000-8000-000000000000'],
+      ]) {
+        const token = Buffer.from(JSON.stringify([name, ...forged])).toString('base64url');
+        const res = await operator.get(`${clean}&page_token=${token}`);
+        expect({ path, forged, status: res.status }).toEqual({
+          path,
+          forged,
+          status: name === 'organizations' && forged[1] === 'x' ? 200 : 400,
+        });
+      }
     }
   });
 });
@@ -227,5 +244,24 @@ describe('GET /v1/threads', () => {
     for (const bad of ['labels=%00', 'direction=x', 'after=x', 'has_attachments=1', 'page_token=x', 'unknown=1']) {
       expect((await operator.get(`/v1/threads?inbox_id=${inbox.id}&${bad}`)).status).toBe(400);
     }
+  });
+});
+
+describe('decodePageToken', () => {
+  const token = (...values: unknown[]) => Buffer.from(JSON.stringify(values)).toString('base64url');
+  it('refuses values the key columns cannot hold, as a token this list did not give', () => {
+    const shape = ['date', 'bigint'] as const;
+    expect(decodePageToken({ page_token: token('d', { t: '2026-01-01T00:00:00.000Z' }, { b: '42' }) }, 'd', shape)).toEqual([
+      new Date('2026-01-01T00:00:00.000Z'),
+      42n,
+    ]);
+    for (const bigint of ['9223372036854775808', '-9223372036854775809', '9999999999999999999']) {
+      expect(() =>
+        decodePageToken({ page_token: token('d', { t: '2026-01-01T00:00:00.000Z' }, { b: bigint }) }, 'd', shape),
+      ).toThrow(BadRequestError);
+    }
+    expect(
+      decodePageToken({ page_token: token('d', { t: '2026-01-01T00:00:00.000Z' }, { b: '9223372036854775807' }) }, 'd', shape),
+    ).toEqual([new Date('2026-01-01T00:00:00.000Z'), 9223372036854775807n]);
   });
 });
