@@ -98,7 +98,7 @@ export function refusedHost(hostname: string, policy: AddressPolicy): Refusal | 
   const host = hostname
     .toLowerCase()
     .replace(/^\[(.*)\]$/, '$1')
-    .replace(/\.$/, '');
+    .replace(/\.+$/, '');
   if (isIP(host)) return refusedAddress(host, policy);
   if (METADATA_HOSTS.has(host)) return { reason: 'a metadata service', allowedWithPrivate: false };
   if ((host === 'localhost' || host.endsWith('.localhost')) && !policy.allowPrivate) {

@@ -86,6 +86,8 @@ describe('refusedHost', () => {
     ['agents.example.com', undefined, undefined],
     ['metadata.google.internal', 'a metadata service', 'a metadata service'],
     ['METADATA.GOOGLE.INTERNAL.', 'a metadata service', 'a metadata service'],
+    ['metadata.google.internal..', 'a metadata service', 'a metadata service'],
+    ['a.localhost..', 'a loopback address', undefined],
     ['localhost', 'a loopback address', undefined],
     ['api.localhost', 'a loopback address', undefined],
     ['[::1]', 'a loopback address', undefined],
