@@ -175,6 +175,43 @@ describe('SES delivery notifications through SNS', () => {
     expect(await setup.ctx.db.event.count()).toBe(before);
   });
 
+  it("answers event publishing's other events 200 and changes nothing (Send, Open, Click, DeliveryDelay, ...)", async () => {
+    const sesId = `0000${crypto.randomUUID()}-000000`;
+    const id = await sendAs('a', sesId);
+    const mail = {
+      timestamp: '2016-10-19T23:20:52.240Z',
+      source: 'sender@example.com',
+      messageId: sesId,
+      destination: ['a@example.com'],
+    };
+    // Shapes of the AWS documentation's event publishing examples (event-publishing-retrieving-sns-examples).
+    for (const [type, detail] of [
+      ['Send', { send: {} }],
+      ['Open', { open: { ipAddress: '192.0.2.1', timestamp: '2017-08-09T22:00:19.652Z', userAgent: 'Mozilla/5.0' } }],
+      ['Click', { click: { ipAddress: '192.0.2.1', link: 'http://docs.aws.amazon.com', timestamp: '2017-08-09T23:51:25.570Z' } }],
+      [
+        'DeliveryDelay',
+        {
+          deliveryDelay: {
+            timestamp: '2020-06-16T00:15:40.641Z',
+            delayType: 'TransientCommunicationFailure',
+            delayedRecipients: [],
+          },
+        },
+      ],
+      ['Rendering Failure', { failure: { errorMessage: 'Attribute x is not present', templateName: 'MyTemplate' } }],
+      [
+        'Subscription',
+        { subscription: { contactList: 'x', timestamp: '2022-01-12T01:00:14.340Z', source: 'UnsubscribeHeader' } },
+      ],
+    ] as const) {
+      const res = await postSns(setup.ctx.app, signed({ eventType: type, mail, ...detail }));
+      expect({ type, status: res.status, body: res.body }).toEqual({ type, status: 200, body: { ignored: type } });
+    }
+    expect((await setup.message(setup.a, id)).delivery_status).toBe('sent');
+    expect(await setup.deliveryEvents(setup.a, id)).toEqual([]);
+  });
+
   it('refuses a forged notification (401) and changes nothing', async () => {
     const sesId = `0000${crypto.randomUUID()}-000000`;
     const id = await sendAs('a', sesId);

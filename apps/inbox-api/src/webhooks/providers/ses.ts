@@ -104,16 +104,15 @@ async function notificationOutcome(envelope: SnsEnvelope, deps: SesDeps): Promis
   const type = sesNotificationType(json);
   // Bounces, complaints and deliveries of mail sent through SES: its delivery status (ses-events.ts).
   if ((SES_DELIVERY_TYPES as readonly (string | undefined)[]).includes(type)) return { events: sesDeliveryEvents(json) };
+  // Anything else SES tells (event publishing's Send, Open, Click, DeliveryDelay, Rendering Failure,
+  // Subscription; a type it adds later) is answered 200 and left: refused, SNS would retry it for days.
+  if (type !== undefined && type !== 'Received') {
+    deps.logger.info({ notificationType: type, messageId: envelope.MessageId }, 'ignored an SES notification');
+    return { handled: { ignored: type } };
+  }
   const parsed = sesNotification.safeParse(json);
   if (!parsed.success) throw new BadRequestError('The SNS message does not carry an SES notification');
   const notification = parsed.data;
-  if (notification.notificationType !== 'Received') {
-    deps.logger.info(
-      { notificationType: notification.notificationType, messageId: envelope.MessageId },
-      'ignored an SES notification',
-    );
-    return { handled: { ignored: notification.notificationType } };
-  }
   const receipt = notification.receipt ?? {};
   const { mail, fallback } = await readMail(deps.content, await rawMail(notification, deps));
   return {
