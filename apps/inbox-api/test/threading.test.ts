@@ -6,8 +6,10 @@ import {
   participantsOf,
   referencedMessageIds,
   replyHeaders,
+  MAX_SUBJECT_SOURCE_LENGTH,
   subjectKey,
 } from '../src/threads/threading.js';
+import { bodyText, bodyTextInTurns, subjectText } from '../src/webhooks/mime.js';
 import { containsPattern, MAX_SEARCH_TEXT_LENGTH, searchTextOf } from '../src/messages/search.js';
 
 describe('threading rules', () => {
@@ -180,5 +182,26 @@ describe('chooseThread', () => {
 
   it('starts a new thread when nothing matches', () => {
     expect(chooseThread(base)).toBeUndefined();
+  });
+});
+
+describe('received text of any length', () => {
+  it('cleans a body in slices exactly as in one piece, CR LF and surrogate pairs across slice ends included', async () => {
+    const slice = 256 * 1024;
+    for (const text of [
+      `${'a'.repeat(slice - 1)}\r\n${'b\r\n'.repeat(1000)}`,
+      `${'a'.repeat(slice - 1)}😀\r${'\0'.repeat(3)}\r\r\n${'c'.repeat(slice)}\ud800`,
+      `${'line\r\n'.repeat(300_000)}\r`,
+    ]) {
+      expect(await bodyTextInTurns(text)).toBe(bodyText(text));
+    }
+  });
+
+  it('reads the first 64 KiB of a subject, for its text and its thread key alike', () => {
+    const subject = `Re: ${'x'.repeat(MAX_SUBJECT_SOURCE_LENGTH)}`;
+    expect(subjectKey(`${subject} and 20 MB more`)).toBe(subjectKey(subject));
+    // A reply's prefix does not push the end of what is keyed.
+    expect(subjectKey(`Re: Fwd: ${subject}`)).toBe(subjectKey(subject));
+    expect(subjectText(`${subject}\u0000 more`)).toBe(subject.slice(0, MAX_SUBJECT_SOURCE_LENGTH));
   });
 });

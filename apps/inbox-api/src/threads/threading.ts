@@ -84,12 +84,24 @@ function matchEnd(pattern: RegExp, text: string, index: number): number | undefi
 }
 
 /**
+ * How much of a received subject is read (cleaned, keyed): far more than is stored (998
+ * characters), so that cleaning, which removes and joins, still leaves a whole stored subject; and
+ * never the 20 MB a webhook field can hold, whose cleaning and keying held the event loop for seconds.
+ */
+export const MAX_SUBJECT_SOURCE_LENGTH = 64 * 1024;
+/**
+ * Characters of the normalised subject that its key covers: less than it is read of, so that a
+ * reply (`Re: ` and the subject read 64 KiB deep) keys as its original does.
+ */
+const KEYED_SUBJECT_LENGTH = 32 * 1024;
+
+/**
  * What a thread is found by when mail names no message of it: the SHA-256 (hex) of the normalised
  * subject, '' when nothing is left of it. A digest, so that the index on it holds subjects of any
  * length (a btree row takes ~2.7 KB at most): 998 emoji of a sent subject are 3 KB.
  */
 export function subjectKey(subject: string): string {
-  const normalized = normalizeSubject(subject);
+  const normalized = normalizeSubject(subject.slice(0, MAX_SUBJECT_SOURCE_LENGTH)).slice(0, KEYED_SUBJECT_LENGTH).toWellFormed();
   return normalized === '' ? '' : createHash('sha256').update(normalized).digest('hex');
 }
 

@@ -1,5 +1,7 @@
 import PostalMime, { type Address, addressParser, type Attachment, type Email } from 'postal-mime';
+import { setImmediate } from 'node:timers/promises';
 import type { InboundMail } from '../messages/inbound-mail.js';
+import { MAX_SUBJECT_SOURCE_LENGTH } from '../threads/threading.js';
 
 /*
  * Raw RFC 5322 mail (SendGrid's raw mode, Mailgun's body-mime, SES's content or S3 object) to the
@@ -111,6 +113,32 @@ function senderOf(email: Email): string {
 /** A body as stored: storable, with line ends as LF whatever the mail or the provider used. */
 export function bodyText(value: string): string {
   return storable(value).replace(/\r\n?/g, '\n');
+}
+
+/** Characters bodyTextInTurns cleans at a time: some milliseconds of work. */
+const TURN_CHARS = 256 * 1024;
+
+/**
+ * bodyText of a body field (SendGrid's and Mailgun's parsed modes, which the content workers do
+ * not parse), a slice at a time, the event loop taking its turn between slices: 20 MB of short
+ * lines is most of a second of work. A slice never ends inside a CR LF or a surrogate pair.
+ */
+export async function bodyTextInTurns(value: string): Promise<string> {
+  if (value.length <= TURN_CHARS) return bodyText(value);
+  const parts: string[] = [];
+  for (let start = 0; start < value.length;) {
+    let end = Math.min(start + TURN_CHARS, value.length);
+    while (end < value.length && /[\r\ud800-\udbff]/.test(value[end - 1]!)) end += 1;
+    parts.push(bodyText(value.slice(start, end)));
+    start = end;
+    if (start < value.length) await setImmediate();
+  }
+  return parts.join('');
+}
+
+/** A received subject as header text, of its first MAX_SUBJECT_SOURCE_LENGTH characters (what is stored comes from far less). */
+export function subjectText(value: string): string {
+  return headerText(value.slice(0, MAX_SUBJECT_SOURCE_LENGTH));
 }
 
 /** A header's text on one line: folded or encoded line breaks and other control characters become spaces. */

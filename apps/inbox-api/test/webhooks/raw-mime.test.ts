@@ -185,7 +185,7 @@ describe('mail that cannot be cleaned or parsed in time (INBOX_CONTENT_TIMEOUT_M
   it('stores an HTML body that takes too long to clean, content_clean the text of its first tags, escaped', async () => {
     const html =
       '<html><head><style>p { color: red }</style></head><body><p>Hi &amp; welcome, see <script>x</script></p>' +
-      `<p>&lt;b&gt; is bold</p>${'<p></p>'.repeat(100_000)}<p>never read</p></body></html>`;
+      `<p>&lt;b&gt; is bold</p>${'<p></p>'.repeat(400_000)}<p>never read</p></body></html>`;
     const message = await storedMessage(ctx, await mailgunFields('Long HTML', { 'body-html': html }));
     expect(message.html).toBe(html);
     expect(message.content_clean).toBe('Hi & welcome, see\n\n\\<b> is bold');

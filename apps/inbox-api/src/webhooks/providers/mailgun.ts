@@ -6,7 +6,7 @@ import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
 import { fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyText, headerText, noHeaders, storable } from '../mime.js';
+import { addresses, bodyTextInTurns, headerText, noHeaders, storable, subjectText } from '../mime.js';
 import { readHeaders, readMail } from '../parse.js';
 import type { MailgunSignature } from '../verify.js';
 import { firstWord, score, verdict } from '../verdicts.js';
@@ -108,8 +108,8 @@ async function parsedMail(body: WebhookBody, headerList: [string, string][], con
     content: file.content,
     disposition: inlineFiles.has(file.field) ? 'inline' : 'attachment',
   }));
-  const html = bodyText(text('body-html') ?? '');
-  const plain = bodyText(text('body-plain') ?? '');
+  const html = await bodyTextInTurns(fieldText(body, 'body-html') ?? '');
+  const plain = await bodyTextInTurns(fieldText(body, 'body-plain') ?? '');
   const pick = <T>(fromHeaders: T | undefined, fromFields: T | undefined, empty: (value: T) => boolean) =>
     fromHeaders !== undefined && !empty(fromHeaders) ? fromHeaders : fromFields;
   const none = (list: string[]) => list.length === 0;
@@ -119,7 +119,7 @@ async function parsedMail(body: WebhookBody, headerList: [string, string][], con
     to: pick(addresses(headers.to), addresses(fields.to), none) ?? [],
     cc: pick(addresses(headers.cc), addresses(fields.cc), none) ?? [],
     replyTo: addresses(headers.replyTo),
-    subject: headerText(text('subject') ?? headers.subject ?? ''),
+    subject: subjectText(fieldText(body, 'subject') ?? headers.subject ?? ''),
     text: plain,
     html,
     messageId: headers.messageId ?? fields.messageId,

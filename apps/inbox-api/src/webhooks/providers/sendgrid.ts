@@ -5,7 +5,7 @@ import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
 import { decodeText, fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyText, headerText, storable } from '../mime.js';
+import { addresses, bodyTextInTurns, headerText, storable, subjectText } from '../mime.js';
 import { readHeaders, readMail } from '../parse.js';
 import { score, sendgridDkim, verdict } from '../verdicts.js';
 
@@ -47,9 +47,13 @@ export async function sendgridDelivery(body: WebhookBody, content: ContentPool):
 
 async function parsedFieldsMail(body: WebhookBody, content: ContentPool): Promise<InboundMail> {
   const encodings = jsonField(body, 'charsets', charsets) ?? {};
-  const text = (name: string) => {
+  const decoded = (name: string) => {
     const value = body.fields.get(name);
-    return value === undefined ? undefined : storable(decodeText(value, encodings[name] ?? 'utf-8'));
+    return value === undefined ? undefined : decodeText(value, encodings[name] ?? 'utf-8');
+  };
+  const text = (name: string) => {
+    const value = decoded(name);
+    return value === undefined ? undefined : storable(value);
   };
   if (text('from') === undefined && text('headers') === undefined) {
     throw new BadRequestError('Neither the raw message (`email`) nor its parsed fields (`headers`, `from`) are in the request');
@@ -73,14 +77,14 @@ async function parsedFieldsMail(body: WebhookBody, content: ContentPool): Promis
       disposition: described?.['content-id'] ? 'inline' : 'attachment',
     };
   });
-  const html = bodyText(text('html') ?? '');
-  const plain = bodyText(text('text') ?? '');
+  const html = await bodyTextInTurns(decoded('html') ?? '');
+  const plain = await bodyTextInTurns(decoded('text') ?? '');
   return {
     from: either('from')[0] ?? '',
     to: either('to'),
     cc: either('cc'),
     replyTo: addresses(headers.replyTo),
-    subject: headerText(text('subject') ?? headers.subject ?? ''),
+    subject: subjectText(decoded('subject') ?? headers.subject ?? ''),
     text: plain,
     html,
     messageId: headers.messageId,
