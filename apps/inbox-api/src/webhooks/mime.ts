@@ -110,9 +110,15 @@ function senderOf(email: Email): string {
   return fromHeader[0] ?? addresses(email.from)[0] ?? addresses(email.sender)[0] ?? storable(email.returnPath ?? '');
 }
 
-/** A body as stored: storable, with line ends as LF whatever the mail or the provider used. */
+/**
+ * A body as stored: storable, with line ends as LF whatever the mail or the provider used. Split
+ * and joined rather than `replace(/\r\n?/g, '\n')`, which built its result a match at a time: ten
+ * times slower on many short lines (3 s for 20 MB of them, against 0.3).
+ */
 export function bodyText(value: string): string {
-  return storable(value).replace(/\r\n?/g, '\n');
+  const text = storable(value);
+  const crlfGone = text.includes('\r\n') ? text.split('\r\n').join('\n') : text;
+  return crlfGone.includes('\r') ? crlfGone.split('\r').join('\n') : crlfGone;
 }
 
 /** Characters bodyTextInTurns cleans at a time: some milliseconds of work. */
