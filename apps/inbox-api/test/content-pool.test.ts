@@ -6,6 +6,7 @@ import { ValidationError } from '@repo/errors';
 import { MIME_SHAPES } from '../bench/mime-shapes.js';
 import { ContentTooComplexError, createContentPool, messageContent } from '../src/messages/content/index.js';
 import { renderMessage } from '../src/messages/content/message.js';
+import { parseForm } from '../src/webhooks/form.js';
 import { MAX_MIME_PARTS, parseHeaders, parseMail } from '../src/webhooks/mime.js';
 import { readHeaders } from '../src/webhooks/parse.js';
 
@@ -156,6 +157,35 @@ describe('the content pool', () => {
       const block = 'From: Bob <bob@example.com>\r\nCc: a@example.com, b@example.com\r\nIn-Reply-To: <x@example.com>';
       expect(await pool.parseHeaders(block)).toEqual(await parseHeaders(block));
       expect(await pool.parseHeaders(block)).toMatchObject({ inReplyTo: '<x@example.com>', cc: [{}, {}] });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('decodes URL-encoded bodies in a worker exactly as inline, each value in a buffer of its own', async () => {
+    const pool = createContentPool({ threads: 1, timeoutMs: 60_000, inlineBelowBytes: 0 });
+    try {
+      const form = new URLSearchParams([
+        ['subject', 'Grüße 😀 & more'],
+        ['body-plain', 'a line\r\n'.repeat(20_000)],
+        ['to', 'a@example.com'],
+        ['to', 'b@example.com'],
+        ['empty', ''],
+      ]).toString();
+      const body = Buffer.from(`${form}&bad=%ff&lone=%E2%82`);
+      const inWorker = await pool.parseForm(body);
+      expect(inWorker).toEqual(parseForm(body));
+      const text = (value: Uint8Array) => Buffer.from(value).toString('utf8');
+      expect(inWorker.map(([name, value]) => [name, text(value).slice(0, 20)])).toEqual([
+        ['subject', 'Grüße 😀 & more'],
+        ['body-plain', 'a line\r\na line\r\na li'],
+        ['to', 'a@example.com'],
+        ['to', 'b@example.com'],
+        ['empty', ''],
+        ['bad', '\ufffd'],
+        ['lone', '\ufffd'],
+      ]);
+      expect(new Set(inWorker.map(([, value]) => value.buffer)).size).toBe(inWorker.length);
     } finally {
       await pool.close();
     }

@@ -1,6 +1,8 @@
 import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { Request } from 'express';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@repo/errors';
+import type { ContentPool } from '../messages/content/index.js';
+import { parseForm } from './form.js';
 
 /**
  * A provider's webhook request, read whatever form it came in: multipart/form-data (files
@@ -31,15 +33,19 @@ export interface BodyLimits {
   files: number;
 }
 
-/** Reads the request body of a webhook; 413 beyond the limits, 400 when it is not what it says it is, 415 for other types. */
-export async function readWebhookBody(req: Request, limits: BodyLimits): Promise<WebhookBody> {
+/**
+ * Reads the request body of a webhook; 413 beyond the limits, 400 when it is not what it says it
+ * is, 415 for other types. A URL-encoded body is decoded by `content` (a worker, past a few KB).
+ */
+export async function readWebhookBody(req: Request, limits: BodyLimits, content: ContentPool): Promise<WebhookBody> {
   if ((declaredLength(req) ?? 0) > limits.totalBytes) throw tooLarge(limits.totalBytes);
   if (req.is('multipart/form-data')) return readMultipart(req, limits);
   if (req.is('application/x-www-form-urlencoded')) {
-    // Percent-escapes are UTF-8 in every form a provider posts (Mailgun's).
-    const text = (await readRaw(req, limits.totalBytes)).toString('utf8');
+    const raw = await readRaw(req, limits.totalBytes);
+    // A worker that failed (stopped, out of time) leaves it to the event loop: the mail is kept all the same.
+    const decoded = await content.parseForm(raw).catch(() => parseForm(raw));
     const fields = new Map<string, Buffer>();
-    for (const [name, value] of new URLSearchParams(text)) fields.set(name, Buffer.from(value, 'utf8'));
+    for (const [name, value] of decoded) fields.set(name, Buffer.from(value.buffer, value.byteOffset, value.byteLength));
     return { fields, files: [] };
   }
   if (req.is('application/json') && req.body !== undefined) return fromJson(req.body);

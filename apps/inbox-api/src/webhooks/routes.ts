@@ -85,7 +85,7 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
       if (secret && !checkSendgridSecret({ queryToken: query.token, authorization: req.get('authorization') }, secret)) {
         throw new UnauthorizedError('Missing or wrong SendGrid webhook secret (?token= or basic auth)');
       }
-      return store(await sendgridDelivery(await readWebhookBody(req, limits), deps.content));
+      return store(await sendgridDelivery(await readWebhookBody(req, limits, deps.content), deps.content));
     },
   });
 
@@ -98,7 +98,7 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
     response: webhookResult,
     errors: [401, 413, 415],
     handler: async ({ req }) => {
-      const body = await readWebhookBody(req, limits);
+      const body = await readWebhookBody(req, limits, deps.content);
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
       if (!key) return store(await mailgunDelivery(body, deps.content));
       const token = await unusedMailgunToken(body, key);
@@ -123,7 +123,7 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
     response: webhookResult,
     errors: [401, 403, 413, 415, 502],
     handler: async ({ req }) => {
-      const outcome = await sesOutcome(await readWebhookBody(req, limits), sesDeps);
+      const outcome = await sesOutcome(await readWebhookBody(req, limits, deps.content), sesDeps);
       if ('handled' in outcome) return outcome.handled;
       if ('events' in outcome) return deliveryResult(await applyDeliveryEvents(deps.db, outcome.events));
       return store(outcome.delivery);
@@ -150,7 +150,7 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
     response: deliveryEventsResult,
     errors: [400, 401, 413, 415],
     handler: async ({ req }) => {
-      const body = await readWebhookBody(req, eventLimits);
+      const body = await readWebhookBody(req, eventLimits, deps.content);
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
       if (!key) return applyEvents(mailgunDeliveryEvents(body.json));
       const token = await unusedMailgunToken(body, key);

@@ -1,4 +1,5 @@
 import type { Email } from 'postal-mime';
+import { type FormFields, parseForm } from '../../webhooks/form.js';
 import { type ParsedMail, parseHeaders, parseMail } from '../../webhooks/mime.js';
 import { cleanContent } from './clean.js';
 import { preview } from './preview.js';
@@ -29,19 +30,22 @@ export function renderMessage(source: string): RenderedMessage {
 
 /**
  * Work for a content worker (or done inline): plain data, as it crosses threads. Received mail
- * is parsed here too (src/webhooks/mime.ts): raw MIME, or a header block alone.
+ * is parsed here too (src/webhooks/mime.ts): raw MIME, or a header block alone; and a URL-encoded
+ * webhook body (src/webhooks/form.ts).
  */
 export type ContentTask =
   | { kind: 'render'; markdown: string }
   | { kind: 'clean'; body: { html: string; text: string } }
   | { kind: 'parse'; raw: Uint8Array }
-  | { kind: 'headers'; block: string };
+  | { kind: 'headers'; block: string }
+  | { kind: 'form'; body: Uint8Array };
 
 export interface TaskResults {
   render: RenderedMessage;
   clean: MessageContent;
   parse: ParsedMail;
   headers: Email;
+  form: FormFields;
 }
 
 export type TaskResult = TaskResults[ContentTask['kind']];
@@ -65,5 +69,10 @@ export async function runTask(task: ContentTask): Promise<TaskOutcome> {
     }
     case 'headers':
       return { result: await parseHeaders(task.block), transfer: [] };
+    case 'form': {
+      const fields = parseForm(task.body);
+      // Each value's bytes in a buffer of its own (TextEncoder's): handed over, not copied.
+      return { result: fields, transfer: fields.map(([, value]) => value.buffer as ArrayBuffer) };
+    }
   }
 }

@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ServiceUnavailableError, ValidationError } from '@repo/errors';
 import type { Email } from 'postal-mime';
+import type { FormFields } from '../../webhooks/form.js';
 import type { ParsedMail } from '../../webhooks/mime.js';
 import {
   type ContentTask,
@@ -41,6 +42,8 @@ export interface ContentPool {
   parseMail(raw: Uint8Array): Promise<ParsedMail>;
   /** A header block alone (src/webhooks/mime.ts, parseHeaders). */
   parseHeaders(block: string): Promise<Email>;
+  /** A URL-encoded body's fields (src/webhooks/form.ts), the values' buffers handed back. */
+  parseForm(body: Uint8Array): Promise<FormFields>;
   /** Rejects the tasks not finished and stops the workers. */
   close(): Promise<void>;
 }
@@ -177,6 +180,7 @@ export function createContentPool(options: ContentPoolOptions): ContentPool {
       ),
     parseMail: (raw) => run({ kind: 'parse', raw }, raw.byteLength),
     parseHeaders: (block) => run({ kind: 'headers', block }, Buffer.byteLength(block)),
+    parseForm: (body) => run({ kind: 'form', body }, body.byteLength),
     close: async () => {
       closed = true;
       for (const job of queue.splice(0)) job.reject(shuttingDown());
