@@ -80,6 +80,13 @@ async function rows(jobId: string) {
   return (res.body.rows as { data: Record<string, unknown> }[]).map((row) => row.data);
 }
 
+/** The consumer's job of `text`, once it ended: FAILED with `reason` (the text named in a mismatch). */
+async function consumerFailed(text: string, reason: string) {
+  const job = await runToEnd(ctx, owner, owner.tenant, text);
+  expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({ text, status: 'FAILED', reason });
+  return job;
+}
+
 async function dryRun(fixture: QueryFixture, text: string) {
   const queryId = await fixture.query(text);
   return fixture.api.post('/api/v1/queries/run', { query_id: queryId, query_text: text, dry_run: true });
@@ -178,12 +185,7 @@ describe('join-only private columns', () => {
       'SELECT p.name, c.v FROM hr.people p JOIN (SELECT DISTINCT r.range + 0 * length(p2.name) AS v FROM hr.people p2, range(1000) r) c ON c.v = p.salary',
       "SELECT i.name FROM hr.ids i JOIN (SELECT DISTINCT unnest(['alice-ssn-111', i2.name]) AS x FROM hr.ids i2) u ON u.x = i.secret",
     ]) {
-      const job = await runToEnd(ctx, owner, owner.tenant, text);
-      expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({
-        text,
-        status: 'FAILED',
-        reason: 'accessDenied',
-      });
+      const job = await consumerFailed(text, 'accessDenied');
       expect(job.error_result.message).toMatch(/is join-only for your tenant.*joins it to values the query makes/);
       expect(JSON.stringify(job)).not.toMatch(SECRETS);
     }
@@ -313,12 +315,7 @@ describe('aggregation thresholds', () => {
       // A column alias list would make the threshold count amount as the privacy unit.
       'SELECT v.amount AS c, v.city, sum(v.customer) AS t FROM hr.visits AS v(amount, city, customer, email) GROUP BY v.amount, v.city',
     ]) {
-      const job = await runToEnd(ctx, owner, owner.tenant, text);
-      expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({
-        text,
-        status: 'FAILED',
-        reason: 'accessDenied',
-      });
+      const job = await consumerFailed(text, 'accessDenied');
       expect(job.error_result.message).toMatch(/^hr\.visits has an aggregation rule/);
       expect(job.error_result.message).not.toMatch(/allows only aggregating/);
     }
@@ -359,12 +356,7 @@ describe('aggregation thresholds', () => {
         "SELECT city, count(*) AS n FROM hr.cities GROUP BY city HAVING count(*) >= 3 OR error('group ' || city || ' ' || count(*))",
         "SELECT sum(CAST(shop AS INTEGER)) AS s FROM hr.cities WHERE city = 'b'",
       ]) {
-        const job = await runToEnd(ctx, owner, owner.tenant, text);
-        expect({ text, status: job.status, reason: job.error_result?.reason }).toEqual({
-          text,
-          status: 'FAILED',
-          reason: 'invalidQuery',
-        });
+        const job = await consumerFailed(text, 'invalidQuery');
         expect(job.error_result.message).toMatch(/The details are withheld/);
         expect(JSON.stringify(job.error_result)).not.toMatch(/s4|group [bc]/);
       }

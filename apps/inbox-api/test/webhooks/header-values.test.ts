@@ -1,7 +1,10 @@
 /**
- * Header values that the database cannot store or index as they come (issue 22): NUL bytes in
- * Message-IDs, ids and subjects too long for a btree row, a Date that is no date. Each is stored,
- * once, and threads, through every provider and mode (src/messages/header-values.ts).
+ * Values that the database cannot store or index as they come (issue 22): NUL bytes in
+ * Message-IDs, ids and subjects too long for a btree row, a Date that is no date or one Postgres
+ * cannot hold; NUL bytes and lone surrogates in content types and provider verdicts; a text body
+ * whose full-text vector would pass Postgres's 1 MB. Each answered 500 and stored nothing (a
+ * provider then drops the mail or retries it forever); each is stored, once, and threads, through
+ * every provider and mode it can come by (src/messages/inbound-mail.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
@@ -171,6 +174,20 @@ describe.each(MODES)('through %s', (mode) => {
     expect(await stored(mode, mail)).toEqual({ ...first, duplicate: true });
   });
 
+  it.each(['-100000-01-01T00:00:00Z', '-271821-04-20T00:00:00Z', 'Wed, 31 Dec 1969 23:59:59 +0000'])(
+    'stores mail whose Date %s Postgres cannot hold (or no mail has) at its receipt time',
+    async (date) => {
+      const before = Date.now();
+      const first = await stored(mode, {
+        subject: `Old ${unique()}`,
+        messageId: `<old-${unique()}@example.com>`,
+        date,
+        body: 'Old',
+      });
+      expect(Date.parse((await messageOf(first.message_id)).timestamp)).toBeGreaterThanOrEqual(before - 1000);
+    },
+  );
+
   it('stores a 900 KB folded Subject (capped), and a reply of the same subject joins its thread', async () => {
     const words = Array.from({ length: (900 * 1024) / 16 }, () => randomText(15));
     // Folded as a mail client folds a long header: CRLF and a space before the next line.
@@ -211,4 +228,106 @@ describe('POST /v1/messages with the longest subject the API takes', () => {
       .send({ inbox_id: agent.id, to: ['bob@example.com'], subject, body: 'Again', reply_to_thread_id: sent.body.thread_id });
     expect({ status: again.status, thread: again.body.thread_id }).toEqual({ status: 201, thread: sent.body.thread_id });
   });
+});
+
+/** Raw MIME `raw` as Mailgun's body-mime posts it, or SendGrid's raw mode. */
+const mailgunMime = (raw: string) =>
+  request(ctx.app).post('/webhooks/mailgun').field('body-mime', raw).field('recipient', agent.email_address);
+const summary = (res: request.Response) => ({ status: res.status, stored: res.body?.messages?.length });
+const mid = () => `<${randomUUID()}@example.com>`;
+
+describe('control characters in values other than the headers cleaned', () => {
+  it('an attachment Content-Type with a NUL byte (raw MIME) is stored', async () => {
+    const boundary = 'b1';
+    const raw = [
+      'From: bob@example.com',
+      `To: ${agent.email_address}`,
+      'Subject: nul content type',
+      `Message-ID: ${mid()}`,
+      'MIME-Version: 1.0',
+      `Content-Type: multipart/mixed; boundary=${boundary}`,
+      '',
+      `--${boundary}`,
+      'Content-Type: text/plain',
+      '',
+      'body',
+      `--${boundary}`,
+      'Content-Type: application/x\u0000y; name="a.bin"',
+      'Content-Disposition: attachment; filename="a.bin"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from('hello').toString('base64'),
+      `--${boundary}--`,
+      '',
+    ].join('\r\n');
+    const res = await mailgunMime(raw);
+    expect(summary(res)).toMatchObject({ status: 200, stored: 1 });
+    const [file] = await ctx.db.attachment.findMany({ where: { messageId: res.body.messages[0].message_id as string } });
+    expect(file!.contentType).toBe('application/xy');
+  });
+
+  it('SendGrid parsed fields: attachment-info type with a NUL byte is stored', async () => {
+    const res = await request(ctx.app)
+      .post('/webhooks/sendgrid')
+      .field('from', 'bob@example.com')
+      .field('to', agent.email_address)
+      .field('subject', 'nul type info')
+      .field('text', 'hi')
+      .field('headers', `Message-ID: ${mid()}\r\nFrom: bob@example.com\r\nTo: ${agent.email_address}`)
+      .field('attachment-info', JSON.stringify({ attachment1: { filename: 'a.txt', type: 'text/pl\u0000ain' } }))
+      .attach('attachment1', Buffer.from('hello'), { filename: 'a.txt', contentType: 'text/plain' });
+    expect(summary(res)).toMatchObject({ status: 200, stored: 1 });
+  });
+
+  it('SendGrid SPF field with a NUL byte (kept in metadata.authentication) is stored', async () => {
+    const res = await request(ctx.app)
+      .post('/webhooks/sendgrid')
+      .field('email', mimeMessage({ to: agent.email_address, subject: 'nul spf', messageId: mid(), body: 'hi' }))
+      .field('envelope', JSON.stringify({ to: [agent.email_address] }))
+      .field('SPF', 'pass\u0000x');
+    expect(summary(res)).toMatchObject({ status: 200, stored: 1 });
+  });
+
+  it('SES spamVerdict status with a lone surrogate is stored', async () => {
+    const raw = mimeMessage({ to: agent.email_address, subject: 'surrogate verdict', messageId: mid(), body: 'hi' });
+    const envelope = sesNotification(raw, {
+      recipients: [agent.email_address],
+      receipt: { spamVerdict: { status: 'PASS\ud800' } },
+    });
+    expect(summary(await postSns(ctx.app, envelope))).toMatchObject({ status: 200, stored: 1 });
+  });
+
+  it('SES spamVerdict status with a NUL is stored', async () => {
+    const raw = mimeMessage({ to: agent.email_address, subject: 'nul verdict', messageId: mid(), body: 'hi' });
+    const envelope = sesNotification(raw, {
+      recipients: [agent.email_address],
+      receipt: { spamVerdict: { status: 'PASS\u0000' } },
+    });
+    expect(summary(await postSns(ctx.app, envelope))).toMatchObject({ status: 200, stored: 1 });
+  });
+});
+
+describe('search vector of a large text of distinct words', () => {
+  it('3 MB of distinct words (text/plain) is stored, not 500', async () => {
+    const words: string[] = [];
+    for (let i = 0; i < 300_000; i++)
+      words.push(
+        randomBytes(5)
+          .toString('hex')
+          .replace(/\d/g, (d) => 'ghijklmnop'[Number(d)]!),
+      );
+    const raw = mimeMessage({ to: agent.email_address, subject: 'many words', messageId: mid(), body: words.join(' ') });
+    expect(summary(await mailgunMime(raw))).toMatchObject({ status: 200, stored: 1 });
+  }, 60_000);
+  it('a 1.5 MB text/plain body of base64 lines (a pasted blob) through SendGrid parsed fields is stored, not 500', async () => {
+    const blob = randomBytes(1_100_000).toString('base64').replace(/.{76}/g, '$&\r\n');
+    const res = await request(ctx.app)
+      .post('/webhooks/sendgrid')
+      .field('headers', `Message-ID: ${mid()}\r\nFrom: bob@example.com\r\nTo: ${agent.email_address}`)
+      .field('from', 'bob@example.com')
+      .field('to', agent.email_address)
+      .field('subject', 'a log')
+      .field('text', blob);
+    expect(summary(res)).toMatchObject({ status: 200, stored: 1 });
+  }, 60_000);
 });
