@@ -33,6 +33,18 @@ export function isUniqueViolation(error: unknown, columns?: string[]): boolean {
 }
 
 /**
+ * The index a unique violation (isUniqueViolation) names: node-postgres's `constraint`, or the
+ * driver adapter's; undefined for any other error, or when the error names none. What tells a
+ * primary key's violation (`<table>_pkey`), which `columns` cannot name, from the others.
+ */
+export function violatedUniqueIndex(error: unknown): string | undefined {
+  if (!isUniqueViolation(error)) return undefined;
+  const { constraint, meta } = error as { constraint?: unknown; meta?: UniqueViolationMeta };
+  const index = constraint ?? meta?.driverAdapterError?.cause?.constraint?.index;
+  return typeof index === 'string' ? index : undefined;
+}
+
+/**
  * Prisma's error for a foreign key violation, or node-postgres's: a row refers to one that is
  * gone (an insert that lost a race with a delete), or a delete would leave rows referring to
  * nothing (ON DELETE RESTRICT).

@@ -19,7 +19,7 @@ export {
   type MigrationLogger,
 } from './migrations.js';
 export { migrateFromEnvironment } from './migrate-command.js';
-export { isForeignKeyViolation, isUniqueViolation } from './errors.js';
+export { isForeignKeyViolation, isUniqueViolation, violatedUniqueIndex } from './errors.js';
 export { uuidv7 } from './ids.js';
 export { preparedQuery, type PreparingClient, type SqlStatement } from './prepared.js';
 export { createPool } from './pool.js';

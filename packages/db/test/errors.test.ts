@@ -1,5 +1,5 @@
 import { createScratchDatabase } from '../src/dev/index.js';
-import { isUniqueViolation, withClient } from '../src/index.js';
+import { isUniqueViolation, violatedUniqueIndex, withClient } from '../src/index.js';
 
 // As adapter-pg 7.10 reports them (seen on Postgres 15), and as Prisma's own engine does.
 const adapterError = (table: string, index: string) => ({
@@ -39,6 +39,18 @@ describe('isUniqueViolation', () => {
     expect(isUniqueViolation(raw, ['provider_message_id'])).toBe(false);
     const syntax = { code: 'P2010', meta: { driverAdapterError: { cause: { originalCode: '42601', kind: 'postgres' } } } };
     expect(isUniqueViolation(syntax)).toBe(false);
+  });
+
+  it('names the violated index, a primary key too, and none for other errors', () => {
+    expect(violatedUniqueIndex({ ...adapterError('webhook_tokens', 'webhook_tokens_pkey'), code: 'P2010' })).toBe(
+      'webhook_tokens_pkey',
+    );
+    expect(violatedUniqueIndex(liveName)).toBe('tables_dataset_id_live_name_key');
+    expect(violatedUniqueIndex({ code: '23505', table: 'webhook_tokens', constraint: 'webhook_tokens_pkey' })).toBe(
+      'webhook_tokens_pkey',
+    );
+    expect(violatedUniqueIndex({ code: '23503', constraint: 'webhook_tokens_pkey' })).toBeUndefined();
+    expect(violatedUniqueIndex(new Error('duplicate key'))).toBeUndefined();
   });
 
   it('reads the columns when the driver or the engine lists them', () => {

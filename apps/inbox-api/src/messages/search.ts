@@ -18,7 +18,9 @@ export function searchTextOf(message: {
   text: string;
   attachmentFilenames: string[];
 }): string {
-  const joined = [message.subject, message.fromAddress, message.text, ...message.attachmentFilenames].join('\n');
+  // The text is cut before it is joined: a 20 MB body is not copied whole to keep its first 200,000 characters.
+  const text = message.text.slice(0, MAX_SEARCH_TEXT_LENGTH);
+  const joined = [message.subject, message.fromAddress, text, ...message.attachmentFilenames].join('\n');
   return joined.slice(0, MAX_SEARCH_TEXT_LENGTH).toWellFormed().toLowerCase();
 }
 

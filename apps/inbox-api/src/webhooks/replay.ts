@@ -1,4 +1,4 @@
-import { isUniqueViolation } from '@repo/db';
+import { violatedUniqueIndex } from '@repo/db';
 import { UnauthorizedError } from '@repo/errors';
 import type { Database } from '../database.js';
 import type { ReplayToken } from '../messages/records.js';
@@ -54,15 +54,10 @@ export async function handleWithToken<T>(
 
 /**
  * The failure of a statement whose token was recorded meanwhile by another request with it: the
- * message's (node-postgres's error) or the delivery events' transaction (Prisma's, carrying the adapter's).
+ * message's (node-postgres's error) or the delivery events' transaction (Prisma's).
  */
 function isReplayedToken(error: unknown): boolean {
-  if (!isUniqueViolation(error)) return false;
-  const { constraint, meta } = error as {
-    constraint?: unknown;
-    meta?: { driverAdapterError?: { cause?: { constraint?: { index?: unknown } } } };
-  };
-  return (constraint ?? meta?.driverAdapterError?.cause?.constraint?.index) === 'webhook_tokens_pkey';
+  return violatedUniqueIndex(error) === 'webhook_tokens_pkey';
 }
 
 /** Tokens whose signature has left the window cannot be replayed anyway (the timestamp is refused). */
