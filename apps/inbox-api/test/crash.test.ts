@@ -312,6 +312,61 @@ describe.each(['receive:attachments-stored', 'receive:recorded'])('kill -9 at %s
   });
 });
 
+describe('kill -9 between the copies of a signed Mailgun delivery for two inboxes', () => {
+  it('takes Mailgun’s retry, which stores the copy still missing, and refuses the same token with other fields', async () => {
+    const signingKey = 'key-crash-signing';
+    const signed = { MAILGUN_WEBHOOK_SIGNING_KEY: signingKey };
+    const setup = await start(signed);
+    const inboxes = [await createInbox(setup.url, 'copies-first'), await createInbox(setup.url, 'copies-second')];
+    await setup.stop();
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const token = randomBytes(25).toString('hex');
+    const signature = createHmac('sha256', signingKey)
+      .update(timestamp + token)
+      .digest('hex');
+    const recipient = inboxes.map((inbox) => inbox.email_address).join(', ');
+    const fieldsOf = (subject: string) =>
+      new URLSearchParams({
+        recipient,
+        'body-mime': mailWithFiles(recipient, subject),
+        timestamp,
+        token,
+        signature,
+      }).toString();
+    const deliver = (baseUrl: string, fields = fieldsOf('two copies')) =>
+      fetch(`${baseUrl}/webhooks/mailgun`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: fields,
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+    // Killed once the first copy is committed, before the second.
+    await crashDuring('ingest:copy-stored', (baseUrl) => deliver(baseUrl), signed);
+
+    const restarted = await start(signed);
+    try {
+      await settled();
+      const counts = () => Promise.all(inboxes.map((inbox) => crash.db.message.count({ where: { inboxId: inbox.id } })));
+      expect(await counts()).toEqual([1, 0]);
+      // A replay with other fields is refused while the request is unfinished, and stores nothing.
+      expect((await deliver(restarted.url, fieldsOf('forged copies'))).status).toBe(401);
+      const retry = await deliver(restarted.url);
+      expect({ status: retry.status, messages: retry.body.messages }).toEqual({
+        status: 200,
+        messages: [
+          expect.objectContaining({ inbox_id: inboxes[0]!.id, duplicate: true }),
+          expect.objectContaining({ inbox_id: inboxes[1]!.id, duplicate: false }),
+        ],
+      });
+      expect((await deliver(restarted.url)).status).toBe(401);
+      expect(await counts()).toEqual([1, 1]);
+      for (const inbox of inboxes) await expectMixedAttachments(inbox.id, 'two copies');
+      await expectConsistent();
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
+
 describe('kill -9 in the middle of a burst of sends', () => {
   it('leaves every send on record as sent (and delivered once) or failed (and not delivered), and every key retryable', async () => {
     const service = await start();

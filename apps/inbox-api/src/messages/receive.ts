@@ -16,7 +16,7 @@ import { type AttachmentStore, discardStoredObjects, objectKeys, settlePendingOb
 import type { MessageContent } from './content/index.js';
 import type { StorableMail } from './inbound-mail.js';
 import { messageEvent } from './events.js';
-import { type ReplayToken, recordMessage } from './records.js';
+import { recordMessage } from './records.js';
 
 export interface ReceiveDeps extends AttachmentStore {
   emailDomain: string;
@@ -28,8 +28,6 @@ export interface ReceiveDeps extends AttachmentStore {
 export interface ReceiptNotes {
   labels?: string[];
   metadata?: Prisma.InputJsonObject;
-  /** Recorded with the message, in its statement (records.ts); a token used before fails it. */
-  replayToken?: ReplayToken;
 }
 
 /** `content_clean` and preview of a received mail, and what its metadata notes about them (a fallback, say). */
@@ -77,7 +75,6 @@ export async function receiveMessage(
         status: 'received',
         labels: notes.labels,
         metadata: metadata ? { ...notes.metadata, ...metadata } : notes.metadata,
-        replayToken: notes.replayToken,
         providerMessageId: mail.messageId,
         subject: mail.subject,
         subjectKey: mail.subjectKey,

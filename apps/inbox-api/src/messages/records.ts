@@ -23,17 +23,6 @@ export interface StoredAttachment {
   contentHash: string;
 }
 
-/**
- * A webhook token (Mailgun's) that signed the request carrying a message: recorded in the
- * message's own statement, so that a replay of the request is refused once, and only once, the
- * message is committed (webhooks/replay.ts).
- */
-export interface ReplayToken {
-  token: string;
-  /** When its signature leaves the window in which it could be presented again. */
-  expiresAt: Date;
-}
-
 interface NewMessage {
   inboxId: string;
   /** The API key that sends it (outbound messages sent with one). */
@@ -53,8 +42,6 @@ interface NewMessage {
   subject: string;
   /** threading.ts's subjectKey of the subject (of the whole subject, when a long one was capped). */
   subjectKey: string;
-  /** Recorded with the message; a token recorded before fails the statement (isReplayedToken). */
-  replayToken?: ReplayToken;
   from: string;
   to: string[];
   cc: string[];
@@ -93,9 +80,8 @@ export function outboundSize(mail: Pick<OutboundMail, 'text' | 'html' | 'attachm
  * writing, and the thread's row, which every message of a busy thread locks, is then held only
  * until the commit that follows. It holds the inbox as holdLiveInbox does: 404, and nothing
  * written, when the inbox is being deleted. A message already stored under the same Message-ID
- * and direction fails the unique constraint; a replay token recorded before fails the key of
- * webhook_tokens. On a transaction's statements, or alone: it commits whole or not at all either
- * way.
+ * and direction fails the unique constraint. On a transaction's statements, or alone: it commits
+ * whole or not at all either way.
  */
 export async function recordMessage(
   statements: Statements,
@@ -159,9 +145,7 @@ export async function recordMessage(
       INSERT INTO message_search (message_id, inbox_id, thread_id, created_at, search_text)
       SELECT id, inbox_id, thread_id, created_at, ${searchText} FROM recorded
     ), files AS (${insertAttachments(await attachmentRows(attachments))}
-    )${input.replayToken ? Prisma.sql`, token AS (${insertReplayToken(input.replayToken)})` : Prisma.empty}${
-      input.event ? Prisma.sql`, ${appendEventsCtes([input.event(message)], eventLockAfter(input.replayToken))}` : Prisma.empty
-    }
+    )${input.event ? Prisma.sql`, ${appendEventsCtes([input.event(message)], Prisma.sql`FROM recorded`)}` : Prisma.empty}
     SELECT EXISTS (SELECT FROM live) AS live, EXISTS (SELECT FROM recorded) AS recorded${
       input.event ? Prisma.sql`, (SELECT count(*) FROM notified) AS events` : Prisma.empty
     }`);
@@ -259,23 +243,6 @@ function insertAttachments(rows: string): Prisma.Sql {
       SELECT (file->>0)::uuid, recorded.id, recorded.inbox_id, recorded.thread_id, file->>1, file->>2, (file->>3)::int,
              file->>4, file->>5, file->>6, file->>7, decode(file->>8, 'base64'), recorded.created_at
         FROM recorded, json_array_elements(${rows}::json) AS file`;
-}
-
-/** `token`'s part of recordMessage: no ON CONFLICT, so that a token used before fails the whole statement. */
-function insertReplayToken(replayToken: ReplayToken): Prisma.Sql {
-  return Prisma.sql`
-      INSERT INTO webhook_tokens (token, expires_at)
-      SELECT ${replayToken.token}, ${replayToken.expiresAt}::timestamptz FROM recorded
-      RETURNING token`;
-}
-
-/**
- * When recordMessage's event takes the append lock: once the message is written (its thread's row
- * locked) and its replay token too, whose key a concurrent replay may hold; the other rows are new,
- * and no statement waits for them.
- */
-function eventLockAfter(replayToken: ReplayToken | undefined): Prisma.Sql {
-  return replayToken ? Prisma.sql`FROM recorded, (SELECT count(*) FROM token) AS tokens` : Prisma.sql`FROM recorded`;
 }
 
 // Arrays that are empty mean "no such header": the API shows null, as the spec allows.

@@ -2,7 +2,7 @@ import { type Database, prismaStatements } from '../database.js';
 import { appendEvents, type EventType, type NewEvent } from '../events/log.js';
 import type { DeliveryStatus } from '../generated/prisma/client.js';
 import { messageEvent } from '../messages/events.js';
-import type { ReplayToken } from '../messages/records.js';
+import type { ReplayToken } from './replay.js';
 
 /*
  * Delivery status from the providers: what SES (bounce, complaint and delivery notifications
@@ -92,7 +92,7 @@ export const MAX_EVENTS = 5000;
  * message deleted since, mail sent before ids were recorded) change nothing: the provider is
  * answered 2xx all the same, or it would retry them for days. A Mailgun request's `replayToken` is
  * recorded first in the same transaction, without ON CONFLICT: of two requests with one token
- * (Mailgun signs the token, not the body), the second fails on its key (replay.ts answers 401),
+ * (Mailgun signs the token, not the body), the second fails on its key (refusingReplays answers 401),
  * whatever their timing, and a request that fails leaves its token unused.
  */
 export async function applyDeliveryEvents(

@@ -1,5 +1,4 @@
 import type { InboundMail } from '../messages/inbound-mail.js';
-import type { ReplayToken } from '../messages/records.js';
 import type { DeliveryEvent } from './delivery-status.js';
 import type { MimeFallback } from './parse.js';
 import type { Verdicts } from './verdicts.js';
@@ -15,8 +14,6 @@ export interface InboundDelivery {
   /** Envelope recipients (RCPT TO), which may differ from To and Cc (Bcc, forwarding). */
   recipients: string[];
   verdicts: Verdicts;
-  /** The token that signed the request (Mailgun), recorded with the mail so that a replay is refused (replay.ts). */
-  replayToken?: ReplayToken;
   /** Set when the raw mail could not be parsed and is stored as it came (parse.ts); kept in `metadata.mime`. */
   mimeFallback?: MimeFallback;
 }

@@ -109,14 +109,13 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
       'inbound mail could not be parsed: stored as it came',
     );
   }
-  for (const [index, inbox] of accepted.entries()) {
-    // The request's token goes with the last copy: a crash before it leaves the token unused, and
-    // the provider's retry stores the copies still missing (routes.ts records it when none is new).
-    const replayToken = index === accepted.length - 1 ? delivery.replayToken : undefined;
+  // One transaction per copy: after a crash, the provider's retry stores the copies still missing.
+  for (const inbox of accepted) {
     try {
-      const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, { ...notes, replayToken });
+      const { message, duplicate } = await receiveMessage(deps, inbox, stored, content, notes);
       count(duplicate ? 'duplicate' : 'stored');
       messages.push({ inbox_id: inbox.id, message_id: message.id, thread_id: message.threadId, duplicate });
+      deps.crashPoint('ingest:copy-stored');
     } catch (error) {
       // Deleted since it was looked up: as if it had not existed.
       if (!(error instanceof NotFoundError)) throw error;

@@ -1,63 +1,101 @@
+import { createHash } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import { violatedUniqueIndex } from '@repo/db';
 import { UnauthorizedError } from '@repo/errors';
 import type { Database } from '../database.js';
-import type { ReplayToken } from '../messages/records.js';
+import type { WebhookBody } from './body.js';
 import { MAILGUN_WINDOW_SECONDS } from './verify.js';
 
 /*
  * Mailgun webhook tokens already used, in the database so that every replica refuses a replay.
  * Mailgun signs the timestamp and token only, not the body: a token seen once must not carry
- * another request. A token is recorded when its request has been handled, never before: with
- * the message the request stores (in the same statement, records.ts), with the delivery events it
- * applies (first in their transaction, delivery-status.ts, so that of two requests racing with one
- * token only one applies its body), or, when the request stores nothing new (a redelivery, mail
- * for no inbox, a virus), by handleWithToken once it is answered. A request that fails or is cut short by a crash leaves its token unused, so that
- * Mailgun's retry of it is no replay. Two deliveries of one request at the same moment store
- * the mail once (the Message-ID's unique index), the later one answered as a duplicate or, when
- * its token was recorded first, as a replay.
+ * another request.
+ *
+ * Inbound mail may be stored in several inboxes, one transaction each, so its token cannot go in
+ * one transaction with the mail. It is claimed before the first copy, with the digest of the
+ * request's fields, and marked handled after the last (handleClaimed). While it is claimed, only a
+ * request with the same fields may use it: Mailgun's retry of a request that failed or was cut
+ * short by a crash stores the copies still missing (each inbox stores a Message-ID once), and a
+ * replay carrying other fields stores nothing, not even racing the first request. Once handled, the
+ * token refuses every request.
+ *
+ * Delivery events are applied in one transaction, and their token is inserted first in it
+ * (delivery-status.ts): of two requests racing with one token, only one applies its body.
  */
 
 export const REPLAYED = 'This Mailgun token was used before: the request is a replay';
+
+/** A webhook token (Mailgun's) that signed a request. */
+export interface ReplayToken {
+  token: string;
+  /** When its signature leaves the window in which it could be presented again. */
+  expiresAt: Date;
+}
 
 /** The token of a request signed at `signedAt` (Unix seconds): kept as long as its signature is in the window. */
 export function replayToken(token: string, signedAt: number): ReplayToken {
   return { token, expiresAt: new Date((signedAt + MAILGUN_WINDOW_SECONDS) * 1000) };
 }
 
-/** True when a request with this token has been handled before: the request is a replay. */
-export async function isUsedToken(db: Database, token: string): Promise<boolean> {
-  return (await db.webhookToken.count({ where: { token } })) > 0;
+/** Bytes hashed per turn of the event loop: a 38 MB request does not hold it (about 1 ms a slice). */
+const DIGEST_SLICE_BYTES = 1024 * 1024;
+
+/**
+ * SHA-256 of a request's fields and files, whatever their order and the form's encoding (a retry
+ * may come with another multipart boundary): each name, value and file is length-prefixed.
+ */
+export async function requestDigest(body: WebhookBody): Promise<string> {
+  const hash = createHash('sha256');
+  const add = async (bytes: Buffer) => {
+    hash.update(`${bytes.length}:`);
+    for (let start = 0; start < bytes.length; start += DIGEST_SLICE_BYTES) {
+      if (start > 0) await setImmediate();
+      hash.update(bytes.subarray(start, start + DIGEST_SLICE_BYTES));
+    }
+  };
+  const text = (value: string) => add(Buffer.from(value, 'utf8'));
+  for (const name of [...body.fields.keys()].sort()) {
+    await text(name);
+    await add(body.fields.get(name)!);
+  }
+  for (const file of body.files) {
+    for (const value of [file.field, file.filename, file.contentType]) await text(value);
+    await add(file.content);
+  }
+  return hash.digest('hex');
 }
 
 /**
- * Handles the request of `token` (`handle` passes it on to the statement that records the
- * message), then records the token if that statement did not: 401 when another request with the
- * token was recorded meanwhile. Nothing is recorded when `handle` fails.
+ * Handles an inbound request signed with `token` whose fields have `digest`: claims the token
+ * (401 when a request with other fields used it, or when one was handled), runs `handle`, then
+ * marks the token handled. A failure or a crash in between leaves it claimed for Mailgun's retry.
  */
-export async function handleWithToken<T>(
+export async function handleClaimed<T>(
   db: Database,
-  token: ReplayToken,
-  handle: (token: ReplayToken) => Promise<T>,
+  claim: { token: ReplayToken; digest: string },
+  handle: () => Promise<T>,
 ): Promise<T> {
-  let result: T;
-  try {
-    result = await handle(token);
-  } catch (error) {
-    if (isReplayedToken(error)) throw new UnauthorizedError(REPLAYED);
-    throw error;
-  }
-  await db.$executeRaw`
-    INSERT INTO webhook_tokens (token, expires_at) VALUES (${token.token}, ${token.expiresAt}::timestamptz)
-    ON CONFLICT DO NOTHING`;
+  const { token, expiresAt } = claim.token;
+  const claimed = await db.$queryRaw<{ token: string }[]>`
+    INSERT INTO webhook_tokens (token, expires_at, request_digest, handled)
+    VALUES (${token}, ${expiresAt}::timestamptz, ${claim.digest}, false)
+    ON CONFLICT (token) DO UPDATE SET handled = false
+     WHERE NOT webhook_tokens.handled AND webhook_tokens.request_digest = EXCLUDED.request_digest
+    RETURNING token`;
+  if (claimed.length === 0) throw new UnauthorizedError(REPLAYED);
+  const result = await handle();
+  await db.$executeRaw`UPDATE webhook_tokens SET handled = true WHERE token = ${token}`;
   return result;
 }
 
-/**
- * The failure of a statement whose token was recorded meanwhile by another request with it: the
- * message's (node-postgres's error) or the delivery events' transaction (Prisma's).
- */
-function isReplayedToken(error: unknown): boolean {
-  return violatedUniqueIndex(error) === 'webhook_tokens_pkey';
+/** Runs `handle`, whose transaction inserts `token` first (delivery-status.ts): 401 when another request inserted it. */
+export async function refusingReplays<T>(handle: () => Promise<T>): Promise<T> {
+  try {
+    return await handle();
+  } catch (error) {
+    if (violatedUniqueIndex(error) === 'webhook_tokens_pkey') throw new UnauthorizedError(REPLAYED);
+    throw error;
+  }
 }
 
 /** Tokens whose signature has left the window cannot be replayed anyway (the timestamp is refused). */

@@ -8,8 +8,7 @@ import { ingest, type IngestDeps, inboundMetrics } from './ingest.js';
 import { mailgunDelivery, mailgunSignatureOf } from './providers/mailgun.js';
 import { sendgridDelivery } from './providers/sendgrid.js';
 import { type SesDeps, sesOutcome } from './providers/ses.js';
-import type { ReplayToken } from '../messages/records.js';
-import { handleWithToken, isUsedToken, REPLAYED, replayToken } from './replay.js';
+import { handleClaimed, refusingReplays, type ReplayToken, replayToken, requestDigest } from './replay.js';
 import { type AppliedEvents, applyDeliveryEvents, type DeliveryEvent } from './delivery-status.js';
 import { mailgunDeliveryEvents } from './providers/mailgun-events.js';
 import {
@@ -93,7 +92,7 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
     method: 'post',
     path: '/webhooks/mailgun',
     summary: 'Inbound mail from a Mailgun route (parsed fields or body-mime)',
-    description: `${DESCRIPTION} With MAILGUN_WEBHOOK_SIGNING_KEY set, the request needs a valid signature of the last 5 minutes whose token no handled request used before (401 otherwise; the retry of a request that failed or was cut short is no replay).`,
+    description: `${DESCRIPTION} With MAILGUN_WEBHOOK_SIGNING_KEY set, the request needs a valid signature of the last 5 minutes whose token no handled request, and no request with other fields, used before (401 otherwise; the retry of a request that failed or was cut short is no replay).`,
     tags: ['webhooks'],
     response: webhookResult,
     errors: [401, 413, 415],
@@ -101,10 +100,8 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
       const body = await readWebhookBody(req, limits, deps.content);
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
       if (!key) return store(await mailgunDelivery(body, deps.content));
-      const token = await unusedMailgunToken(body, key);
-      return handleWithToken(deps.db, token, async (replayToken) =>
-        store({ ...(await mailgunDelivery(body, deps.content)), replayToken }),
-      );
+      const claim = { token: signedMailgunToken(body, key), digest: await requestDigest(body) };
+      return handleClaimed(deps.db, claim, async () => store(await mailgunDelivery(body, deps.content)));
     },
   });
 
@@ -153,9 +150,9 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
       const body = await readWebhookBody(req, eventLimits, deps.content);
       const key = config.MAILGUN_WEBHOOK_SIGNING_KEY;
       if (!key) return applyEvents(mailgunDeliveryEvents(body.json));
-      const token = await unusedMailgunToken(body, key);
+      const token = signedMailgunToken(body, key);
       const events = mailgunDeliveryEvents(body.json);
-      return handleWithToken(deps.db, token, (replayToken) => applyEvents(events, replayToken));
+      return refusingReplays(() => applyEvents(events, token));
     },
   });
 
@@ -191,16 +188,15 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
       return applyEvents(sendgridDeliveryEvents(jsonOf(body)));
     },
   });
+}
 
-  /** The request's token, once its signature is valid and no request with it was handled before (replay.ts); 401 otherwise. */
-  async function unusedMailgunToken(body: WebhookBody, key: string): Promise<ReplayToken> {
-    const signature = mailgunSignatureOf(body);
-    if (!signature) throw new UnauthorizedError('The Mailgun signature (timestamp, token, signature) is missing');
-    const check = checkMailgunSignature(signature, { signingKey: key, now: new Date() });
-    if (!check.valid) throw new UnauthorizedError(check.reason);
-    if (await isUsedToken(deps.db, signature.token)) throw new UnauthorizedError(REPLAYED);
-    return replayToken(signature.token, Number(signature.timestamp));
-  }
+/** The request's token, once its signature is valid (401 otherwise); whether it was used before, replay.ts tells. */
+function signedMailgunToken(body: WebhookBody, key: string): ReplayToken {
+  const signature = mailgunSignatureOf(body);
+  if (!signature) throw new UnauthorizedError('The Mailgun signature (timestamp, token, signature) is missing');
+  const check = checkMailgunSignature(signature, { signingKey: key, now: new Date() });
+  if (!check.valid) throw new UnauthorizedError(check.reason);
+  return replayToken(signature.token, Number(signature.timestamp));
 }
 
 /** A raw body as JSON; 400 when it is not UTF-8 JSON. */

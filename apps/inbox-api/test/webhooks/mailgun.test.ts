@@ -1,12 +1,11 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { UnauthorizedError } from '@repo/errors';
 import { readAttachment } from '../../src/messages/attachments.js';
-import { receiveMessage } from '../../src/messages/receive.js';
-import { handleWithToken, replayToken } from '../../src/webhooks/replay.js';
+import type { WebhookBody } from '../../src/webhooks/body.js';
+import { replayToken, requestDigest } from '../../src/webhooks/replay.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { ALL_BYTES } from '../mail/helpers.js';
-import { mimeMessage, storableInboundMail } from './helpers.js';
+import { mimeMessage } from './helpers.js';
 
 const SIGNING_KEY = 'key-signing-0123456789';
 let ctx: TestContext;
@@ -215,12 +214,20 @@ describe('Mailgun signatures (MAILGUN_WEBHOOK_SIGNING_KEY set)', () => {
     expect(await messagesWith(subject)).toHaveLength(0);
   });
 
-  it('leaves the token unused when the request fails, so that Mailgun’s retry is no replay', async () => {
+  it('leaves the token open to Mailgun’s retry when the request fails, and to no other request', async () => {
     const fields = { ...routeFields('Retried'), 'message-headers': '[]', from: '', ...signature() };
     delete (fields as Record<string, string>).from;
     expect((await post(fields)).status).toBe(400);
     expect((await post(fields)).status).toBe(400);
-    expect(await ctx.db.webhookToken.count({ where: { token: fields.token } })).toBe(0);
+    expect(await ctx.db.webhookToken.findUniqueOrThrow({ where: { token: fields.token } })).toMatchObject({ handled: false });
+    const other = {
+      ...routeFields('Other fields, same token'),
+      token: fields.token,
+      timestamp: fields.timestamp,
+      signature: fields.signature,
+    };
+    expect((await post(other)).status).toBe(401);
+    expect(await messagesWith('Other fields, same token')).toHaveLength(0);
   });
 
   it('refuses a used token carrying another message, storing nothing of it', async () => {
@@ -266,31 +273,40 @@ describe('Mailgun signatures (MAILGUN_WEBHOOK_SIGNING_KEY set)', () => {
     expect(await ctx.db.webhookToken.count({ where: { token: fields.token } })).toBe(1);
   });
 
-  it('refuses (401) a request whose token another request recorded while it was handled, storing nothing of it', async () => {
-    // The other request's message committed between this one's check of the token and its own statement.
-    const token = replayToken('token-recorded-meanwhile', Math.floor(Date.now() / 1000));
-    await ctx.db.webhookToken.create({ data: { token: token.token, expiresAt: token.expiresAt } });
-    const inbox = await ctx.db.inbox.findUniqueOrThrow({ where: { id: target.id } });
-    const mail = await storableInboundMail({
-      to: [target.email_address],
-      subject: 'Token recorded meanwhile',
-      messageId: '<meanwhile@x>',
+  it('refuses (401) a request whose token a request with other fields claimed, before that one stored anything', async () => {
+    const fields = { ...routeFields('Claimed by another'), ...signature() };
+    const token = replayToken(fields.token, Number(fields.timestamp));
+    await ctx.db.webhookToken.create({
+      data: { token: token.token, expiresAt: token.expiresAt, requestDigest: 'f'.repeat(64), handled: false },
     });
-    const receive = () =>
-      receiveMessage(
-        {
-          ...ctx.deps,
-          emailDomain: 'inbox.test',
-          leaseSeconds: 60,
-          inlineMaxBytes: ctx.deps.config.INBOX_INLINE_ATTACHMENT_BYTES,
-        },
-        inbox,
-        mail,
-        () => Promise.resolve({ contentClean: 'x', preview: 'x' }),
-        { replayToken: token },
-      );
-    await expect(handleWithToken(ctx.db, token, receive)).rejects.toBeInstanceOf(UnauthorizedError);
-    expect(await messagesWith('Token recorded meanwhile')).toHaveLength(0);
+    expect((await post(fields)).status).toBe(401);
+    expect(await messagesWith('Claimed by another')).toHaveLength(0);
+  });
+
+  it('stores nothing of a replay with other fields racing a request for several inboxes', async () => {
+    const inboxes = await Promise.all(
+      ['one', 'two', 'three'].map(
+        async (name) =>
+          (
+            await request(ctx.app)
+              .post('/v1/inboxes')
+              .send({ name, email_username: `mg-race-${name}-${randomUUID().slice(0, 8)}` })
+          ).body as { id: string; email_address: string },
+      ),
+    );
+    const recipient = inboxes.map((inbox) => inbox.email_address).join(', ');
+    const signed = signature();
+    const genuine = { ...routeFields('Race genuine'), recipient, ...signed };
+    const forged = { ...routeFields('Race forged'), recipient, ...signed };
+    const [first, second] = await Promise.all([post(genuine), post(forged)]);
+    // Whichever claims the token first is stored in every inbox; the other, in none.
+    expect([first.status, second.status].sort()).toEqual([200, 401]);
+    const [storedSubject, refusedSubject] =
+      first.status === 200 ? ['Race genuine', 'Race forged'] : ['Race forged', 'Race genuine'];
+    const subjects = async (subject: string) =>
+      ctx.db.message.count({ where: { subject, inboxId: { in: inboxes.map((inbox) => inbox.id) } } });
+    expect({ stored: await subjects(storedSubject), refused: await subjects(refusedSubject) }).toEqual({ stored: 3, refused: 0 });
+    expect((await post(genuine)).status).toBe(401);
   });
 
   it('refuses a token too long to be Mailgun’s with 401, even signed', async () => {
@@ -308,5 +324,29 @@ describe('Mailgun signatures (MAILGUN_WEBHOOK_SIGNING_KEY set)', () => {
       status: 401,
       message: 'The Mailgun token is not 1 to 256 printable ASCII characters',
     });
+  });
+});
+
+describe('requestDigest', () => {
+  const body = (fields: [string, string][], files: WebhookBody['files'] = []): WebhookBody => ({
+    fields: new Map(fields.map(([name, value]) => [name, Buffer.from(value)])),
+    files,
+  });
+
+  it('is the same for the same fields in another order, and differs when a value or file changes', async () => {
+    const fields: [string, string][] = [
+      ['subject', 'Hi'],
+      ['body-plain', 'x'.repeat(3 * 1024 * 1024)],
+    ];
+    const file = { field: 'attachment-1', filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('abc') };
+    const digest = await requestDigest(body(fields, [file]));
+    expect(await requestDigest(body([...fields].reverse(), [file]))).toBe(digest);
+    expect(await requestDigest(body([['subject', 'Hi!'], fields[1]!], [file]))).not.toBe(digest);
+    expect(await requestDigest(body(fields, [{ ...file, content: Buffer.from('abd') }]))).not.toBe(digest);
+    expect(await requestDigest(body(fields))).not.toBe(digest);
+  });
+
+  it('tells where one value ends and the next begins', async () => {
+    expect(await requestDigest(body([['a', 'bc']]))).not.toBe(await requestDigest(body([['ab', 'c']])));
   });
 });
