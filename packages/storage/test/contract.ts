@@ -29,6 +29,14 @@ export function describeObjectStorageContract(name: string, fresh: () => Promise
       expect(Buffer.concat(await opened.stream.toArray())).toEqual(body);
     });
 
+    it('stores bytes in shared memory (a raw mail the content workers read), larger than hashed in place', async () => {
+      const body = Buffer.from(new SharedArrayBuffer(2 * 1024 * 1024 + 3));
+      for (let i = 0; i < body.length; i += 4096) body[i] = i % 251;
+      const stored = await storage.put('k/shared', body, { contentType: 'message/rfc822' });
+      expect(stored).toEqual({ size: body.length, sha256: createHash('sha256').update(body).digest('hex') });
+      expect((await storage.get('k/shared')).equals(body)).toBe(true);
+    });
+
     it('stores an empty object', async () => {
       expect(await storage.put('k/empty', Buffer.alloc(0), { contentType: 'text/plain' })).toMatchObject({ size: 0 });
       expect(await storage.get('k/empty')).toEqual(Buffer.alloc(0));

@@ -37,6 +37,14 @@ describe('GcsObjectStorage', () => {
     expect(gcs.objects.get('inboxes/i1/attachments/a 1')).toEqual({ data: body, contentType: 'application/pdf' });
   });
 
+  it('uploads bytes in shared memory (a raw mail the content workers read) as they are', async () => {
+    const body = Buffer.from(new SharedArrayBuffer(2 * 1024 * 1024 + 3));
+    for (let i = 0; i < body.length; i += 4096) body[i] = i % 251;
+    const stored = await storage.put('k/shared', body, { contentType: 'message/rfc822' });
+    expect(stored).toEqual({ size: body.length, sha256: createHash('sha256').update(body).digest('hex') });
+    expect(gcs.objects.get('k/shared')!.data.equals(body)).toBe(true);
+  });
+
   it('downloads the media of an object, and answers a missing one with NotFoundError', async () => {
     await storage.put('k/one', Buffer.from('hello'), { contentType: 'text/plain' });
     gcs.requests.length = 0;
