@@ -13,7 +13,7 @@
  * which its histogram counts in every sample, is the longest stall), and the slowest answer to `GET /health` sent
  * one after another meanwhile (what the mail made another request wait).
  *
- *   pnpm --filter inbox-api bench:ingest [--seconds 15] [--connections 8] [--shapes-only] [--cpu-prof DIR]
+ *   pnpm --filter inbox-api bench:ingest [--seconds 15] [--connections 8] [--shapes-only] [--shape-mb 1] [--cpu-prof DIR]
  *
  * The server runs as its own process with production settings on a scratch database of
  * TEST_DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432), dropped afterwards.
@@ -38,12 +38,15 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '15' },
     connections: { type: 'string', default: '8' },
     'shapes-only': { type: 'boolean', default: false },
+    // The size of each raw-MIME shape, in MB: 1 by default; the webhooks take mail up to about 20 MB.
+    'shape-mb': { type: 'string', default: '1' },
     // A folder for the server's CPU profile (node --cpu-prof), to see where its time goes.
     'cpu-prof': { type: 'string' },
   },
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
+const shapeBytes = Number(values['shape-mb']) * 1_000_000;
 
 const BOUNDARY = 'bench-boundary-7d3f';
 const attachment = randomBytes(50 * 1024);
@@ -212,7 +215,7 @@ async function ingestShapes(url: string, to: string): Promise<ShapeRun[]> {
     slowestOtherMs: idleSlowest,
   });
   for (const [shape, { make, fixedBytes }] of Object.entries(MIME_SHAPES)) {
-    const raw = make({ to, messageId: `<${randomUUID()}@bench.example.com>`, bytes: fixedBytes ?? 1_000_000 });
+    const raw = make({ to, messageId: `<${randomUUID()}@bench.example.com>`, bytes: fixedBytes ?? shapeBytes });
     const body = sendgridRawPost(to, raw);
     const before = await serverFigures(url);
     const probe = await probeHealth(url, { intervalMs: 10 });
