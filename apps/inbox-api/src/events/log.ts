@@ -73,10 +73,14 @@ export async function appendEvents(statements: Statements, events: NewEvent[]): 
  * for a statement that writes the change and its events in one round trip (records.ts). `after`
  * is the FROM clause of the lock: the lock is taken once for each of its rows, that is, only when
  * the change wrote its row, and only after the change's own row locks (so that no statement
- * waits for a row while it holds the lock). The statement must read `notified` whole, or the
- * NOTIFY is not sent, and must be its transaction's last.
+ * waits for a row while it holds the lock). `dataFrom`, a jsonb expression, is merged into each
+ * event's data: fields the statement itself writes, which need not be sent twice. The statement
+ * must read `notified` whole, or the NOTIFY is not sent, and must be its transaction's last.
  */
-export function appendEventsCtes(events: NewEvent[], after: Prisma.Sql = Prisma.empty): Prisma.Sql {
+export function appendEventsCtes(
+  events: NewEvent[],
+  { after = Prisma.empty, dataFrom }: { after?: Prisma.Sql; dataFrom?: Prisma.Sql } = {},
+): Prisma.Sql {
   const rows = JSON.stringify(
     events.map((event) => [event.type, event.organizationId, event.inboxId, event.threadId, event.messageId, event.data]),
   );
@@ -87,7 +91,8 @@ export function appendEventsCtes(events: NewEvent[], after: Prisma.Sql = Prisma.
       SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY}::bigint) ${after}
     ), appended AS (
       INSERT INTO events (type, organization_id, inbox_id, thread_id, message_id, data, created_at)
-      SELECT event->>0, event->>1, (event->>2)::uuid, (event->>3)::uuid, (event->>4)::uuid, event->5, clock_timestamp()
+      SELECT event->>0, event->>1, (event->>2)::uuid, (event->>3)::uuid, (event->>4)::uuid,
+             event->5${dataFrom ? Prisma.sql` || ${dataFrom}` : Prisma.empty}, clock_timestamp()
         FROM locked, jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS e(event, n)
        ORDER BY n
       RETURNING id, type, organization_id, inbox_id, thread_id

@@ -89,6 +89,12 @@ describe('the event log', () => {
       thread_id: sent.thread_id,
       data: { id: sent.id, subject: 'First event', inbox_id: inboxA2.id },
     });
+    // The received message's data is its list view, bodies included (taken from the row written, records.ts).
+    const receivedEvent = page.items.find((event: { type: string }) => event.type === 'message.received');
+    const listed = (await as(ctx.app, keyA).get(`/v1/messages?inbox_id=${inboxA.id}`).expect(200)).body.items;
+    const listView = listed.find((message: { id: string }) => message.id === receivedEvent.message_id);
+    expect(listView).toMatchObject({ text: expect.any(String), content_clean: expect.any(String) });
+    expect(receivedEvent.data).toEqual(listView);
     expect(page.next_after).toBe(page.items.at(-1).id);
     // Ids increase; nothing after the last one.
     const ids = page.items.map((event: { id: number }) => event.id);
