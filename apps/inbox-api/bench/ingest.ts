@@ -7,8 +7,8 @@
  * service's overhead is a ratio; for the first scenario, the CPU time per message of the server and
  * of its database's Postgres backends (from /proc). Then ingestion with 1 MB HTML newsletters mixed in (one request
  * in 20), while the server's event-loop delay is read from its /metrics. Last, one mail of each
- * hostile raw-MIME shape (bench/mime-shapes.ts) through SendGrid's raw mode, one at a time (a
- * round to warm up, then the round measured): how long it takes, the server's CPU time for it (event loop and workers), the event loop's
+ * hostile raw-MIME shape (bench/mime-shapes.ts) through SendGrid's raw mode, and short lines in SendGrid's and
+ * Mailgun's parsed fields, one at a time, 1 MB each or --shape-mb (a round to warm up, then the round measured): how long it takes, the server's CPU time for it (event loop and workers), the event loop's
  * delay meanwhile (its maximum and 99th percentile, from /metrics; the maximum less prom-client's 10 ms sampling interval,
  * which its histogram counts in every sample, is the longest stall), and the slowest answer to `GET /health` sent
  * one after another meanwhile (what the mail made another request wait).
@@ -30,7 +30,7 @@ import pg from 'pg';
 import { createScratchDatabase } from '@repo/db/dev';
 import { metricValue, startService } from '@repo/testing';
 import { appRoot, migrationsDir } from '../src/paths.js';
-import { MIME_SHAPES } from './mime-shapes.js';
+import { MIME_SHAPES, repeatTo } from './mime-shapes.js';
 import { postgresCpuMs, probeHealth } from './service.js';
 
 const { values } = parseArgs({
@@ -193,9 +193,90 @@ interface ShapeRun {
  */
 const LOOP_SAMPLING_MS = 10;
 
+/** A webhook request of one shape: what the table shows, and what is posted. */
+interface ShapeRequest {
+  shape: string;
+  path: string;
+  contentType: string;
+  body: Buffer;
+  /** The mail's size, in bytes. */
+  bytes: number;
+}
+
 /**
- * One mail of each raw-MIME shape through SendGrid's raw mode, one at a time, the server otherwise
- * idle; first the server left idle for 3 s, the floor of what the machine's own load does to it.
+ * The shapes, each once: every raw-MIME shape (bench/mime-shapes.ts) through SendGrid's raw mode,
+ * then short lines in the parsed-field modes, SendGrid's multipart `text` and Mailgun's
+ * URL-encoded `body-plain` (each field's bytes taken whole, not parsed as MIME).
+ */
+function shapeRequests(to: string): ShapeRequest[] {
+  const raw = Object.entries(MIME_SHAPES).map(([shape, { make, fixedBytes }]): ShapeRequest => {
+    const mail = make({ to, messageId: `<${randomUUID()}@bench.example.com>`, bytes: fixedBytes ?? shapeBytes });
+    return {
+      shape,
+      path: '/webhooks/sendgrid',
+      contentType: `multipart/form-data; boundary=${BOUNDARY}`,
+      body: sendgridRawPost(to, mail),
+      bytes: mail.length,
+    };
+  });
+  const lines = repeatTo(shapeBytes, 'a\r\n');
+  const messageId = () => `<${randomUUID()}@bench.example.com>`;
+  const sendgridParsed = multipartFields({
+    headers: `From: Bob <bob@example.com>\r\nTo: ${to}\r\nSubject: Parsed short lines\r\nMessage-ID: ${messageId()}\r\n`,
+    from: 'Bob <bob@example.com>',
+    to,
+    subject: 'Parsed short lines',
+    text: lines,
+    envelope: JSON.stringify({ to: [to], from: 'bob@example.com' }),
+  });
+  const mailgunMessageId = messageId();
+  const mailgunEncoded = Buffer.from(
+    new URLSearchParams({
+      recipient: to,
+      from: 'Bob <bob@example.com>',
+      subject: 'URL-encoded short lines',
+      'Message-Id': mailgunMessageId,
+      'message-headers': JSON.stringify([
+        ['From', 'Bob <bob@example.com>'],
+        ['To', to],
+        ['Message-Id', mailgunMessageId],
+      ]),
+      // URL-encoded, short lines take 7 bytes for 3: 15 MB is about the most the webhooks' 38 MB take.
+      'body-plain': lines.slice(0, 15_000_000),
+    }).toString(),
+  );
+  return [
+    ...raw,
+    {
+      shape: 'SendGrid parsed `text`, short lines',
+      path: '/webhooks/sendgrid',
+      contentType: `multipart/form-data; boundary=${BOUNDARY}`,
+      body: sendgridParsed,
+      bytes: lines.length,
+    },
+    {
+      shape: 'Mailgun URL-encoded `body-plain`, short lines',
+      path: '/webhooks/mailgun',
+      contentType: 'application/x-www-form-urlencoded',
+      body: mailgunEncoded,
+      bytes: Math.min(lines.length, 15_000_000),
+    },
+  ];
+}
+
+/** Fields as multipart/form-data. */
+function multipartFields(fields: Record<string, string>): Buffer {
+  return Buffer.concat([
+    ...Object.entries(fields).map(([name, value]) =>
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+    ),
+    Buffer.from(`--${BOUNDARY}--\r\n`),
+  ]);
+}
+
+/**
+ * One mail of each shape (shapeRequests), one at a time, the server otherwise idle; first the
+ * server left idle for 3 s, the floor of what the machine's own load does to it.
  */
 async function ingestShapes(url: string, to: string): Promise<ShapeRun[]> {
   const runs: ShapeRun[] = [];
@@ -214,17 +295,11 @@ async function ingestShapes(url: string, to: string): Promise<ShapeRun[]> {
     loopMax: idle.loopMax,
     slowestOtherMs: idleSlowest,
   });
-  for (const [shape, { make, fixedBytes }] of Object.entries(MIME_SHAPES)) {
-    const raw = make({ to, messageId: `<${randomUUID()}@bench.example.com>`, bytes: fixedBytes ?? shapeBytes });
-    const body = sendgridRawPost(to, raw);
+  for (const { shape, path, contentType, body, bytes } of shapeRequests(to)) {
     const before = await serverFigures(url);
     const probe = await probeHealth(url, { intervalMs: 10 });
     const started = performance.now();
-    const status = await fetch(`${url}/webhooks/sendgrid`, {
-      method: 'POST',
-      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
-      body,
-    }).then(
+    const status = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body }).then(
       async (response) => {
         await response.arrayBuffer();
         return String(response.status);
@@ -236,7 +311,7 @@ async function ingestShapes(url: string, to: string): Promise<ShapeRun[]> {
     const after = await serverFigures(url);
     runs.push({
       shape,
-      megabytes: raw.length / 1e6,
+      megabytes: bytes / 1e6,
       status,
       ms,
       cpuMs: after.cpuMs - before.cpuMs,
@@ -421,7 +496,8 @@ if (raw !== undefined) {
   );
 }
 lines.push(
-  "One mail of each raw-MIME shape through SendGrid's raw mode (bench/mime-shapes.ts), one at a time; the server's CPU",
+  "One mail of each raw-MIME shape through SendGrid's raw mode (bench/mime-shapes.ts), then short lines in SendGrid's and",
+  "Mailgun's parsed fields, one at a time; the server's CPU",
   "time counts its event loop and its content workers; the event-loop delay is the server's own (prom-client), whose",
   `every sample holds its ${LOOP_SAMPLING_MS} ms sampling interval (the longest stall is the maximum less that); another request is`,
   'GET /health, sent one after another 10 ms apart while the mail is ingested (its slowest answer):',
