@@ -48,13 +48,14 @@ export function scopeOf(actor: Actor): Scope {
   return NOTHING;
 }
 
-/** 403 unless the caller has `permission` (operators have every one; a download link only opens its content). */
-export function requirePermission(actor: Actor, permission: Permission): void {
+/** 403 unless the caller has every one of `permissions` (operators have all; a download link only opens its content). */
+export function requirePermission(actor: Actor, ...permissions: [Permission, ...Permission[]]): void {
   if (actor.kind === 'operator') return;
-  if (actor.kind === 'key' && actor.permissions.has(permission)) return;
+  const missing = permissions.find((permission) => actor.kind !== 'key' || !actor.permissions.has(permission));
+  if (missing === undefined) return;
   throw new ForbiddenError(
     actor.kind === 'key'
-      ? `This API key lacks the \`${permission}\` permission`
+      ? `This API key lacks the \`${missing}\` permission`
       : 'A download link opens its attachment only: send Authorization: Bearer <key>',
   );
 }

@@ -39,12 +39,13 @@ export function webhookOutRoutes(api: InboxApi, deps: Deps): void {
     summary: 'Create a webhook: events delivered to a URL',
     description:
       SIGNING +
-      'The answer carries the signing `secret`, shown only here. Needs `manage`; a key limited to some inboxes must give `inbox_ids` within them (403 otherwise).',
+      'The answer carries the signing `secret`, shown only here. Needs `manage` and `read` (the deliveries carry the messages); ' +
+      'a key limited to some inboxes must give `inbox_ids` within them (403 otherwise).',
     body: createWebhookBody,
     status: 201,
     response: createdWebhookSchema,
     errors: [404],
-    authorize: ({ actor }) => requirePermission(actor, 'manage'),
+    authorize: ({ actor }) => requirePermission(actor, 'manage', 'read'),
     handler: ({ actor, body }) => createWebhook(deps.db, settings, scopeOf(actor), body),
   });
   api.route({
@@ -76,12 +77,13 @@ export function webhookOutRoutes(api: InboxApi, deps: Deps): void {
     tags: ['webhooks'],
     summary: 'Change a webhook, or enable or disable it',
     description:
-      'Only the fields given change. `enabled: true` enables a webhook the service disabled, and clears `disabled_reason`.',
+      'Only the fields given change. `enabled: true` enables a webhook the service disabled, and clears `disabled_reason`. ' +
+      'Needs `manage` and `read`, as creating one does.',
     params: webhookParams,
     body: updateWebhookBody,
     response: webhookSchema,
     errors: [404],
-    authorize: ({ actor }) => requirePermission(actor, 'manage'),
+    authorize: ({ actor }) => requirePermission(actor, 'manage', 'read'),
     handler: ({ actor, params, body }) => updateWebhook(deps.db, settings, scopeOf(actor), params.webhook_id, body),
   });
   api.route({

@@ -233,7 +233,7 @@ describe('POST /v1/webhooks and the other routes', () => {
     await as(ctx.app, keyA).delete(`/v1/webhooks/${created.id}`).expect(204);
   });
 
-  it('keeps to the scope: other organizations’ webhooks are not found, inboxes of others are refused, `manage` is needed', async () => {
+  it('keeps to the scope: other organizations’ webhooks are not found, inboxes of others are refused, `manage` is needed (and `read` to create or change)', async () => {
     const webhookB = await createWebhook(keyB, { url: receiver.url('/ok/b'), event_types: ['message.received'] });
     for (const path of [`/v1/webhooks/${webhookB.id}`, `/v1/webhooks/${webhookB.id}/deliveries`]) {
       await as(ctx.app, keyA).get(path).expect(404);
@@ -252,6 +252,19 @@ describe('POST /v1/webhooks and the other routes', () => {
     await as(ctx.app, readerA)
       .post('/v1/webhooks', { url: receiver.url('/ok/x'), event_types: ['message.received'] })
       .expect(403);
+
+    // `manage` without `read` may list and delete webhooks, but not point the messages anywhere.
+    const managerA = (await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgA.id, permissions: ['manage'] })).key;
+    const refused = await as(ctx.app, managerA)
+      .post('/v1/webhooks', { url: receiver.url('/ok/x'), event_types: ['message.received'] })
+      .expect(403);
+    expect(refused.body.error.message).toBe('This API key lacks the `read` permission');
+    const existing = await createWebhook(keyA, { url: receiver.url('/ok/existing'), event_types: ['message.received'] });
+    await as(ctx.app, managerA)
+      .patch(`/v1/webhooks/${existing.id}`, { url: receiver.url('/ok/elsewhere') })
+      .expect(403);
+    await as(ctx.app, managerA).get('/v1/webhooks').expect(200);
+    await as(ctx.app, managerA).delete(`/v1/webhooks/${existing.id}`).expect(204);
 
     // A key limited to inbox A1: only webhooks limited to it, and it must limit its own.
     await as(ctx.app, keyA1)
