@@ -19,6 +19,12 @@ type KeyActor = Extract<Actor, { kind: 'key' }>;
 export interface KeyDirectory {
   /** The key a secret belongs to, while it is not revoked; undefined for anything else (malformed, unknown, revoked). */
   find(secret: string): Promise<KeyActor | undefined>;
+  /**
+   * Whether a key found before still stands (not revoked, not deleted), for requests that outlive
+   * their authentication: a wait, a stream. Read at most once per KEY_CACHE_MS per replica, and at
+   * once after forget.
+   */
+  stands(keyId: string): Promise<boolean>;
   /** Drops what is cached of the keys `which` names, once they are revoked or deleted on this replica. */
   forget(which: { keyId?: string; organizationId?: string }): void;
 }
@@ -31,6 +37,15 @@ export function keyDirectory(db: Database): KeyDirectory {
   // Counts revocations seen here: a look-up that began before one is not cached, since it may
   // have read the key before it was revoked.
   let revocations = 0;
+  // stands(): by key id, with one query at a time per key (a thousand streams of one key share it).
+  const standing = new LRUCache<string, boolean>({ max: MAX_ENTRIES, ttl: KEY_CACHE_MS, ttlResolution: 0 });
+  const pendingStands = new Map<string, Promise<boolean>>();
+  const readStanding = async (keyId: string): Promise<boolean> => {
+    const seen = revocations;
+    const stands = (await db.apiKey.count({ where: { id: keyId, revokedAt: null } })) > 0;
+    if (seen === revocations) standing.set(keyId, stands);
+    return stands;
+  };
 
   const lookUp = async (hash: string): Promise<KeyActor | undefined> => {
     const seen = revocations;
@@ -62,9 +77,24 @@ export function keyDirectory(db: Database): KeyDirectory {
       }
       return lookup;
     },
+    async stands(keyId) {
+      const cached = standing.get(keyId);
+      if (cached !== undefined) return cached;
+      let read = pendingStands.get(keyId);
+      if (!read) {
+        const started = readStanding(keyId).finally(() => {
+          if (pendingStands.get(keyId) === started) pendingStands.delete(keyId);
+        });
+        read = started;
+        pendingStands.set(keyId, read);
+      }
+      return read;
+    },
     forget({ keyId, organizationId }) {
       revocations++;
       pending.clear();
+      pendingStands.clear();
+      standing.clear();
       const revoked = [...cache.entries()].filter(
         ([, actor]) => actor.keyId === keyId || actor.scope.organizationId === organizationId,
       );
@@ -83,4 +113,12 @@ export function keyActor(key: ApiKey): KeyActor {
     permissions: new Set(key.permissions),
     limits: { rateLimitPerMinute: key.rateLimitPerMinute, sendLimitPerHour: key.sendLimitPerHour },
   };
+}
+
+/**
+ * For a request that outlives its authentication (a wait, a stream): whether its caller may still
+ * be answered. Only organization keys can be revoked; other callers always may.
+ */
+export function callerStands(directory: KeyDirectory, actor: Actor): () => Promise<boolean> {
+  return actor.kind === 'key' ? () => directory.stands(actor.keyId) : () => Promise.resolve(true);
 }

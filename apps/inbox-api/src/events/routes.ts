@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { callerStands } from '../api-keys/directory.js';
 import { requirePermission, scopeOf } from '../api-keys/scope.js';
 import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
@@ -15,7 +16,8 @@ export function eventRoutes(api: InboxApi, deps: Deps): void {
     description:
       'Events in the scope of the key, oldest first, after `after`. With `wait`, when there are none yet, the answer comes as ' +
       'soon as a matching event commits (or empty after `wait` seconds). Pass `next_after` as the next `after`. A cursor of ' +
-      'another scope answers 404; one older than the events kept (INBOX_EVENT_RETENTION_DAYS) answers 410. Needs `read`.',
+      'another scope answers 404; one older than the events kept (INBOX_EVENT_RETENTION_DAYS) answers 410. Needs `read`; a key ' +
+      'revoked while the request waited is answered 401.',
     query: listEventsQuery,
     response: eventPage,
     errors: [404, 410],
@@ -25,7 +27,13 @@ export function eventRoutes(api: InboxApi, deps: Deps): void {
       const after = query.after ?? 0n;
       await checkCursor(deps.db, scope, after);
       const filters = await eventFilters(deps.db, scope, query);
-      return listEvents(deps, filters, { after, limit: query.limit, waitSeconds: query.wait, abort: clientGone(res) });
+      return listEvents(deps, filters, {
+        after,
+        limit: query.limit,
+        waitSeconds: query.wait,
+        abort: clientGone(res),
+        stands: callerStands(deps.apiKeys, actor),
+      });
     },
   });
   api.route({
@@ -36,7 +44,8 @@ export function eventRoutes(api: InboxApi, deps: Deps): void {
     description:
       'The events of GET /v1/events as Server-Sent Events: those after the cursor, then each as it commits. `id:` is the event id, ' +
       '`event:` its type, `data:` the event as JSON; `Last-Event-ID` (sent by EventSource on reconnection) resumes without gaps. ' +
-      'A comment line every 15 seconds keeps proxies from closing a quiet stream. Needs `read`.',
+      'A comment line every 15 seconds keeps proxies from closing a quiet stream. Needs `read`; once the key is revoked, the ' +
+      'stream ends before it would send another event.',
     query: streamEventsQuery,
     headers: streamEventsHeaders,
     rawResponse: {
@@ -50,7 +59,7 @@ export function eventRoutes(api: InboxApi, deps: Deps): void {
       const after = headers['last-event-id'] ?? query.after ?? 0n;
       await checkCursor(deps.db, scope, after);
       const filters = await eventFilters(deps.db, scope, query);
-      await streamEvents(deps, filters, { after, res });
+      await streamEvents(deps, filters, { after, res, stands: callerStands(deps.apiKeys, actor) });
       return undefined;
     },
   });

@@ -1,4 +1,4 @@
-import { GoneError, NotFoundError } from '@repo/errors';
+import { GoneError, NotFoundError, UnauthorizedError } from '@repo/errors';
 import { canReachOrganization, type Scope } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import type { Event, Prisma } from '../generated/prisma/client.js';
@@ -104,15 +104,19 @@ export function toEventResponse(event: Event): EventResponse {
   };
 }
 
+/** What a caller whose key was revoked while its request waited or streamed is told. */
+export const KEY_REVOKED = 'This API key has been revoked';
+
 /**
  * GET /v1/events: the events after `after`; with `wait`, when there are none yet, it waits for
  * the first commit that may match (woken by the process's one LISTEN: no query while idle) and
- * answers then, or empty when the time is up or the client went away.
+ * answers then, or empty when the time is up or the client went away. `stands` tells whether
+ * the caller may still be answered after the wait (its key not revoked meanwhile): 401 otherwise.
  */
 export async function listEvents(
   deps: EventDeps,
   filters: EventFilters,
-  options: { after: bigint; limit: number; waitSeconds: number; abort: AbortSignal },
+  options: { after: bigint; limit: number; waitSeconds: number; abort: AbortSignal; stands: () => Promise<boolean> },
 ): Promise<EventPage> {
   const { after, limit } = options;
   const pageOf = (items: EventResponse[]): EventPage => ({ items, next_after: items.at(-1)?.id ?? Number(after) });
@@ -131,6 +135,7 @@ export async function listEvents(
       if (!(await subscription.next({ timeoutMs: remaining, abort: options.abort }))) break;
       items = await readEvents(deps.db, filters, after, limit);
     }
+    if (!(await options.stands())) throw new UnauthorizedError(KEY_REVOKED);
     return pageOf(items);
   } finally {
     subscription.close();

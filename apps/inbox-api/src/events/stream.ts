@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { EventFeed } from './feed.js';
 import type { EventResponse } from './schemas.js';
 import type { EventDeps, EventFilters } from './service.js';
-import { matchesFilters, readEvents } from './service.js';
+import { KEY_REVOKED, matchesFilters, readEvents } from './service.js';
 
 /** A comment this often keeps proxies and load balancers from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
@@ -24,12 +24,14 @@ export function clientGone(res: Response): AbortSignal {
  * GET /v1/events/stream: Server-Sent Events from the cursor on, each with `id:` its event id
  * (so that EventSource resumes with Last-Event-ID), and then as they commit. It reads its backlog
  * itself, then takes what the process's live feed reads for every stream at once (no query of its
- * own, none while idle). Ends when the client goes away, leaving nothing behind.
+ * own, none while idle). Ends when the client goes away, leaving nothing behind, or, before it
+ * would send events, when `stands` says the caller's key was revoked meanwhile (its reconnection
+ * is then refused with 401).
  */
 export async function streamEvents(
   deps: EventDeps & { feed: EventFeed },
   filters: EventFilters,
-  options: { after: bigint; res: Response },
+  options: { after: bigint; res: Response; stands: () => Promise<boolean> },
 ): Promise<void> {
   const { res } = options;
   const closed = new AbortController();
@@ -60,19 +62,29 @@ export async function streamEvents(
     });
     res.write(': stream open\n\n');
     let after = options.after;
-    const send = (event: EventResponse) => {
-      // The feed may push what the backlog's reads already gave.
-      if (BigInt(event.id) <= after) return;
-      res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-      after = BigInt(event.id);
+    // False, having sent nothing, once the key is revoked.
+    const send = async (events: EventResponse[]): Promise<boolean> => {
+      if (events.length === 0) return true;
+      if (!(await options.stands())) {
+        res.write(`: ${KEY_REVOKED}\n\n`);
+        return false;
+      }
+      for (const event of events) {
+        // The feed may push what the backlog's reads already gave.
+        if (BigInt(event.id) <= after) continue;
+        res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+        after = BigInt(event.id);
+      }
+      return true;
     };
     for (;;) {
       const events = await readEvents(deps.db, filters, after, BATCH);
-      events.forEach(send);
+      if (!(await send(events))) return;
       if (events.length < BATCH || closed.signal.aborted) break;
     }
     while (!closed.signal.aborted) {
-      live.splice(0).forEach(send);
+      if (!(await send(live.splice(0)))) return;
+      if (live.length > 0) continue;
       await new Promise<void>((resolve) => (wake = resolve));
       wake = undefined;
     }

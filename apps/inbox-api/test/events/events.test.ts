@@ -345,21 +345,26 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void
   }
 }
 
-/** An SSE client: the lines it received so far, and a way to cut the connection. */
-function openStream(path: string, key: string, headers: Record<string, string> = {}) {
+/** An SSE client (of this test's server, or of `options.baseUrl`): the lines it received so far, and a way to cut the connection. */
+function openStream(path: string, key: string, headers: Record<string, string> = {}, options: { baseUrl?: string } = {}) {
   const received: string[] = [];
   let status = 0;
-  const req = http.get(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+  let ended = false;
+  const req = http.get(`${options.baseUrl ?? baseUrl}${path}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
   req.on('response', (res) => {
     status = res.statusCode ?? 0;
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => received.push(chunk));
+    res.on('end', () => (ended = true));
     res.on('error', () => undefined);
   });
   req.on('error', () => undefined);
   return {
     get status() {
       return status;
+    },
+    get ended() {
+      return ended;
     },
     ids: () => [...received.join('').matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1])),
     text: () => received.join(''),
@@ -454,6 +459,51 @@ describe('GET /v1/events/stream', () => {
     again.close();
     await until(() => ctx.deps.events.size === 0);
   }, 120_000);
+});
+
+describe('a key revoked while its request waits or streams', () => {
+  it('ends a stream on this replica, and on another once its 2 s of trust are over, before either sends another event', async () => {
+    const reader = await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgA.id, permissions: ['read'] });
+    const other = await ctx.replica();
+    const otherServer = other.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => otherServer.once('listening', resolve));
+    const otherUrl = `http://127.0.0.1:${(otherServer.address() as AddressInfo).port}`;
+    const after = await lastId(inA());
+    const here = openStream(`/v1/events/stream?after=${after}`, reader.key);
+    const there = openStream(`/v1/events/stream?after=${after}`, reader.key, {}, { baseUrl: otherUrl });
+    try {
+      await until(() => here.status === 200 && there.status === 200);
+      await as(ctx.app, OPERATOR_KEY).delete(`/v1/api-keys/${reader.id}`).expect(204);
+      await new Promise((resolve) => setTimeout(resolve, 2200));
+      await mail(keyA, inboxA2, inboxA, 'Mail after the revocation');
+      await until(() => here.ended && there.ended);
+      for (const stream of [here, there]) {
+        expect(stream.ids()).toEqual([]);
+        expect(stream.text()).toContain(': This API key has been revoked');
+      }
+    } finally {
+      here.close();
+      there.close();
+      otherServer.closeAllConnections();
+      await new Promise((resolve) => otherServer.close(resolve));
+      await other.close();
+    }
+  });
+
+  it('answers a long-poll 401, not the events that came after the revocation', async () => {
+    const reader = await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgA.id, permissions: ['read'] });
+    const poll = as(ctx.app, reader.key)
+      .get(`/v1/events?after=${await lastId(inA())}&wait=20`)
+      .then((res) => res);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await as(ctx.app, OPERATOR_KEY).delete(`/v1/api-keys/${reader.id}`).expect(204);
+    await mail(keyA, inboxA2, inboxA, 'Long-poll after the revocation');
+    const res = await poll;
+    expect({ status: res.status, message: res.body.error?.message }).toEqual({
+      status: 401,
+      message: 'This API key has been revoked',
+    });
+  });
 });
 
 describe('clients that leave while their request is checked', () => {
