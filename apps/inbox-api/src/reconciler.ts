@@ -1,7 +1,7 @@
 import type { Logger } from '@repo/http';
 import { type Periodic, startPeriodic } from '@repo/jobs';
 import type { Deps } from './deps.js';
-import { removeExpiredEvents } from './events/service.js';
+import { removeExpiredEvents } from './events/log.js';
 import { removeInbox } from './inboxes/service.js';
 import { removeAbandonedObjects } from './messages/attachments.js';
 import { resolveInterruptedSends } from './messages/interrupted-sends.js';

@@ -1,4 +1,4 @@
-import type { Statements } from '../database.js';
+import type { Database, Statements } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
 
 export const EVENT_TYPES = [
@@ -103,4 +103,25 @@ export function appendEventsCtes(
                'id', id::text, 'type', type, 'organization_id', organization_id, 'inbox_id', inbox_id,
                'thread_id', thread_id)::text)) AS notified
     )`;
+}
+
+/** Removes events older than `retentionDays`. */
+export function removeExpiredEvents(db: Database, retentionDays: number): Promise<number> {
+  return removeEvents(db, Prisma.sql`created_at < now() - make_interval(days => ${retentionDays})`);
+}
+
+/** Removes the events of an inbox being deleted: they carry its messages (inboxes/service.ts). */
+export function removeInboxEvents(db: Database, inboxId: string): Promise<number> {
+  return removeEvents(db, Prisma.sql`inbox_id = ${inboxId}::uuid`);
+}
+
+/** Removes the events `where` selects, a batch at a time (a long delete would hold back appends' vacuum). */
+async function removeEvents(db: Database, where: Prisma.Sql): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const count = await db.$executeRaw`
+      DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ${where} ORDER BY id LIMIT 5000)`;
+    removed += count;
+    if (count < 5000) return removed;
+  }
 }

@@ -141,15 +141,3 @@ export async function listEvents(
     subscription.close();
   }
 }
-
-/** Removes events older than `retentionDays`, a batch at a time (a long delete would hold back appends' vacuum). */
-export async function removeExpiredEvents(db: Database, retentionDays: number): Promise<number> {
-  let removed = 0;
-  for (;;) {
-    const count = await db.$executeRaw`
-      DELETE FROM events WHERE id IN (
-        SELECT id FROM events WHERE created_at < now() - make_interval(days => ${retentionDays}) ORDER BY id LIMIT 5000)`;
-    removed += count;
-    if (count < 5000) return removed;
-  }
-}

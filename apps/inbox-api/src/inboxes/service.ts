@@ -11,6 +11,7 @@ import {
   type Scope,
 } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
+import { removeInboxEvents } from '../events/log.js';
 import type { Inbox, Prisma } from '../generated/prisma/client.js';
 import { waitForSends } from '../messages/outbox.js';
 import { findOrganization } from '../organizations/service.js';
@@ -135,11 +136,18 @@ export async function deleteInbox(
   await removeInbox(deps, inboxId);
 }
 
-/** The removal proper of an inbox marked deleted: its files, then its rows (which cascade). */
+/**
+ * The removal proper of an inbox marked deleted: its files, its events (which carry its messages,
+ * and have no key to cascade from: the log takes no lock on inboxes), then its rows (which
+ * cascade). A crash before the last step leaves the mark, and the reconciler does it all again.
+ */
 export async function removeInbox(deps: InboxRemoval, inboxId: string): Promise<void> {
   await deps.storage.deletePrefix(attachmentPrefix(inboxId));
   deps.crashPoint('inbox-delete:files-removed');
+  await removeInboxEvents(deps.db, inboxId);
   await deps.db.inbox.deleteMany({ where: { id: inboxId, deletedAt: { not: null } } });
+  // Events appended meanwhile (a delivery status of its sent mail); none can come once its messages are gone.
+  await removeInboxEvents(deps.db, inboxId);
 }
 
 export function attachmentPrefix(inboxId: string): string {

@@ -86,13 +86,17 @@ export interface NextState {
 
 /**
  * Pure: the state after attempt number `attempts` (from 1). Attempt n failing waits schedule[n-1]
- * before attempt n+1; after the last delay's attempt fails, the delivery has failed. A manual
- * retry is one attempt: it fails without disabling anything.
+ * before attempt n+1; after the last delay's attempt fails, the delivery has failed. A `final`
+ * attempt (a manual retry outside the schedule, or one whose event is no longer kept) fails
+ * without a retry and without disabling anything.
  */
-export function stateAfterAttempt(schedule: readonly number[], attempts: number, manual: boolean, ok: boolean): NextState {
-  if (ok) return { status: 'delivered', retryInSeconds: null, exhausted: false };
-  if (manual) return { status: 'failed', retryInSeconds: null, exhausted: false };
-  const delay = schedule[attempts - 1];
+export function stateAfterAttempt(
+  schedule: readonly number[],
+  attempt: { attempts: number; final: boolean; ok: boolean },
+): NextState {
+  if (attempt.ok) return { status: 'delivered', retryInSeconds: null, exhausted: false };
+  if (attempt.final) return { status: 'failed', retryInSeconds: null, exhausted: false };
+  const delay = schedule[attempt.attempts - 1];
   if (delay === undefined) return { status: 'failed', retryInSeconds: null, exhausted: true };
   return { status: 'pending', retryInSeconds: delay, exhausted: false };
 }
@@ -251,7 +255,12 @@ export async function attemptDelivery(
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
   if (!event)
-    return { ok: false, statusCode: null, error: 'The event is no longer kept (INBOX_EVENT_RETENTION_DAYS)', durationMs: 0 };
+    return {
+      ok: false,
+      statusCode: null,
+      error: 'The event is no longer kept (its inbox was deleted, or INBOX_EVENT_RETENTION_DAYS passed)',
+      durationMs: 0,
+    };
   const body = JSON.stringify(toEventResponse(event));
   try {
     const response = await request(webhook.url, {
@@ -287,7 +296,9 @@ export async function recordOutcomes(deps: Omit<DeliveryDeps, 'jobs'>, attempts:
   const exhausted = new Map<string, { deliveryId: string; attempts: number; error: string | null }>();
   const rows = attempts.map(({ delivery, outcome }) => {
     const attempts = delivery.attempts + 1;
-    const next = stateAfterAttempt(schedule, attempts, delivery.manual, outcome.ok);
+    // An event gone (the inbox deleted, or past the retention) cannot come back: retrying it would only disable the webhook.
+    const final = delivery.manual || delivery.event === null;
+    const next = stateAfterAttempt(schedule, { attempts, final, ok: outcome.ok });
     if (next.exhausted) exhausted.set(delivery.webhook_id, { deliveryId: delivery.id, attempts, error: outcome.error });
     const entry: AttemptRecord = {
       at: now.toISOString(),

@@ -116,7 +116,9 @@ export function webhookOutRoutes(api: InboxApi, deps: Deps): void {
     tags: ['webhooks'],
     summary: 'Attempt a delivery again now',
     description:
-      "One attempt, now, with the same `webhook-id`, whatever the delivery's state (also on a disabled webhook, to try a fixed receiver). " +
+      "An attempt now, with the same `webhook-id`, whatever the delivery's state: a delivery still in its schedule keeps it (a " +
+      'failure is retried as the schedule says); any other, also on a disabled webhook (to try a fixed receiver), gets one ' +
+      'attempt outside the schedule. ' +
       'The answer is the delivery as queued (`pending`); list the deliveries for the outcome.',
     params: deliveryParams,
     status: 202,

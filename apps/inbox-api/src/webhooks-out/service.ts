@@ -241,9 +241,11 @@ export async function listDeliveries(
 }
 
 /**
- * Attempts the delivery again now, once, whatever its state (a delivered one is sent again, with
- * the same webhook-id): it becomes pending and due; a failure of this attempt ends it failed again
- * without disabling the webhook. 404 for a delivery of another webhook.
+ * Attempts the delivery again now, with the same webhook-id, whatever its state. One still in its
+ * schedule (pending, its webhook enabled) keeps it: this is its next attempt, and a failure is
+ * retried as the schedule says. Any other (delivered, failed, or of a disabled webhook) gets one
+ * attempt outside the schedule (`manual`), whose failure ends it failed again without disabling
+ * the webhook. 404 for a delivery of another webhook.
  */
 export async function retryDelivery(
   { db, jobs }: { db: Database; jobs: JobQueue },
@@ -253,10 +255,11 @@ export async function retryDelivery(
   const webhook = await findWebhook(db, scope, ids.webhookId);
   const notFound = () => new NotFoundError('Delivery not found', { delivery_id: ids.deliveryId });
   if (!isUuid(ids.deliveryId)) throw notFound();
-  const { count } = await db.webhookDelivery.updateMany({
-    where: { id: ids.deliveryId, webhookId: webhook.id },
-    data: { status: 'pending', manual: true, nextAttemptAt: new Date() },
-  });
+  // `manual` from the row's own status, in the statement that changes it.
+  const count = await db.$executeRaw`
+    UPDATE webhook_deliveries
+       SET manual = manual OR status <> 'pending' OR NOT ${webhook.enabled}, status = 'pending', next_attempt_at = now()
+     WHERE id = ${ids.deliveryId}::uuid AND webhook_id = ${webhook.id}::uuid`;
   if (count === 0) throw notFound();
   await jobs.send('deliver-webhook', { webhook_id: webhook.id }, { key: webhook.id });
   jobs.wake('deliver-webhook');

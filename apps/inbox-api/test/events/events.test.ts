@@ -3,8 +3,8 @@ import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { pgTransaction } from '@repo/db';
 import { pgStatements } from '../../src/database.js';
-import { appendEvents, type NewEvent } from '../../src/events/log.js';
-import { checkCursor, matchesFilters, readEvents, removeExpiredEvents } from '../../src/events/service.js';
+import { appendEvents, type NewEvent, removeExpiredEvents } from '../../src/events/log.js';
+import { checkCursor, matchesFilters, readEvents } from '../../src/events/service.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
 import { createTestContext, type TestContext } from '../context.js';
 

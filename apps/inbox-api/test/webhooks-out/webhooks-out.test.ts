@@ -137,13 +137,33 @@ describe('signatures (pure)', () => {
     expect(() => new StandardWebhook(newSecret()).verify(body, headers)).toThrow();
   });
 
-  it('retry schedule: delivered, retried after the next delay, then failed and exhausted; a manual retry is one attempt', () => {
+  it('retry schedule: delivered, retried after the next delay, then failed and exhausted; a final attempt (manual, or its event gone) is not retried', () => {
     const schedule = [5, 30];
-    expect(stateAfterAttempt(schedule, 1, false, true)).toEqual({ status: 'delivered', retryInSeconds: null, exhausted: false });
-    expect(stateAfterAttempt(schedule, 1, false, false)).toEqual({ status: 'pending', retryInSeconds: 5, exhausted: false });
-    expect(stateAfterAttempt(schedule, 2, false, false)).toEqual({ status: 'pending', retryInSeconds: 30, exhausted: false });
-    expect(stateAfterAttempt(schedule, 3, false, false)).toEqual({ status: 'failed', retryInSeconds: null, exhausted: true });
-    expect(stateAfterAttempt(schedule, 9, true, false)).toEqual({ status: 'failed', retryInSeconds: null, exhausted: false });
+    expect(stateAfterAttempt(schedule, { attempts: 1, final: false, ok: true })).toEqual({
+      status: 'delivered',
+      retryInSeconds: null,
+      exhausted: false,
+    });
+    expect(stateAfterAttempt(schedule, { attempts: 1, final: false, ok: false })).toEqual({
+      status: 'pending',
+      retryInSeconds: 5,
+      exhausted: false,
+    });
+    expect(stateAfterAttempt(schedule, { attempts: 2, final: false, ok: false })).toEqual({
+      status: 'pending',
+      retryInSeconds: 30,
+      exhausted: false,
+    });
+    expect(stateAfterAttempt(schedule, { attempts: 3, final: false, ok: false })).toEqual({
+      status: 'failed',
+      retryInSeconds: null,
+      exhausted: true,
+    });
+    expect(stateAfterAttempt(schedule, { attempts: 1, final: true, ok: false })).toEqual({
+      status: 'failed',
+      retryInSeconds: null,
+      exhausted: false,
+    });
   });
 
   it('the default schedule retries first within 30 s and for at least a day', () => {
