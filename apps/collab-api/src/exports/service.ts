@@ -178,9 +178,11 @@ export async function openDownload(
     where: { id: exportId },
     include: { job: { select: { resultsExpireAt: true } } },
   });
-  if (!row?.storageKey) throw new NotFoundError('Export not found');
+  if (!row) throw new NotFoundError('Export not found');
+  // Expired before missing: the sweep takes the file away (storageKey null) after the expiry moment.
   const gone = resultsGone(row.job.resultsExpireAt, deps.now());
   if (gone) throw new GoneError(gone);
+  if (!row.storageKey) throw new NotFoundError('Export not found');
   await requireExportAllowed(deps.db, row.queryJobId);
   const file = exportFile(row.format, row.compression);
   const opened = await deps.storage.open(row.storageKey);

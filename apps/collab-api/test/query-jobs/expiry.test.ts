@@ -107,6 +107,13 @@ describe('expired results', () => {
     expect((await ctx.db.queryJob.findUniqueOrThrow({ where: { id: job.id } })).resultsDeletedAt).not.toBeNull();
     expect((await fx.api.get(`/api/v1/exports/${exported.id}`)).body).toMatchObject({ status: 'DONE', storage_path: null });
     expect((await fx.api.get(`/api/v1/query-jobs/${job.id}/results`)).status).toBe(410);
+    // A link handed out before still says why, once the file is gone too.
+    for (const res of [
+      await fx.api.get(`/api/v1/exports/${exported.id}/download-url`),
+      await request(ctx.app).get(`${signed.pathname}${signed.search}`),
+    ]) {
+      expect({ status: res.status, body: res.body }).toEqual({ status: 410, body: gone });
+    }
     // Again: nothing more to do.
     expect(await deleteExpiredResults(ctx.deps)).toBe(0);
   });
