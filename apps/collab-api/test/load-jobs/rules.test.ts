@@ -120,6 +120,14 @@ describe('autodetect', () => {
       '_',
     ]);
   });
+
+  it('numbers 10,000 headings of one name in turn, around names the file gives itself (in linear time)', () => {
+    const headings = Array.from({ length: 10_000 }, (_, i) => `a${String.fromCharCode(0x100 + i)}`);
+    const names = columnNames(['a_3', ...headings]);
+    expect(names.slice(0, 5)).toEqual(['a_3', 'a_', 'a__2', 'a__3', 'a__4']);
+    expect(new Set(names.map((name) => name.toLowerCase())).size).toBe(names.length);
+    expect(columnNames(['x', 'x_2', 'X', 'x'])).toEqual(['x', 'x_2', 'X_3', 'x_4']);
+  });
 });
 
 describe('CSV headers', () => {

@@ -201,6 +201,8 @@ const RESERVED_PREFIXES = ['_TABLE_', '_FILE_', '_PARTITION', '_ROW_TIMESTAMP', 
  */
 export function columnNames(headings: string[]): string[] {
   const taken = new Set<string>();
+  // The next suffix to try for a name, so that 10,000 headings of one name cost linear time, not quadratic.
+  const nextSuffix = new Map<string, number>();
   return headings.map((heading, index) => {
     let name =
       heading
@@ -209,7 +211,13 @@ export function columnNames(headings: string[]): string[] {
         .slice(0, 280) || `column_${index + 1}`;
     if (/^[0-9]/.test(name) || RESERVED_PREFIXES.some((prefix) => name.toUpperCase().startsWith(prefix))) name = `c_${name}`;
     let unique = name;
-    for (let n = 2; taken.has(unique.toLowerCase()); n++) unique = `${name}_${n}`;
+    const key = name.toLowerCase();
+    if (taken.has(key)) {
+      let n = nextSuffix.get(key) ?? 2;
+      while (taken.has(`${key}_${n}`)) n++;
+      unique = `${name}_${n}`;
+      nextSuffix.set(key, n + 1);
+    }
     taken.add(unique.toLowerCase());
     return unique;
   });
