@@ -124,6 +124,46 @@ describe('newline-delimited JSON', () => {
   });
 });
 
+describe('newline-delimited JSON of hostile shapes', () => {
+  it('refuses a line nested deeper than 500 levels, with or without autodetect, and keeps serving', async () => {
+    // 100,000 levels (200 KB) crashed the process inside DuckDB's JSON reader, and each restart again.
+    const deep = `{"id": 1, "doc": ${'['.repeat(100_000)}${']'.repeat(100_000)}}\n`;
+    const table = await fixture.table([
+      { name: 'id', type: 'INT64' },
+      { name: 'doc', type: 'JSON' },
+    ]);
+    for (const autodetect of [true, false]) {
+      const job = await load(ctx, fixture.token, table, { fileName: 'deep.json', content: deep, autodetect });
+      expect(job).toMatchObject({
+        status: 'Failed',
+        error_details: {
+          message: 'The file nests arrays and objects 100001 levels deep: at most 500 are loaded (as BigQuery allows for JSON)',
+        },
+      });
+    }
+    // 500 levels load, a string of brackets is no nesting.
+    const fine = `{"id": 2, "doc": ${'['.repeat(499)}${']'.repeat(499)}, "s": "${'['.repeat(1000)}"}\n`;
+    const job = await load(ctx, fixture.token, table, { fileName: 'fine.json', content: fine, autodetect: true });
+    expect(job).toMatchObject({ status: 'Completed', statistics: { rows_loaded: 1 } });
+  });
+
+  it('autodetects an object of 250 keys as 250 columns, with their values', async () => {
+    const table = await fixture.table([{ name: 'x', type: 'STRING' }]);
+    const row = (n: number) => JSON.stringify(Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`k${i}`, i * n])));
+    const job = await load(ctx, fixture.token, table, {
+      fileName: 'wide.json',
+      content: `${row(1)}\n${row(2)}\n`,
+      autodetect: true,
+    });
+    expect(job).toMatchObject({ status: 'Completed', statistics: { rows_loaded: 2 } });
+    const schema = await schemaOf(ctx, fixture.token, table);
+    expect(schema).toHaveLength(250);
+    expect(schema[249]).toMatchObject({ name: 'k249', type: 'INT64' });
+    const rows = await rowsOf(ctx, fixture, table);
+    expect(rows.map((loaded) => loaded.k249)).toEqual(['249', '498']);
+  });
+});
+
 describe('Avro', () => {
   const schema = {
     type: 'record',

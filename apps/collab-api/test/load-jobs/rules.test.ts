@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DuckDBInstance, quotedString } from '@duckdb/node-api';
 import type { Field, FieldType } from '../../src/adapters/warehouse/index.js';
 import { decimalText } from '../../src/adapters/warehouse/load/avro.js';
+import { JsonDepth } from '../../src/adapters/warehouse/load/json.js';
 import {
   acceptable,
   checkedValue,
@@ -127,6 +128,26 @@ describe('autodetect', () => {
     expect(names.slice(0, 5)).toEqual(['a_3', 'a_', 'a__2', 'a__3', 'a__4']);
     expect(new Set(names.map((name) => name.toLowerCase())).size).toBe(names.length);
     expect(columnNames(['x', 'x_2', 'X', 'x'])).toEqual(['x', 'x_2', 'X_3', 'x_4']);
+  });
+});
+
+describe('JsonDepth', () => {
+  const deepest = (...chunks: string[]) => {
+    const depth = new JsonDepth();
+    for (const chunk of chunks) depth.feed(Buffer.from(chunk));
+    return depth.deepest;
+  };
+
+  it('counts arrays and objects, not brackets in strings, across chunks split anywhere', () => {
+    expect(deepest('{"a": [1, {"b": []}]}')).toBe(4);
+    expect(deepest('{"a": "[[[{{{", "b": "\\"[[["}')).toBe(1);
+    expect(deepest('{"a": "x\\', '"[[", "b": [', '[]]}')).toBe(3);
+    expect(deepest('[[[', ']]]\n[')).toBe(3);
+  });
+
+  it('starts every line afresh, even after a string or bracket left open', () => {
+    expect(deepest('{"open: [[[\n[[]]\n')).toBe(2);
+    expect(deepest('[[[[\n[]\n')).toBe(4);
   });
 });
 

@@ -4,9 +4,10 @@
  * reported with its line; the values are then taken out of the objects as text (nested arrays
  * and objects as their JSON).
  */
+import { createReadStream } from 'node:fs';
 import { quotedString } from '@duckdb/node-api';
 import type { Field } from '../schema.js';
-import { problemsFailure } from './problems.js';
+import { LoadFailure, problemsFailure } from './problems.js';
 import { columnNames, inferredField, stagedColumn } from './rules.js';
 import { describe, LINE_OPTIONS, MAX_LINE_BYTES, type Reader, rowNumber, rowsOf, unreadable } from './staging.js';
 
@@ -23,8 +24,57 @@ export async function readLines(sql: Parameters<Reader>[0], file: string, format
   }
 }
 
+/**
+ * How deep a line may nest arrays and objects: BigQuery's limit for JSON. DuckDB's JSON reader
+ * recurses per level and crashed the whole process (SIGSEGV) on a 200 KB line 100,000 levels deep.
+ */
+export const MAX_JSON_DEPTH = 500;
+
+/**
+ * Pure: follows JSON text chunk by chunk (any split, strings and escapes included) and keeps the
+ * deepest nesting of arrays and objects seen; linear, with no recursion.
+ */
+export class JsonDepth {
+  deepest = 0;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+
+  feed(chunk: Uint8Array): void {
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i]!;
+      if (byte === 0x0a) {
+        // A line ends every value, even one left open (that line is invalid JSON, reported as such).
+        this.depth = 0;
+        this.inString = false;
+        this.escaped = false;
+      } else if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (byte === 0x5c) this.escaped = true;
+        else if (byte === 0x22) this.inString = false;
+      } else if (byte === 0x22) this.inString = true;
+      else if (byte === 0x5b || byte === 0x7b) {
+        if (++this.depth > this.deepest) this.deepest = this.depth;
+      } else if (byte === 0x5d || byte === 0x7d) this.depth = Math.max(0, this.depth - 1);
+    }
+  }
+}
+
+/** The deepest nesting in the file, read as a stream (a chunk per turn of the event loop). */
+async function deepestNesting(file: string): Promise<number> {
+  const depth = new JsonDepth();
+  for await (const chunk of createReadStream(file)) depth.feed(chunk as Buffer);
+  return depth.deepest;
+}
+
 export const readJson: Reader = async (sql, file, options) => {
   const path = quotedString(file);
+  const deepest = await deepestNesting(file);
+  if (deepest > MAX_JSON_DEPTH) {
+    throw new LoadFailure(
+      `The file nests arrays and objects ${deepest} levels deep: at most ${MAX_JSON_DEPTH} are loaded (as BigQuery allows for JSON)`,
+    );
+  }
   await readLines(sql, file);
   const known = options.fields?.map((field) => quotedString(field.name)).join(', ');
   const line = await rowNumber(sql, 'lines');
@@ -65,7 +115,10 @@ async function inferredFields(sql: Parameters<Reader>[0], path: string): Promise
   try {
     columns = await describe(
       sql,
-      `read_json(${path}, format = 'newline_delimited', sample_size = -1, maximum_object_size = ${MAX_LINE_BYTES})`,
+      // map_inference_threshold: above 200 keys DuckDB would make the objects one MAP column
+      // named `json`, which holds none of their values once staged by key.
+      `read_json(${path}, format = 'newline_delimited', sample_size = -1, maximum_object_size = ${MAX_LINE_BYTES},
+         map_inference_threshold = -1)`,
     );
   } catch (error) {
     throw unreadable('newline-delimited JSON', error);
