@@ -103,6 +103,18 @@ describe('the SQL guard', () => {
     await refused('SELECT stats(salary) FROM hr.people', /stats is not allowed/);
     await refused("SELECT sum(salary) OVER () FROM hr.people p, (SELECT getvariable('x')) v", /getvariable is not allowed/);
     await refused("PIVOT hr.people ON team IN ('x') USING max(current_setting('x'))", /current_setting is not allowed/);
+    // Each of these took the process down (SIGSEGV) on JSON nested this deep.
+    const deep = "repeat('[', 100000) || repeat(']', 100000)";
+    for (const call of [
+      `json_structure(${deep})`,
+      `json_contains(${deep}, ${deep})`,
+      `json_merge_patch(${deep}, '{}')`,
+      `from_json('[]', repeat('[', 100000) || '"JSON"' || repeat(']', 100000))`,
+      `json_transform_strict('[]', repeat('[', 100000) || '"JSON"' || repeat(']', 100000))`,
+    ]) {
+      await refused(`SELECT ${call} AS v`, new RegExp(`${call.slice(0, call.indexOf('('))} is not allowed`));
+    }
+    await refused(`SELECT json_group_structure(json(${deep})) AS v FROM hr.people`, /json_group_structure is not allowed/);
     await refused('SELECT 1; SELECT 2', /exactly one SELECT/);
     await refused('SELECT FROM WHERE', /could not be parsed/);
     await refused('VACUUM', /Only a SELECT/);
