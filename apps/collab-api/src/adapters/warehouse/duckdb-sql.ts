@@ -1,8 +1,19 @@
 /** DuckDB SQL of the warehouse's tables, shared by its mirror (duckdb.ts) and its loads (load/duckdb.ts). */
+import { types } from 'node:util';
 import { type DuckDBResultReader, type DuckDBValue, quotedIdentifier, quotedString } from '@duckdb/node-api';
 import type { TableRef } from './interface.js';
 import { physicalNames } from './names.js';
 import type { Field, FieldType, SchemaChange } from './schema.js';
+
+/** A DuckDB error's message: the native addon's errors are native errors, of whatever realm (Jest's tests run in another). */
+export function duckDbMessage(error: unknown): string {
+  return types.isNativeError(error) ? error.message : String(error);
+}
+
+/** Whether DuckDB refused an allocation past its memory limit. */
+export function isOutOfMemory(error: unknown): boolean {
+  return duckDbMessage(error).startsWith('Out of Memory Error');
+}
 
 export type Sql = (sql: string, values?: DuckDBValue[]) => Promise<DuckDBResultReader>;
 

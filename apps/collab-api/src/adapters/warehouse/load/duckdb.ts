@@ -28,7 +28,7 @@ import { readJson } from './json.js';
 import { readParquet } from './parquet.js';
 import { LoadFailure, problemsFailure } from './problems.js';
 import { acceptable, columnValue, inferredModes, keepingNullable, refusal, stagedColumn } from './rules.js';
-import { type Reader, rowsOf } from './staging.js';
+import { outOfMemory, type Reader, rowsOf } from './staging.js';
 
 const READERS: Record<Exclude<SourceFormat, 'ORC'>, Reader> = {
   CSV: readCsv,
@@ -73,7 +73,7 @@ export async function prepareDuckDbLoad(instance: DuckDBInstance, ref: TableRef,
           await sql('COMMIT');
         } catch (error) {
           await release(true);
-          throw error;
+          throw outOfMemory(error);
         }
         await release(false);
         return { rowsLoaded, bytesProcessed: bytes, fields };
@@ -100,7 +100,7 @@ export async function prepareDuckDbLoad(instance: DuckDBInstance, ref: TableRef,
     });
   } catch (error) {
     await release(true);
-    throw error;
+    throw outOfMemory(error);
   }
 }
 

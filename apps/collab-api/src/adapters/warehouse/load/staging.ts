@@ -1,5 +1,6 @@
 import type { DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
 import type { Field } from '../schema.js';
+import { duckDbMessage, isOutOfMemory } from '../duckdb-sql.js';
 import { LoadFailure, type LoadProblem, problemsFailure } from './problems.js';
 import { stagedColumn } from './rules.js';
 
@@ -94,8 +95,21 @@ export async function stageView(
 }
 
 /** A reader's failure to read the file at all, with DuckDB's reason (its first line, no paths). */
+/**
+ * DuckDB's Out of Memory error as the load's failure, which is not retried: another attempt needs
+ * as much (a 2,000-column JSON file was tried for 80 s before). Any other error as it is.
+ */
+export function outOfMemory(error: unknown): unknown {
+  if (!isOutOfMemory(error)) return error;
+  const message = duckDbMessage(error);
+  return new LoadFailure(
+    `DuckDB ran out of memory for this file (${message.split('\n')[0]!.replace(/^Out of Memory Error: /, '')}): ` +
+      'raise COLLAB_DUCKDB_MEMORY_LIMIT, or load fewer columns or rows at a time; nothing was loaded',
+  );
+}
+
 export function unreadable(format: string, error: unknown): LoadFailure {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = duckDbMessage(error);
   const reason = message.split('\n')[0]!.replace(/(?<=^|[\s"'(])\/[^\s"']+/g, '<file>');
   return new LoadFailure(`The file could not be read as ${format}: ${reason}`);
 }

@@ -11,11 +11,11 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { types } from 'node:util';
 import { createDeflate } from 'node:zlib';
 import { type DuckDBConnection, DuckDBInstance, quotedIdentifier, quotedString } from '@duckdb/node-api';
 import { UpstreamError } from '@repo/errors';
 import avsc from 'avsc';
+import { duckDbMessage, isOutOfMemory } from '../duckdb-sql.js';
 import { CREATE_LOADS_TABLE } from '../load/duckdb.js';
 import { withoutPhysicalNames } from '../names.js';
 import { QueryRefused, type ReadableCatalog } from './analyze.js';
@@ -212,7 +212,7 @@ class DuckDbQueryEngine implements QueryEngine {
     // DuckDB's allocation failure names sizes only.
     const outOfBudget = outOfMemory(error);
     if (outOfBudget) throw outOfBudget;
-    const message = types.isNativeError(error) ? error.message : String(error);
+    const message = duckDbMessage(error);
     const position = await this.sandbox.locate(checked, statement, message).catch(() => undefined);
     throw new QueryFailure('invalidQuery', withheldMessage(errorClass(message), position));
   }
@@ -439,18 +439,17 @@ function avroValue(value: unknown, kind: AvroKind): unknown {
 const FILE_PATH = /(?<=^|[\s"'(])\/[^\s"']+/g;
 
 function outOfMemory(error: unknown): QueryFailure | undefined {
-  const message = types.isNativeError(error) ? error.message : String(error);
-  if (!message.startsWith('Out of Memory Error')) return undefined;
+  if (!isOutOfMemory(error)) return undefined;
   return new QueryFailure(
     'resourcesExceeded',
-    `The query needed more memory than this service allows a query: ${scrubbed(message.split('\n')[0]!)}`,
+    `The query needed more memory than this service allows a query: ${scrubbed(duckDbMessage(error).split('\n')[0]!)}`,
   );
 }
 
 /** DuckDB's message, first line only, without physical names or file paths. */
 function failure(error: unknown): QueryFailure {
   if (error instanceof QueryFailure) return error;
-  const message = types.isNativeError(error) ? error.message : String(error);
+  const message = duckDbMessage(error);
   return new QueryFailure('invalidQuery', scrubbed(message.split('\n')[0]!));
 }
 
