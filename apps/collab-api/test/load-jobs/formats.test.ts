@@ -124,6 +124,23 @@ describe('newline-delimited JSON', () => {
   });
 });
 
+describe('newline-delimited JSON keys in another case', () => {
+  it('matches keys to columns without regard to case, line by line, and refuses a line that names a column twice', async () => {
+    const table = await fixture.table(people);
+    const lines = '{"ID": 1, "Name": "Ada", "SCORE": 1.5}\n{"id": 2, "name": "Grace"}\n';
+    expect(await load(ctx, fixture.token, table, { fileName: 'cased.json', content: lines })).toMatchObject({
+      status: 'Completed',
+      statistics: { rows_loaded: 2 },
+    });
+    expect(await rowsOf(ctx, fixture, table)).toEqual(PEOPLE_ROWS);
+    const twice = await load(ctx, fixture.token, table, { fileName: 'twice.json', content: '{"id": 3, "ID": 4}\n' });
+    expect(twice).toMatchObject({
+      status: 'Failed',
+      error_details: { problems: [{ row: 1, column: null, reason: 'two keys name one column (they differ only in case)' }] },
+    });
+  });
+});
+
 describe('newline-delimited JSON of hostile shapes', () => {
   it('refuses a line nested deeper than 500 levels, with or without autodetect, and keeps serving', async () => {
     // 100,000 levels (200 KB) crashed the process inside DuckDB's JSON reader, and each restart again.

@@ -16,6 +16,7 @@ import {
   inferredModes,
   keepingNullable,
 } from '../../src/adapters/warehouse/load/rules.js';
+import { matchColumns } from '../../src/adapters/warehouse/load/staging.js';
 import { firstCsvRecord, isHeader } from '../../src/load-jobs/csv-header.js';
 import { formatOfFileName, keySafeFileName } from '../../src/load-jobs/formats.js';
 import { keepingPrivateFlags } from '../../src/tables/fields.js';
@@ -128,6 +129,25 @@ describe('autodetect', () => {
     expect(names.slice(0, 5)).toEqual(['a_3', 'a_', 'a__2', 'a__3', 'a__4']);
     expect(new Set(names.map((name) => name.toLowerCase())).size).toBe(names.length);
     expect(columnNames(['x', 'x_2', 'X', 'x'])).toEqual(['x', 'x_2', 'X_3', 'x_4']);
+  });
+});
+
+describe('matchColumns', () => {
+  const fields: Field[] = [
+    { name: 'id', type: 'INT64', mode: 'NULLABLE', private: false },
+    { name: 'Name', type: 'STRING', mode: 'NULLABLE', private: false },
+  ];
+
+  it('matches file columns to the table’s in any case, and names a column the file has twice, whatever its case', () => {
+    expect(matchColumns(['ID', 'name'], fields)).toEqual(
+      new Map([
+        ['id', 'ID'],
+        ['Name', 'name'],
+      ]),
+    );
+    expect(() => matchColumns(['ID', 'id'], fields)).toThrow(
+      expect.objectContaining({ problems: [{ row: null, column: 'id', reason: 'the file has this column twice' }] }),
+    );
   });
 });
 

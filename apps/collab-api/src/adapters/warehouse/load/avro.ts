@@ -74,7 +74,12 @@ async function readAvroAsLines(sql: Parameters<Reader>[0], file: string, ndjson:
     keys = fields.map((field) => matched.get(field.name) ?? field.name);
   }
   await readLines(sql, ndjson, 'Avro');
-  await stageObjects(sql, 'lines', fields, keys);
+  await stageObjects(
+    sql,
+    'lines',
+    fields,
+    keys.map((key) => [key]),
+  );
   return { fields, declaredModes: true };
 }
 

@@ -76,7 +76,8 @@ export const readJson: Reader = async (sql, file, options) => {
     );
   }
   await readLines(sql, file);
-  const known = options.fields?.map((field) => quotedString(field.name)).join(', ');
+  // Keys are matched to columns without regard to case, as every other format's names are.
+  const known = options.fields?.map((field) => quotedString(field.name.toLowerCase())).join(', ');
   const line = await rowNumber(sql, 'lines');
   // One row per problem: the line, the key (if any), why.
   const problems = `
@@ -90,8 +91,12 @@ export const readJson: Reader = async (sql, file, options) => {
         ? ''
         : `UNION ALL
     SELECT row_no, key, 'the table has no column of this name' FROM (
-      SELECT ${line} AS row_no, unnest(list_filter(json_keys(line), k -> NOT list_contains([${known}], k))) AS key
-        FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT')`
+      SELECT ${line} AS row_no, unnest(list_filter(json_keys(line), k -> NOT list_contains([${known}], lower(k)))) AS key
+        FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT')
+    UNION ALL
+    SELECT ${line}, NULL, 'two keys name one column (they differ only in case)'
+      FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT'
+       AND len(list_distinct(list_transform(json_keys(line), k -> lower(k)))) < len(list_distinct(json_keys(line)))`
     }`;
   const [{ count }] = (await rowsOf(sql, `SELECT count(*)::INTEGER AS count FROM (${problems})`)) as [{ count: number }];
   if (count > 0) {
@@ -103,14 +108,29 @@ export const readJson: Reader = async (sql, file, options) => {
     );
   }
   const { fields, keys } = options.fields
-    ? { fields: options.fields, keys: options.fields.map((field) => field.name) }
+    ? { fields: options.fields, keys: await spellingsOf(sql, options.fields) }
     : await inferredFields(sql, path);
   await stageObjects(sql, 'lines', fields, keys);
   return { fields, declaredModes: false };
 };
 
+/** Per field, the keys of the file's objects that name it (in any case; a line has one at most, checked above). */
+async function spellingsOf(sql: Parameters<Reader>[0], fields: Field[]): Promise<string[][]> {
+  const rows = await rowsOf(
+    sql,
+    `SELECT DISTINCT unnest(json_keys(line)) AS key FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT'`,
+  );
+  const spellings = new Map(fields.map((field) => [field.name.toLowerCase(), [] as string[]]));
+  for (const { key } of rows) spellings.get(String(key).toLowerCase())?.push(String(key));
+  // A key no line has: its own name, whose value is null in every line.
+  return fields.map((field) => {
+    const found = spellings.get(field.name.toLowerCase())!;
+    return found.length > 0 ? found : [field.name];
+  });
+}
+
 /** The columns DuckDB's JSON reader finds over every line (types widened to fit all values), and the key of each. */
-async function inferredFields(sql: Parameters<Reader>[0], path: string): Promise<{ fields: Field[]; keys: string[] }> {
+async function inferredFields(sql: Parameters<Reader>[0], path: string): Promise<{ fields: Field[]; keys: string[][] }> {
   let columns;
   try {
     columns = await describe(
@@ -126,17 +146,27 @@ async function inferredFields(sql: Parameters<Reader>[0], path: string): Promise
   const names = columnNames(columns.map((column) => column.name));
   return {
     fields: columns.map((column, i) => inferredField(names[i]!, column.type)),
-    keys: columns.map((column) => column.name),
+    keys: columns.map((column) => [column.name]),
   };
 }
 
 /**
  * `staged` from the JSON objects in `relation`'s `line` column (blank lines skipped, line numbers
- * kept): each field's value (under the key `keys` names for it) as text, taken out in one pass.
+ * kept): each field's value (under whichever of the keys `keys` gives for it the line has) as
+ * text, taken out in one pass.
  */
-export async function stageObjects(sql: Parameters<Reader>[0], relation: string, fields: Field[], keys: string[]): Promise<void> {
-  const paths = keys.map((key) => quotedString(`$.${JSON.stringify(key)}`)).join(', ');
-  const columns = fields.map((field, i) => `v[${i + 1}] AS ${stagedColumn(field)}`).join(', ');
-  await sql(`CREATE TEMP TABLE staged AS SELECT row_no, ${columns} FROM (
-      SELECT ${await rowNumber(sql, relation)} AS row_no, json_extract_string(line, [${paths}]) AS v FROM ${relation} WHERE trim(line) <> '')`);
+export async function stageObjects(
+  sql: Parameters<Reader>[0],
+  relation: string,
+  fields: Field[],
+  keys: string[][],
+): Promise<void> {
+  const paths = keys.flat().map((key) => quotedString(`$.${JSON.stringify(key)}`));
+  let next = 1;
+  const columns = fields.map((field, i) => {
+    const values = keys[i]!.map(() => `v[${next++}]`);
+    return `${values.length === 1 ? values[0] : `coalesce(${values.join(', ')})`} AS ${stagedColumn(field)}`;
+  });
+  await sql(`CREATE TEMP TABLE staged AS SELECT row_no, ${columns.join(', ')} FROM (
+      SELECT ${await rowNumber(sql, relation)} AS row_no, json_extract_string(line, [${paths.join(', ')}]) AS v FROM ${relation} WHERE trim(line) <> '')`);
 }

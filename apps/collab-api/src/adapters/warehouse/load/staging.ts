@@ -55,7 +55,7 @@ export function matchColumns(fileColumns: string[], fields: Field[]): Map<string
   const unknown: LoadProblem[] = [];
   for (const column of fileColumns) {
     const field = byName.get(column.toLowerCase());
-    if (field === undefined || [...matched.values()].includes(field)) {
+    if (field === undefined || matched.has(field)) {
       unknown.push({
         row: null,
         column,
