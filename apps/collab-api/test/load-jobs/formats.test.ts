@@ -52,6 +52,19 @@ describe('CSV', () => {
     expect(await rowsOf(ctx, fixture, table)).toEqual([...PEOPLE_ROWS, { id: '3', name: 'Hedy', score: 3 }]);
   });
 
+  it('fails a file whose lines end in more than one way with that reason', async () => {
+    const table = await fixture.table(people);
+    for (const content of ['id,name\r\n1,Ada\n2,Grace\n', 'id,name\n1,Ada\r\n2,Grace\r\n', '1,Ada\r\n2,Grace\n']) {
+      expect(await load(ctx, fixture.token, table, { fileName: 'mixed.csv', content })).toMatchObject({
+        status: 'Failed',
+        error_details: {
+          message:
+            'The file could not be read as CSV: its lines end in more than one way (CRLF and LF mixed, say); use one line ending throughout',
+        },
+      });
+    }
+  });
+
   it('loads a header and a first value longer than DuckDB reads a line by default (2 MB)', async () => {
     const table = await fixture.table(people);
     const long = 'x'.repeat(3 * 1024 * 1024);

@@ -6,8 +6,9 @@
  * the file the fast way, typed and straight into the table.
  */
 import { quotedString } from '@duckdb/node-api';
+import { duckDbMessage } from '../duckdb-sql.js';
 import type { Field } from '../schema.js';
-import { problemsFailure } from './problems.js';
+import { LoadFailure, problemsFailure } from './problems.js';
 import { checkedValue, columnNames, csvType, inferredField, stagedColumn } from './rules.js';
 import {
   LINE_OPTIONS,
@@ -21,6 +22,17 @@ import {
 } from './staging.js';
 
 const DIALECT = `delim = ',', quote = '"', escape = '"', ${LINE_OPTIONS}`;
+
+/**
+ * Why DuckDB's CSV reader could not read the file. Told one line ending, it stops at another with
+ * "The CSV Parser state machine reached an invalid state" (a header ending in CRLF, rows in LF).
+ */
+function unreadableCsv(error: unknown): LoadFailure {
+  if (!duckDbMessage(error).includes('state machine reached an invalid state')) return unreadable('CSV', error);
+  return new LoadFailure(
+    'The file could not be read as CSV: its lines end in more than one way (CRLF and LF mixed, say); use one line ending throughout',
+  );
+}
 
 /** How the file's columns (c0, c1, ... in file order) stand to the table's. */
 interface Layout {
@@ -41,7 +53,7 @@ export const readCsv: Reader = async (sql, file, options) => {
          ${DIALECT}, store_rejects = true)`,
     );
   } catch (error) {
-    throw unreadable('CSV', error);
+    throw unreadableCsv(error);
   }
   const [{ count }] = (await rowsOf(sql, 'SELECT count(*)::INTEGER AS count FROM reject_errors')) as [{ count: number }];
   if (count > 0) {
@@ -116,11 +128,15 @@ async function layout(sql: Sql, path: string, options: ReaderOptions): Promise<L
       headings = options.csvHeader ?? fields.map((field) => field.name);
     }
   } catch (error) {
-    throw unreadable('CSV', error);
+    throw unreadableCsv(error);
   }
   const matched = options.fields === undefined || !header ? undefined : matchColumns(headings, fields);
+  // First position of each heading, so that 10,000 columns are matched in linear time.
+  const headingIndex = new Map<string, number>();
+  headings.forEach((heading, i) => headingIndex.set(heading, headingIndex.get(heading) ?? i));
+  const fieldIndex = new Map(fields.map((field, i) => [field, i]));
   const columnOf = (field: Field) => {
-    const index = matched ? headings.indexOf(matched.get(field.name) ?? '') : fields.indexOf(field);
+    const index = matched ? (headingIndex.get(matched.get(field.name) ?? '') ?? -1) : (fieldIndex.get(field) ?? -1);
     return index >= 0 && index < headings.length ? `c${index}` : undefined;
   };
   return { header, headings, fields, columnOf };
