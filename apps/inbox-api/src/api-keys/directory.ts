@@ -10,6 +10,9 @@ import { isWellFormedSecret, secretHash } from './secrets.js';
  * the key in their own transaction whatever the cache says (messages/send.ts).
  */
 export const KEY_CACHE_MS = 2000;
+/** What a caller whose key was revoked is told where a key already checked is refused (a send, a wait, a stream). */
+export const KEY_REVOKED = 'This API key has been revoked';
+
 /** Entries kept at most; past it, the least recently used goes. */
 const MAX_ENTRIES = 10_000;
 

@@ -6,7 +6,7 @@ import { waitForSends } from '../messages/outbox.js';
 import { findOrganization } from '../organizations/service.js';
 import { isUuid } from '../shared/ids.js';
 import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
-import type { KeyDirectory } from './directory.js';
+import { KEY_REVOKED, type KeyDirectory } from './directory.js';
 import type { ApiKeyResponse, CreateApiKeyInput, CreatedApiKeyResponse } from './schemas.js';
 import {
   type Actor,
@@ -176,5 +176,5 @@ export async function revokeApiKey(
 export async function holdLiveKey(tx: Transaction, keyId: string): Promise<void> {
   const [live] = await tx.$queryRaw<unknown[]>`
     SELECT 1 FROM api_keys WHERE id = ${keyId}::uuid AND revoked_at IS NULL FOR KEY SHARE`;
-  if (!live) throw new UnauthorizedError('This API key has been revoked');
+  if (!live) throw new UnauthorizedError(KEY_REVOKED);
 }

@@ -1,4 +1,5 @@
 import { GoneError, NotFoundError, UnauthorizedError } from '@repo/errors';
+import { KEY_REVOKED } from '../api-keys/directory.js';
 import { canReachOrganization, type Scope } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import type { Event, Prisma } from '../generated/prisma/client.js';
@@ -103,9 +104,6 @@ export function toEventResponse(event: Event): EventResponse {
     data: event.data as Record<string, unknown>,
   };
 }
-
-/** What a caller whose key was revoked while its request waited or streamed is told. */
-export const KEY_REVOKED = 'This API key has been revoked';
 
 /**
  * GET /v1/events: the events after `after`; with `wait`, when there are none yet, it waits for

@@ -2,7 +2,8 @@ import type { Response } from 'express';
 import type { EventFeed } from './feed.js';
 import type { EventResponse } from './schemas.js';
 import type { EventDeps, EventFilters } from './service.js';
-import { KEY_REVOKED, matchesFilters, readEvents } from './service.js';
+import { KEY_REVOKED } from '../api-keys/directory.js';
+import { matchesFilters, readEvents } from './service.js';
 
 /** A comment this often keeps proxies and load balancers from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
