@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 import type { Database } from '../database.js';
 import type { ApiKey } from '../generated/prisma/client.js';
@@ -40,14 +41,29 @@ export function keyDirectory(db: Database): KeyDirectory {
   // Counts revocations seen here: a look-up that began before one is not cached, since it may
   // have read the key before it was revoked.
   let revocations = 0;
-  // stands(): by key id, with one query at a time per key (a thousand streams of one key share it).
+  // stands(): by key id. The keys asked in one turn of the event loop are read by one query, and a
+  // key being read is not read again: an event reaching a thousand streams reads their keys once.
   const standing = new LRUCache<string, boolean>({ max: MAX_ENTRIES, ttl: KEY_CACHE_MS, ttlResolution: 0 });
   const pendingStands = new Map<string, Promise<boolean>>();
-  const readStanding = async (keyId: string): Promise<boolean> => {
+  let batch: { keyIds: string[]; live: Promise<Set<string>> } | undefined;
+  const readStanding = async (keyIds: string[]): Promise<Set<string>> => {
     const seen = revocations;
-    const stands = (await db.apiKey.count({ where: { id: keyId, revokedAt: null } })) > 0;
-    if (seen === revocations) standing.set(keyId, stands);
-    return stands;
+    const rows = await db.apiKey.findMany({ where: { id: { in: keyIds }, revokedAt: null }, select: { id: true } });
+    const live = new Set(rows.map((row) => row.id));
+    if (seen === revocations) for (const keyId of keyIds) standing.set(keyId, live.has(keyId));
+    return live;
+  };
+  const batched = (keyId: string): Promise<boolean> => {
+    if (!batch) {
+      const keyIds: string[] = [];
+      const live = setImmediate().then(() => {
+        batch = undefined;
+        return readStanding(keyIds);
+      });
+      batch = { keyIds, live };
+    }
+    batch.keyIds.push(keyId);
+    return batch.live.then((live) => live.has(keyId));
   };
 
   const lookUp = async (hash: string): Promise<KeyActor | undefined> => {
@@ -85,7 +101,7 @@ export function keyDirectory(db: Database): KeyDirectory {
       if (cached !== undefined) return cached;
       let read = pendingStands.get(keyId);
       if (!read) {
-        const started = readStanding(keyId).finally(() => {
+        const started = batched(keyId).finally(() => {
           if (pendingStands.get(keyId) === started) pendingStands.delete(keyId);
         });
         read = started;

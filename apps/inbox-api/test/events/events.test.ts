@@ -490,6 +490,34 @@ describe('a key revoked while its request waits or streams', () => {
     }
   });
 
+  it('reads the keys of many streams in one query when an event reaches them', async () => {
+    const keys = await Promise.all(
+      Array.from(
+        { length: 20 },
+        async () => (await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgA.id, permissions: ['read'] })).key,
+      ),
+    );
+    const after = await lastId(inA());
+    const streams = keys.map((key) => openStream(`/v1/events/stream?after=${after}&inbox_id=${inboxA.id}`, key));
+    try {
+      await until(() => streams.every((stream) => stream.status === 200));
+      const queries = recordQueries();
+      let texts: string[] = [];
+      try {
+        await mail(keyA, inboxA2, inboxA, 'To twenty streams');
+        await until(() => streams.every((stream) => stream.ids().length === 1));
+      } finally {
+        texts = queries();
+      }
+      // Reads of keys by id (a look-up by secret names secret_hash; a send holds its key in SQL of its own).
+      const byId = texts.filter((text) => /FROM "public"\."api_keys" WHERE/.test(text) && !text.includes('secret_hash'));
+      expect(byId).toHaveLength(1);
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+    await until(() => ctx.deps.events.size === 0);
+  });
+
   it('answers a long-poll 401, not the events that came after the revocation', async () => {
     const reader = await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgA.id, permissions: ['read'] });
     const poll = as(ctx.app, reader.key)
