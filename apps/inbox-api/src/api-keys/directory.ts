@@ -86,28 +86,12 @@ export function keyDirectory(db: Database): KeyDirectory {
       const hash = secretHash(secret);
       const cached = cache.get(hash);
       if (cached) return cached;
-      let lookup = pending.get(hash);
-      if (!lookup) {
-        const started = lookUp(hash).finally(() => {
-          if (pending.get(hash) === started) pending.delete(hash);
-        });
-        lookup = started;
-        pending.set(hash, lookup);
-      }
-      return lookup;
+      return sharedRead(pending, hash, () => lookUp(hash));
     },
     async stands(keyId) {
       const cached = standing.get(keyId);
       if (cached !== undefined) return cached;
-      let read = pendingStands.get(keyId);
-      if (!read) {
-        const started = batched(keyId).finally(() => {
-          if (pendingStands.get(keyId) === started) pendingStands.delete(keyId);
-        });
-        read = started;
-        pendingStands.set(keyId, read);
-      }
-      return read;
+      return sharedRead(pendingStands, keyId, () => batched(keyId));
     },
     forget({ keyId, organizationId }) {
       revocations++;
@@ -120,6 +104,17 @@ export function keyDirectory(db: Database): KeyDirectory {
       for (const [hash] of revoked) cache.delete(hash);
     },
   };
+}
+
+/** The read of `key` under way, or one started by `start`: callers asking together share it; it leaves `pending` when it ends. */
+function sharedRead<T>(pending: Map<string, Promise<T>>, key: string, start: () => Promise<T>): Promise<T> {
+  const underway = pending.get(key);
+  if (underway) return underway;
+  const started = start().finally(() => {
+    if (pending.get(key) === started) pending.delete(key);
+  });
+  pending.set(key, started);
+  return started;
 }
 
 /** A key's record as the caller it authenticates. */
