@@ -5,36 +5,23 @@
  * while the runners are busy) still gives each event exactly one delivery, attempted once.
  */
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { startWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks-out/dispatch.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
-import { createTestContext, type TestContext } from '../context.js';
-import { type Receiver, startReceiver } from './receiver.js';
+import type { TestContext } from '../context.js';
+import type { Receiver } from './receiver.js';
+import { startWebhookTestbed, type WebhookTestbed } from './testbed.js';
 
 jest.setTimeout(60_000);
 
 let ctx: TestContext;
 let receiver: Receiver;
-let dispatcher: WebhookDispatcher;
+let testbed: WebhookTestbed;
 
 beforeAll(async () => {
-  [ctx, receiver] = await Promise.all([
-    createTestContext({
-      INBOX_API_KEYS: OPERATOR_KEY,
-      INBOX_RATE_LIMIT_PER_MINUTE: '0',
-      INBOX_SEND_LIMIT_PER_HOUR: '0',
-      INBOX_WEBHOOK_ALLOW_PRIVATE: 'true',
-      INBOX_WEBHOOK_SWEEP_SECONDS: '300',
-    }),
-    startReceiver(),
-  ]);
-  // No ctx.deps.jobs.work: no `deliver-webhook` job runs in this test.
-  dispatcher = startWebhookDispatcher(ctx.deps, { sweepSeconds: 300 });
+  // No `deliver-webhook` job runs in this test.
+  testbed = await startWebhookTestbed({}, { sweepSeconds: 300, jobs: false });
+  ({ ctx, receiver } = testbed);
 });
-afterAll(async () => {
-  await dispatcher?.stop();
-  await receiver?.close();
-  await ctx?.close();
-});
+afterAll(() => testbed?.close());
 
 // First in this file: no webhook exists yet.
 it('writes nothing while no webhook is enabled; a webhook created or enabled again gets only the events after that', async () => {

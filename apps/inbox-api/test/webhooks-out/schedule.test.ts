@@ -3,53 +3,32 @@
  * schedule of a delivery still in it, and a delivery whose event went with its deleted inbox fails
  * once, without disabling its webhook. The deleted inbox's events are gone from GET /v1/events.
  */
-import { startWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks-out/dispatch.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
-import { createTestContext, type TestContext } from '../context.js';
-import { type Receiver, startReceiver } from './receiver.js';
+import type { TestContext } from '../context.js';
+import type { Receiver } from './receiver.js';
+import { deliveriesWhen, startWebhookTestbed, type WebhookTestbed } from './testbed.js';
 
 jest.setTimeout(60_000);
 
 let ctx: TestContext;
 let receiver: Receiver;
-let dispatcher: WebhookDispatcher;
+let testbed: WebhookTestbed;
 let organization: { id: string };
 let sender: { id: string; email_address: string };
 let key: string;
 
 beforeAll(async () => {
-  [ctx, receiver] = await Promise.all([
-    createTestContext({
-      INBOX_API_KEYS: OPERATOR_KEY,
-      INBOX_RATE_LIMIT_PER_MINUTE: '0',
-      INBOX_SEND_LIMIT_PER_HOUR: '0',
-      INBOX_WEBHOOK_ALLOW_PRIVATE: 'true',
-      INBOX_WEBHOOK_RETRY_SCHEDULE: '30,30',
-      INBOX_WEBHOOK_TIMEOUT_SECONDS: '2',
-      INBOX_WEBHOOK_SWEEP_SECONDS: '1',
-    }),
-    startReceiver(),
-  ]);
-  await ctx.deps.jobs.work(ctx.deps);
-  dispatcher = startWebhookDispatcher(ctx.deps, { sweepSeconds: 1 });
+  testbed = await startWebhookTestbed(
+    { INBOX_WEBHOOK_RETRY_SCHEDULE: '30,30', INBOX_WEBHOOK_TIMEOUT_SECONDS: '2' },
+    { sweepSeconds: 1, jobs: true },
+  );
+  ({ ctx, receiver } = testbed);
   organization = await createOrganization(ctx.app, 'Schedules');
   sender = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'schedule-sender', organization_id: organization.id });
   key = (await createKey(ctx.app, OPERATOR_KEY, { organization_id: organization.id, permissions: ['read', 'send', 'manage'] }))
     .key;
 });
-afterAll(async () => {
-  await dispatcher?.stop();
-  await receiver?.close();
-  await ctx?.close();
-});
-
-interface DeliveryView {
-  id: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  next_attempt_at: string | null;
-}
+afterAll(() => testbed?.close());
 
 /** A webhook of `inbox`'s received mail to a receiver that fails, and its first delivery once its first attempt failed. */
 async function failingDelivery(inbox: { id: string; email_address: string }, subject: string) {
@@ -61,26 +40,16 @@ async function failingDelivery(inbox: { id: string; email_address: string }, sub
   await as(ctx.app, key)
     .post('/v1/messages', { inbox_id: sender.id, to: [inbox.email_address], subject, body: 'Hello' })
     .expect(201);
-  const [delivery] = await deliveriesWhen(webhook.id, (items) => items[0]?.attempts === 1);
+  const [delivery] = await deliveriesWhen(ctx, webhook.id, (items) => items[0]?.attempts === 1);
   expect(delivery).toMatchObject({ status: 'pending', next_attempt_at: expect.any(String) });
   return { webhook, delivery: delivery! };
-}
-
-async function deliveriesWhen(webhookId: string, done: (items: DeliveryView[]) => boolean): Promise<DeliveryView[]> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const items = (await as(ctx.app, key).get(`/v1/webhooks/${webhookId}/deliveries`).expect(200)).body.items as DeliveryView[];
-    if (done(items)) return items;
-    if (Date.now() > deadline) throw new Error(`deliveries never settled: ${JSON.stringify(items)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 it('a manual retry of a delivery still in its schedule is its next attempt: a failure leaves the rest of the schedule', async () => {
   const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'schedule-kept', organization_id: organization.id });
   const { webhook, delivery } = await failingDelivery(inbox, 'Retried by hand');
   await as(ctx.app, key).post(`/v1/webhooks/${webhook.id}/deliveries/${delivery.id}/retry`).expect(202);
-  const [retried] = await deliveriesWhen(webhook.id, (items) => items[0]?.attempts === 2);
+  const [retried] = await deliveriesWhen(ctx, webhook.id, (items) => items[0]?.attempts === 2);
   expect(retried).toMatchObject({ status: 'pending', last_error: 'HTTP 500' });
   // The schedule's second delay, from the manual attempt.
   const dueIn = new Date(retried!.next_attempt_at!).getTime() - Date.now();
@@ -103,7 +72,7 @@ it('deleting an inbox removes its events, and a delivery of one fails at its nex
 
   // Made due now (in its schedule, so not `manual`): its event is gone, which no retry brings back.
   await as(ctx.app, key).post(`/v1/webhooks/${webhook.id}/deliveries/${delivery.id}/retry`).expect(202);
-  const [ended] = await deliveriesWhen(webhook.id, (items) => items[0]?.attempts === 2);
+  const [ended] = await deliveriesWhen(ctx, webhook.id, (items) => items[0]?.attempts === 2);
   expect(ended).toMatchObject({
     status: 'failed',
     next_attempt_at: null,

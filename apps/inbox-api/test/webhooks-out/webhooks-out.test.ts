@@ -5,19 +5,19 @@
  * webhook-id, the manual retry, and a webhook disabled once a delivery spent the (short) schedule.
  */
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { startWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks-out/dispatch.js';
 import { attemptDelivery, createWebhookClient, describeFailure, stateAfterAttempt } from '../../src/webhooks-out/deliver.js';
 import { DEFAULT_RETRY_SCHEDULE } from '../../src/webhooks-out/settings.js';
 import { newSecret, signature, signingKey, SigningKeys } from '../../src/webhooks-out/sign.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
 import { createTestContext, type TestContext } from '../context.js';
-import { type Receiver, startReceiver } from './receiver.js';
+import type { Receiver } from './receiver.js';
+import { deliveriesWhen as deliveriesWhenOf, type DeliveryView, startWebhookTestbed, type WebhookTestbed } from './testbed.js';
 
 jest.setTimeout(60_000);
 
 let ctx: TestContext;
 let receiver: Receiver;
-let dispatcher: WebhookDispatcher;
+let testbed: WebhookTestbed;
 let orgA: { id: string };
 let orgB: { id: string };
 let inboxA: { id: string; email_address: string };
@@ -29,20 +29,11 @@ let keyB: string;
 let readerA: string;
 
 beforeAll(async () => {
-  [ctx, receiver] = await Promise.all([
-    createTestContext({
-      INBOX_API_KEYS: OPERATOR_KEY,
-      INBOX_RATE_LIMIT_PER_MINUTE: '0',
-      INBOX_SEND_LIMIT_PER_HOUR: '0',
-      INBOX_WEBHOOK_ALLOW_PRIVATE: 'true',
-      INBOX_WEBHOOK_RETRY_SCHEDULE: '1,1',
-      INBOX_WEBHOOK_TIMEOUT_SECONDS: '2',
-      INBOX_WEBHOOK_SWEEP_SECONDS: '1',
-    }),
-    startReceiver(),
-  ]);
-  await ctx.deps.jobs.work(ctx.deps);
-  dispatcher = startWebhookDispatcher(ctx.deps, { sweepSeconds: 1 });
+  testbed = await startWebhookTestbed(
+    { INBOX_WEBHOOK_RETRY_SCHEDULE: '1,1', INBOX_WEBHOOK_TIMEOUT_SECONDS: '2' },
+    { sweepSeconds: 1, jobs: true },
+  );
+  ({ ctx, receiver } = testbed);
   orgA = await createOrganization(ctx.app, 'Hooks A');
   orgB = await createOrganization(ctx.app, 'Hooks B');
   inboxA = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'hook-a', organization_id: orgA.id });
@@ -55,11 +46,7 @@ beforeAll(async () => {
   keyB = (await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgB.id, permissions: ['read', 'send', 'manage'] })).key;
   readerA = (await createKey(ctx.app, OPERATOR_KEY, { organization_id: orgA.id, permissions: ['read'] })).key;
 });
-afterAll(async () => {
-  await dispatcher?.stop();
-  await receiver?.close();
-  await ctx?.close();
-});
+afterAll(() => testbed?.close());
 
 interface CreatedWebhook {
   id: string;
@@ -87,32 +74,11 @@ async function mail(key: string, from: { id: string }, to: { email_address: stri
   ).body as { id: string; thread_id: string };
 }
 
-interface DeliveryView {
-  id: string;
-  event_id: number;
-  event_type: string;
-  status: string;
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  attempt_log: { status_code: number | null; error: string | null }[];
-}
-
 async function deliveries(key: string, webhookId: string): Promise<DeliveryView[]> {
   return (await as(ctx.app, key).get(`/v1/webhooks/${webhookId}/deliveries`).expect(200)).body.items;
 }
 
-/** Polls the deliveries until `done` holds (they change in the background). */
-async function deliveriesWhen(webhookId: string, done: (items: DeliveryView[]) => boolean, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const items = await deliveries(OPERATOR_KEY, webhookId);
-    if (done(items)) return items;
-    if (Date.now() > deadline) throw new Error(`deliveries never settled: ${JSON.stringify(items)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const deliveriesWhen = (webhookId: string, done: (items: DeliveryView[]) => boolean) => deliveriesWhenOf(ctx, webhookId, done);
 
 describe('signatures (pure)', () => {
   it('are what the standardwebhooks reference verifier accepts, and nothing else', () => {
