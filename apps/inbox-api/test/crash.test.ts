@@ -150,7 +150,7 @@ describe.each(['send:attachments-stored', 'send:recorded', 'send:transport-done'
 });
 
 describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at %s', (point) => {
-  it('finishes the deletion after a restart: no row, no file of the inbox', async () => {
+  it('finishes the deletion after a restart: no row, event or file of the inbox', async () => {
     const setup = await start();
     const inbox = await createInbox(setup.url, `gone-${point.replace(/\W/g, '-')}`);
     const sent = await call(setup.url, 'POST', '/v1/messages', {
@@ -165,6 +165,8 @@ describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at
     });
     expect(sent.status).toBe(201);
     await setup.stop();
+    // Its events carry its messages: they go with it (removeInbox).
+    expect(await crash.db.event.count({ where: { inboxId: inbox.id } })).toBeGreaterThan(0);
 
     await crashDuring(point, (baseUrl) => call(baseUrl, 'DELETE', `/v1/inboxes/${inbox.id}`));
     const restarted = await start();
@@ -172,6 +174,7 @@ describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at
       expect((await call(restarted.url, 'GET', `/v1/inboxes/${inbox.id}`)).status).toBe(404);
       await settled();
       expect(await crash.db.inbox.count({ where: { id: inbox.id } })).toBe(0);
+      expect(await crash.db.event.count({ where: { inboxId: inbox.id } })).toBe(0);
       expect((await storedFiles()).filter((file) => file.includes(inbox.id))).toEqual([]);
       await expectConsistent();
     } finally {
