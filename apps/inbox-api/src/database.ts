@@ -25,14 +25,23 @@ export function createDatabaseClient(url: string, poolSize: number): Database {
 /** Runs statements built with `Prisma.sql`, on Prisma (a client or its transaction) or on pg directly. */
 export interface Statements {
   query<T>(statement: Prisma.Sql): Promise<T[]>;
+  /** The statements run in one transaction (a Prisma transaction's, or pgTransaction's client); otherwise each commits alone. */
+  readonly transactional: boolean;
 }
 
-export function prismaStatements(db: Database | Transaction): Statements {
-  return { query: (statement) => db.$queryRaw(statement) };
+/** The statements of a Prisma transaction (`$transaction(async (tx) => ...)`). */
+export function prismaStatements(tx: Transaction): Statements {
+  return { query: (statement) => tx.$queryRaw(statement), transactional: true };
 }
+
+/** A pool's client is checked out by pgTransaction only (@repo/db): its statements are a transaction's. */
+const isPoolClient = (client: pg.Pool | pg.PoolClient): client is pg.PoolClient => 'release' in client;
 
 export function pgStatements(client: pg.Pool | pg.PoolClient): Statements {
-  return { query: async <T>(statement: Prisma.Sql) => (await client.query(statement.text, statement.values)).rows as T[] };
+  return {
+    query: async <T>(statement: Prisma.Sql) => (await client.query(statement.text, statement.values)).rows as T[],
+    transactional: isPoolClient(client),
+  };
 }
 
 /**
@@ -40,7 +49,7 @@ export function pgStatements(client: pg.Pool | pg.PoolClient): Statements {
  * inbound path's large statements in more time than it runs them (bench:ingest).
  */
 export function preparedStatements(client: pg.Pool | pg.PoolClient): Statements {
-  return { query: (statement) => preparedQuery(client, statement) };
+  return { query: (statement) => preparedQuery(client, statement), transactional: isPoolClient(client) };
 }
 
 /**

@@ -2,8 +2,9 @@ import request from 'supertest';
 import { NotFoundError } from '@repo/errors';
 import type { MessageContent } from '../src/messages/content/index.js';
 import type { InboundMail } from '../src/messages/inbound-mail.js';
-import { createDatabaseClient, sizedTextArray } from '../src/database.js';
+import { createDatabaseClient, preparedStatements, sizedTextArray } from '../src/database.js';
 import { receiveMessage, recipientsAt } from '../src/messages/receive.js';
+import { BODY_PART_CHARS, bodyParts, recordMessage } from '../src/messages/records.js';
 import { createTestContext, type TestContext } from './context.js';
 import { storableInboundMail } from './webhooks/helpers.js';
 
@@ -60,6 +61,90 @@ describe('receiveMessage', () => {
     expect(cleanings).toBe(1);
     const thread = await ctx.db.thread.findUniqueOrThrow({ where: { id: first.message.threadId } });
     expect(thread).toMatchObject({ messageCount: 1, participants: ['sender@example.com', 'receive@inbox.test'] });
+  });
+});
+
+describe('bodies long enough to be written in parts', () => {
+  // Each body over BODY_PART_CHARS, with an emoji (a surrogate pair) across the edge of its first part.
+  const long = (letter: string, extra: number) => `${letter.repeat(BODY_PART_CHARS - 1)}😀${`${letter}\n`.repeat(extra)}`;
+  const text = long('t', 700_000);
+  const html = `<p>${long('h', 10)}</p>`;
+  const contentClean = long('c', 5);
+  const content = () => Promise.resolve({ contentClean, preview: 'preview' });
+  const partsLeft = () => ctx.db.messageBodyPart.count();
+
+  it('stores text, html and content_clean exactly, and the event carries them, with no part left behind', async () => {
+    const inbox = await createInbox('parted');
+    const { message } = await receiveMessage(
+      receiveDeps(),
+      inbox,
+      await mail({ messageId: '<parted@example.com>', text, html }),
+      content,
+    );
+    const stored = await ctx.db.message.findUniqueOrThrow({ where: { id: message.id } });
+    expect(stored.text.length).toBe(text.length);
+    expect(stored.text === text).toBe(true);
+    expect(stored.html === html).toBe(true);
+    expect(stored.contentClean === contentClean).toBe(true);
+    const event = await ctx.db.event.findFirstOrThrow({ where: { messageId: message.id, type: 'message.received' } });
+    const data = event.data as { text: string; html: string; content_clean: string };
+    expect([data.text === text, data.html === html, data.content_clean === contentClean]).toEqual([true, true, true]);
+    expect(await partsLeft()).toBe(0);
+  });
+
+  it('leaves no part behind when the message is refused after its parts were written', async () => {
+    const inbox = await createInbox('parted-gone');
+    const gone = await mail({ to: [inbox.emailAddress], messageId: '<parted-gone@example.com>', text });
+    // Found while live; its deletion begins before the message's statement, after the parts.
+    const [recipient] = await recipientsAt(ctx.db, gone.to, gone);
+    await ctx.db.inbox.update({ where: { id: inbox.id }, data: { deletedAt: new Date() } });
+    await expect(receiveMessage(receiveDeps(), recipient!, gone, content)).rejects.toBeInstanceOf(NotFoundError);
+    expect(await partsLeft()).toBe(0);
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+  });
+
+  it('refuses to write parts outside a transaction, writing nothing', async () => {
+    const inbox = await createInbox('parted-alone');
+    await expect(
+      recordMessage(preparedStatements(ctx.db.pool), {
+        inboxId: inbox.id,
+        direction: 'inbound',
+        status: 'received',
+        providerMessageId: '<parted-alone@example.com>',
+        subject: 'Long',
+        subjectKey: 'long',
+        from: 'sender@example.com',
+        to: [inbox.emailAddress],
+        cc: [],
+        replyTo: [],
+        text,
+        html: '',
+        contentClean: 'short',
+        preview: 'short',
+        size: text.length,
+        inReplyTo: null,
+        references: null,
+        timestamp: new Date(),
+        attachments: [],
+      }),
+    ).rejects.toThrow('recorded in a transaction');
+    expect(await partsLeft()).toBe(0);
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+  });
+});
+
+describe('bodyParts', () => {
+  it('cuts a body into parts of the size that join back to it', () => {
+    expect(bodyParts('abcdefg', 3)).toEqual(['abc', 'def', 'g']);
+    expect(bodyParts('abcdef', 3)).toEqual(['abc', 'def']);
+    expect(bodyParts('', 3)).toEqual([]);
+  });
+
+  it('never cuts a surrogate pair in two', () => {
+    expect(bodyParts('ab😀cd', 3)).toEqual(['ab', '😀c', 'd']);
+    expect(bodyParts('😀😀😀', 3)).toEqual(['😀', '😀', '😀']);
+    for (const part of bodyParts('x😀'.repeat(1000), 7)) expect(part.isWellFormed()).toBe(true);
+    expect(bodyParts('x😀'.repeat(1000), 7).join('')).toBe('x😀'.repeat(1000));
   });
 });
 

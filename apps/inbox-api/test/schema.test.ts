@@ -84,6 +84,7 @@ describe('database constraints', () => {
       'messages.transport_message_id': 'at most 998 characters (outbox.ts, markSent); providers give 20 to 100',
       'webhooks.organization_id': 'an organizations.id',
       'webhook_deliveries.status': '`pending`, `delivered` or `failed` (webhooks-out/deliver.ts)',
+      'message_body_parts.body': '`text`, `html` or `content_clean` (messages/records.ts, writeBodyParts)',
     };
     const rows = await ctx.db.$queryRaw<{ column: string }[]>`
       SELECT DISTINCT t.relname || '.' || a.attname AS column

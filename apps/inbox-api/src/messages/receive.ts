@@ -16,7 +16,7 @@ import { type AttachmentStore, discardStoredObjects, objectKeys, settlePendingOb
 import type { MessageContent } from './content/index.js';
 import type { StorableMail } from './inbound-mail.js';
 import { messageEvent } from './events.js';
-import { recordMessage } from './records.js';
+import { recordMessage, writtenInParts } from './records.js';
 
 export interface ReceiveDeps extends AttachmentStore {
   emailDomain: string;
@@ -94,8 +94,10 @@ export async function receiveMessage(
         event: (message) => messageEvent('message.received', inbox, message),
       });
     // On pg directly, the bodies as they are (database.ts), prepared. The record with its event,
-    // last, as appendEvents needs; alone, when nothing else is written with it, as most mail is.
-    const alone = attachments.length === 0 && !deps.summaries.enabled;
+    // last, as appendEvents needs; alone, when nothing else is written with it, as most mail is
+    // (a body long enough to go in parts needs a transaction too).
+    const alone =
+      attachments.length === 0 && !deps.summaries.enabled && !writtenInParts({ text: mail.text, html: mail.html, contentClean });
     const { message } = alone
       ? await record(preparedStatements(deps.db.pool))
       : await pgTransaction(deps.db, async (client) => {
