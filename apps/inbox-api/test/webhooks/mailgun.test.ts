@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { readAttachment } from '../../src/messages/attachments.js';
+import { BODY_PART_CHARS } from '../../src/messages/records.js';
 import type { WebhookBody } from '../../src/webhooks/body.js';
 import { replayToken, requestDigest } from '../../src/webhooks/replay.js';
 import { createTestContext, type TestContext } from '../context.js';
@@ -124,6 +125,27 @@ describe('POST /webhooks/mailgun: routes', () => {
       labels: ['received', 'unread', 'spam', 'unauthenticated'],
       metadata: { authentication: { spam: 'fail', spam_score: 12.5, spf: 'fail' } },
     });
+  });
+
+  it('stores a 3 MB urlencoded post exactly (its body in shared memory, its long bodies written in parts)', async () => {
+    // Over a million characters each: text, html and content_clean go to Postgres in parts (records.ts).
+    const line = 'Grüße aus Köln 😀 — a line of the report\r\n';
+    const plain = line.repeat(30_000);
+    const html = `<p>${'Grüße 😀 '.repeat(150_000)}</p>`;
+    const fields = routeFields('Urlencoded, long', { 'body-plain': plain, 'body-html': html });
+    const body = new URLSearchParams(fields).toString();
+    expect(body.length).toBeGreaterThan(3_000_000);
+    const res = await request(ctx.app).post('/webhooks/mailgun').type('form').send(body);
+    expect(res.status).toBe(200);
+    const message = (await request(ctx.app).get(`/v1/messages/${res.body.messages[0].message_id}`)).body;
+    const expected = plain.replaceAll('\r\n', '\n');
+    expect(message.text.length).toBe(expected.length);
+    expect(message.text === expected).toBe(true);
+    expect(message.html === html).toBe(true);
+    const { contentClean } = await ctx.deps.content.cleanMessage({ html, text: expected });
+    expect(contentClean.length).toBeGreaterThan(BODY_PART_CHARS);
+    expect(message.content_clean === contentClean).toBe(true);
+    expect(await ctx.db.messageBodyPart.count()).toBe(0);
   });
 
   it('stores the forward-MIME mode (body-mime)', async () => {
