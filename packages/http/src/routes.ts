@@ -3,7 +3,7 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
 import { type InputLocation, parseInput, UnsupportedMediaTypeError, ValidationError, type ValidationIssue } from '@repo/errors';
-import { illFormedStrings, undecodableQuery } from './well-formed.js';
+import { illFormedInput, isTooDeep, undecodableQuery } from './well-formed.js';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type RouteParameter = z.ZodObject;
@@ -156,12 +156,12 @@ export function createApi<Context extends object = object>(options: ApiOptions<C
         const context = await resolveContext(req, res);
         definition.authorize?.(context);
         if (definition.body) requireJsonBody(req);
-        // Text no database stores as sent (NUL, lone surrogates, bad percent-escapes), in any field.
+        // Text no database stores as sent (NUL, lone surrogates, bad percent-escapes), in any field; nesting too deep.
         const textIssues = [
-          ...illFormedStrings(req.params, 'path'),
+          ...illFormedInput(req.params, 'path'),
           ...undecodableQuery(req.originalUrl),
-          ...illFormedStrings(req.query, 'query'),
-          ...(definition.body ? illFormedStrings(req.body, 'body') : []),
+          ...illFormedInput(req.query, 'query'),
+          ...(definition.body ? illFormedInput(req.body, 'body') : []),
         ];
         // Every invalid input at once, whichever part of the request it is in.
         const issues: ValidationIssue[] = [];
@@ -179,7 +179,8 @@ export function createApi<Context extends object = object>(options: ApiOptions<C
           params: parse(definition.params ?? NO_INPUT, 'path', req.params),
           query: parse(definition.query ?? NO_INPUT, 'query', req.query),
           headers: definition.headers ? parse(definition.headers, 'header', req.headers) : {},
-          body: definition.body ? parse(definition.body, 'body', req.body) : undefined,
+          // A body nested too deep is not parsed further: a recursive schema would overflow the stack on it.
+          body: definition.body && !textIssues.some(isTooDeep) ? parse(definition.body, 'body', req.body) : undefined,
           req,
           res,
         };

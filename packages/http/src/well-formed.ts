@@ -10,16 +10,31 @@ export function requireUtf8(_req: unknown, _res: unknown, body: Buffer): void {
 }
 
 /**
- * Strings of a parsed request that no database can store as sent: NUL characters (Postgres
- * refuses them in text) and lone surrogates (which UTF-8 cannot encode, so they would become
- * U+FFFD). One issue per bad string or key, at its path. Iterative, linear in the input: a path
- * is a link to its parent, written out only for an issue (copying it at every level made a body
- * nested 30,000 deep cost seconds, quadratic in its depth).
+ * How deeply objects and arrays may nest in a request: as deep as BigQuery's JSON values, and far
+ * from what would overflow the stack of the recursive code every value meets after this check
+ * (JSON.stringify, Prisma's serialiser, a walk over A2A messages: a body nested 20,000 deep
+ * answered 500 and 502 there).
  */
-export function illFormedStrings(value: unknown, location: 'body' | 'query' | 'path'): ValidationIssue[] {
+export const MAX_INPUT_NESTING = 500;
+
+const TOO_DEEP = 'too_deep';
+
+/** Whether an issue of illFormedInput is the nesting's. */
+export const isTooDeep = (issue: ValidationIssue): boolean => issue.type === TOO_DEEP;
+
+/**
+ * What no handler should see of a parsed request: strings no database can store as sent (NUL
+ * characters, which Postgres refuses in text, and lone surrogates, which UTF-8 cannot encode, so
+ * they would become U+FFFD), one issue per bad string or key at its path; and nesting deeper than
+ * MAX_INPUT_NESTING, one issue at the first value too deep, below which nothing is walked.
+ * Iterative, linear in the input: a path is a link to its parent, written out only for an issue
+ * (copying it at every level made a body nested 30,000 deep cost seconds, quadratic in its depth).
+ */
+export function illFormedInput(value: unknown, location: 'body' | 'query' | 'path'): ValidationIssue[] {
   type Path = { parent: Path; key: string | number } | null;
   const issues: ValidationIssue[] = [];
-  const pending: { value: unknown; path: Path }[] = [{ value, path: null }];
+  // `depth`: how many objects and arrays hold the value.
+  const pending: { value: unknown; path: Path; depth: number }[] = [{ value, path: null, depth: 0 }];
   const written = (path: Path) => {
     const keys: (string | number)[] = [];
     for (let at = path; at; at = at.parent) keys.push(at.key);
@@ -29,16 +44,32 @@ export function illFormedStrings(value: unknown, location: 'body' | 'query' | 'p
     const problem = stringProblem(text);
     if (problem) issues.push({ loc: [location, ...written(path)], msg: problem, type: 'string_pattern_mismatch' });
   };
+  let tooDeep = false;
   while (pending.length > 0) {
-    const { value: item, path } = pending.pop()!;
-    if (typeof item === 'string') check(item, path);
-    else if (Array.isArray(item))
-      item.forEach((element, index) => pending.push({ value: element, path: { parent: path, key: index } }));
-    else if (typeof item === 'object' && item !== null) {
+    const { value: item, path, depth } = pending.pop()!;
+    if (typeof item === 'string') {
+      check(item, path);
+      continue;
+    }
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= MAX_INPUT_NESTING) {
+      if (!tooDeep) {
+        issues.push({
+          loc: [location, ...written(path)],
+          msg: `Must not nest objects and arrays more than ${MAX_INPUT_NESTING} levels deep`,
+          type: TOO_DEEP,
+        });
+      }
+      tooDeep = true;
+      continue;
+    }
+    if (Array.isArray(item)) {
+      item.forEach((element, index) => pending.push({ value: element, path: { parent: path, key: index }, depth: depth + 1 }));
+    } else {
       for (const [key, element] of Object.entries(item)) {
         const at = { parent: path, key };
         check(key, at);
-        pending.push({ value: element, path: at });
+        pending.push({ value: element, path: at, depth: depth + 1 });
       }
     }
   }

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { errorHandler, ForbiddenError, inboxErrorBody, inboxErrorFormat, UnauthorizedError } from '@repo/errors';
 import { createApi, expressPath, openApiDocument, OpenAPIRegistry, paginationQuery } from '../src/index.js';
-import { illFormedStrings } from '../src/well-formed.js';
+import { illFormedInput, MAX_INPUT_NESTING } from '../src/well-formed.js';
 
 const thing = z.object({ id: z.string(), name: z.string() });
 
@@ -219,14 +219,42 @@ describe('createApi routes', () => {
     expect(res.body.error.details.issues.map((issue: { loc: string[] }) => issue.loc)).toEqual([loc]);
   });
 
-  it('walks a value nested 200,000 deep in linear time, naming the bad string by its whole path', () => {
+  it('names a bad string by its whole path, as deep as a body may nest', () => {
+    let nested: unknown = 'x\u0000';
+    for (let level = 0; level < MAX_INPUT_NESTING; level += 1) nested = { a: nested };
+    const [issue, ...more] = illFormedInput(nested, 'body');
+    expect(more).toEqual([]);
+    expect(issue!.loc).toEqual(['body', ...Array.from({ length: MAX_INPUT_NESTING }, () => 'a')]);
+  });
+
+  it('walks a value nested 200,000 deep in linear time, reporting once where it nests too deep', () => {
     // Paths copied at every level made this quadratic: a body 30,000 deep held the event loop for ten seconds.
     const depth = 200_000;
     let nested: unknown = 'x\u0000';
-    for (let level = 0; level < depth; level += 1) nested = { a: nested };
-    const [issue, ...more] = illFormedStrings(nested, 'body');
-    expect(more).toEqual([]);
-    expect(issue!.loc).toEqual(['body', ...Array.from({ length: depth }, () => 'a')]);
+    for (let level = 0; level < depth; level += 1) nested = [{ a: nested }];
+    const issues = illFormedInput({ list: nested, also: [[{}]] }, 'body');
+    expect(issues).toHaveLength(1);
+    expect(issues[0]!.msg).toBe(`Must not nest objects and arrays more than ${MAX_INPUT_NESTING} levels deep`);
+    // The body is the first level: the value at its 500th key is the 501st object or array.
+    expect(issues[0]!.loc).toHaveLength(1 + MAX_INPUT_NESTING);
+    expect(issues[0]!.loc.slice(0, 4)).toEqual(['body', 'list', 0, 'a']);
+  });
+
+  it('refuses a body nested deeper than MAX_INPUT_NESTING with 400, without parsing it further', async () => {
+    const json = `{"name": "widget", "extra": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    const res = await request(buildTestApp().app)
+      .post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things')
+      .set('content-type', 'application/json')
+      .send(json);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.issues).toHaveLength(1);
+    expect(res.body.error.details.issues[0].type).toBe('too_deep');
+    const shallow = `{"name": "widget", "extra": ${'['.repeat(MAX_INPUT_NESTING - 1)}${']'.repeat(MAX_INPUT_NESTING - 1)}}`;
+    const fine = await request(buildTestApp().app)
+      .post('/v1/groups/6f1c2b4e-8a55-4c1e-9a3a-0c2d5b7e9f10/things')
+      .set('content-type', 'application/json')
+      .send(shallow);
+    expect(fine.body.error?.details?.issues?.some((issue: { type: string }) => issue.type === 'too_deep') ?? false).toBe(false);
   });
 
   it('refuses a NUL or a malformed percent-escape in the path or the query with 400', async () => {
