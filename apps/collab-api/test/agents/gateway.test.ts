@@ -100,6 +100,63 @@ describe('POST /api/v1/agents/{agent_id}/gateway to an A2A agent', () => {
     const res = await gateway(acme, ids.a2a, { jsonrpc: '2.0', id: 9, method: 'SendStreamingMessage', params: {} });
     expect(res.body).toMatchObject({ id: 9, error: { code: -32004 } });
   });
+
+  it("lists another tenant's tasks to no one: ListTasks passes with a contextId only, bound to the caller", async () => {
+    const secret = 'task for acme only: the quarterly numbers';
+    const sent = await gateway(acme, ids.a2a, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: { messageId: 'm-list', contextId: 'acme-ctx', role: 'ROLE_USER', parts: [{ text: secret }] } },
+    });
+    expect(sent.body.result.task.contextId).toBe('acme-ctx');
+    const before = a2a.requests.length;
+    // Unscoped, the agent (which knows no tenants) would answer with every tenant's tasks: refused before it is asked.
+    const unscoped = await gateway(globex, ids.globexA2a, { jsonrpc: '2.0', id: 2, method: 'ListTasks', params: {} });
+    expect(unscoped.body).toMatchObject({ id: 2, error: { code: -32602 } });
+    expect(a2a.requests.length).toBe(before);
+    // Another tenant naming the context gets its own namespace's (none); the owner gets its task.
+    const theirs = await gateway(globex, ids.globexA2a, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'ListTasks',
+      params: { contextId: 'acme-ctx' },
+    });
+    expect(a2a.requests.at(-1)!.body.params).toEqual({ contextId: `${globex.id}:acme-ctx` });
+    expect(JSON.stringify(theirs.body)).not.toContain(secret);
+    const mine = await gateway(acme, ids.a2a, { jsonrpc: '2.0', id: 4, method: 'ListTasks', params: { contextId: 'acme-ctx' } });
+    expect(JSON.stringify(mine.body)).toContain(secret);
+  });
+
+  it("refuses with 422 a request nested 20,000 deep (params, or an agent's capabilities), never asking the agent", async () => {
+    const deep = (depth: number) => '{"k":'.repeat(depth) + '1' + '}'.repeat(depth);
+    const before = a2a.requests.length;
+    const call = await request(ctx.app)
+      .post(`/api/v1/agents/${ids.a2a}/gateway`)
+      .set(bearer(acme.user.token))
+      .set('content-type', 'application/json')
+      .send(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":${deep(20_000)}}`);
+    expect(call.status).toBe(422);
+    expect(call.body.detail).toEqual([expect.objectContaining({ type: 'too_deep' })]);
+    expect(a2a.requests.length).toBe(before);
+    const project = (await as(ctx.app, acme.admin.token).post('/api/v1/projects', { name: 'Deep' })).body.id;
+    const created = await request(ctx.app)
+      .post('/api/v1/agents')
+      .set(bearer(acme.admin.token))
+      .set('content-type', 'application/json')
+      .send(
+        `{"name":"Deep","protocol":"A2A","endpoint_url":"${a2a.url}","project_id":"${project}","capabilities":${deep(20_000)}}`,
+      );
+    expect(created.status).toBe(422);
+    expect(await ctx.db.agent.count({ where: { name: 'Deep' } })).toBe(0);
+  });
+
+  it('refuses a method it does not know with -32601, without asking the agent', async () => {
+    const before = a2a.requests.length;
+    const res = await gateway(acme, ids.a2a, { jsonrpc: '2.0', id: 5, method: 'x-vendor/listEverything', params: {} });
+    expect(res.body).toMatchObject({ id: 5, error: { code: -32601 } });
+    expect(a2a.requests.length).toBe(before);
+  });
 });
 
 describe('POST /api/v1/agents/{agent_id}/gateway to an MCP agent', () => {

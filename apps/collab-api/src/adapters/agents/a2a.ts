@@ -27,6 +27,54 @@ const LEGACY = { enabled: true };
 const MAX_CACHED_CARDS = 1000;
 // Not passed through the gateway: their answer is a stream of events whose ids would need mapping one by one.
 const STREAMING_METHODS = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
+/**
+ * What the gateway passes, of A2A 1.0 and 0.3: the methods that name no task, or name the caller's
+ * own by ids bound to its tenant (task-ids.ts). An agent knows no tenants: a method that lists its
+ * tasks unasked would hand the caller every tenant's (ListTasks passes only with a contextId, which
+ * binds it to the caller's), and a method not known here could do the same.
+ */
+const GATEWAY_METHODS = new Set([
+  'SendMessage',
+  'GetTask',
+  'CancelTask',
+  'ListTasks',
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+  'GetExtendedAgentCard',
+  'message/send',
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/pushNotificationConfig/set',
+  'tasks/pushNotificationConfig/get',
+  'tasks/pushNotificationConfig/list',
+  'tasks/pushNotificationConfig/delete',
+  'agent/getAuthenticatedExtendedCard',
+]);
+
+/** Pure: why the gateway does not pass `request` to an A2A agent (a JSON-RPC error), or undefined when it does. */
+export function gatewayRefusal(request: JsonRpcRequest): JsonRpcError | undefined {
+  if (STREAMING_METHODS.has(request.method)) {
+    return { code: -32004, message: `${request.method} is not passed through the gateway; send without streaming` };
+  }
+  if (!GATEWAY_METHODS.has(request.method)) {
+    return {
+      code: -32601,
+      message: `${request.method} is not passed through the gateway: only A2A methods that name no task, or the caller's own, are`,
+    };
+  }
+  const params = request.params;
+  const contextId = typeof params === 'object' && params !== null && 'contextId' in params ? params.contextId : undefined;
+  if (request.method === 'ListTasks' && (typeof contextId !== 'string' || contextId === '')) {
+    return {
+      code: -32602,
+      message: "ListTasks passes through the gateway with a contextId only: the agent's whole list holds other tenants' tasks",
+    };
+  }
+  return undefined;
+}
 
 export function createA2aClient(options: A2aClientOptions): AgentClient {
   // No cache at a TTL of 0: a card is read for every call (lru-cache's ttl 0 would keep it for ever).
@@ -88,12 +136,8 @@ export function createA2aClient(options: A2aClientOptions): AgentClient {
     forward: (endpointUrl, request, call) =>
       timed(options.timeoutSeconds, async (signal): Promise<ForwardedAnswer> => {
         const fetchImpl = callFetch(options.fetch, signal, call.requestId);
-        if (STREAMING_METHODS.has(request.method)) {
-          return rpcError(request, {
-            code: -32004,
-            message: `${request.method} is not passed through the gateway; send without streaming`,
-          });
-        }
+        const refusal = gatewayRefusal(request);
+        if (refusal) return rpcError(request, refusal);
         const legacy = isLegacyJsonRpcMethod(request.method);
         const card = await cardOf(endpointUrl, fetchImpl);
         const target = card.supportedInterfaces.find(
