@@ -87,7 +87,8 @@ interface NewRequest {
 /**
  * Records a pending request and queues its e-mail to every Org admin of the deciding tenant, in
  * one transaction. The unique `pending_key` refuses a second pending request for the same
- * association, however many arrive at once. The association is looked for after the insert: an
+ * association, however many arrive at once; one whose 15 days are over is marked expired first,
+ * as the expiry run would. The association is looked for after the insert: an
  * approval that made it commits before the insert can take the key it held, so either this
  * transaction sees its association or it waited for nothing.
  */
@@ -100,6 +101,9 @@ async function addRequest(
 ): Promise<NamedRequest> {
   const now = deps.now();
   const targetId = request.dataset?.id ?? request.reviewerTenantId;
+  const pendingKey = associationKey(request.kind, request.projectId, targetId);
+  // A request whose time is up no longer holds the association, even before the expiry run marks it.
+  await tx.approvalRequest.updateMany({ where: { ...expiring(now), pendingKey }, data: { status: 'expired', pendingKey: null } });
   const created = await conflictOnDuplicate(
     tx.approvalRequest.create({
       data: {
@@ -113,7 +117,7 @@ async function addRequest(
         datasetTenantId: request.dataset?.tenantId,
         createdAt: now,
         expiresAt: expiryOf(now),
-        pendingKey: associationKey(request.kind, request.projectId, targetId),
+        pendingKey,
       },
       include: WITH_NAMES,
     }),

@@ -425,6 +425,35 @@ describe('expiry', () => {
     await inviteRequest(ctx, a.user, projectId, b.id);
   });
 
+  it('takes a new request for the association of one whose time is up before any run marks it, expiring the old one', async () => {
+    const projectId = await createProject(ctx, a.admin, 'Time is up');
+    const first = await inviteRequest(ctx, a.user, projectId, b.id);
+    await invite(ctx, a.admin, projectId, c);
+    const datasetId = await createDataset(ctx, c.admin, await createProject(ctx, c.admin, 'C, time is up'), 'c_due');
+    const firstDataset = await datasetRequest(ctx, a.user, projectId, datasetId);
+    const { expiresAt } = await ctx.db.approvalRequest.findUniqueOrThrow({ where: { id: firstDataset } });
+    ctx.deps.now = () => new Date(expiresAt.getTime() + 1000);
+    const again = await client(a.user).post('/api/v1/approval/project-tenant', { project_id: projectId, tenant_id: b.id });
+    expect(again.status).toBe(201);
+    const againDataset = await client(a.user).post('/api/v1/approval/project-dataset', {
+      project_id: projectId,
+      dataset_id: datasetId,
+    });
+    expect(againDataset.status).toBe(201);
+    const [old, oldDataset] = await Promise.all(
+      [first, firstDataset].map((id) => ctx.db.approvalRequest.findUniqueOrThrow({ where: { id } })),
+    );
+    expect([old!.status, old!.pendingKey, oldDataset!.status, oldDataset!.pendingKey]).toEqual([
+      'expired',
+      null,
+      'expired',
+      null,
+    ]);
+    // The new ones hold the association: a third is refused.
+    const third = await client(a.user).post('/api/v1/approval/project-tenant', { project_id: projectId, tenant_id: b.id });
+    expect(third.status).toBe(409);
+  });
+
   it('needs the internal token: missing or wrong is 401, and a user token is no substitute', async () => {
     await expire('').expect(401);
     await expire('?internal_token=wrong').expect(401);
