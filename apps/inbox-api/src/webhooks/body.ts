@@ -237,11 +237,11 @@ function readMultipart(req: Request, limits: BodyLimits): Promise<WebhookBody> {
   });
 }
 
-/** The raw body, at most `limit` bytes (413 beyond). */
 /**
- * The whole body, gathered as PartBytes gathers a part: a large one in shared memory, never joined
- * in one copy, and handed to the content worker that decodes a URL-encoded body without another
- * (a 20 MB body's join and copy held the event loop for tens of milliseconds each).
+ * The raw body, at most `limit` bytes (413 beyond), gathered as PartBytes gathers a part: a large
+ * one in shared memory, never joined in one copy, and handed to the content worker that decodes a
+ * URL-encoded body without another (a 20 MB body's join and copy held the event loop for tens of
+ * milliseconds each).
  */
 async function readRaw(req: Request, limit: number): Promise<Buffer> {
   const bytes = new PartBytes(limit);
