@@ -876,6 +876,12 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       waited_seconds: expect.any(Number),
     });
     expect((result.structuredContent as { waited_seconds: number }).waited_seconds).toBeGreaterThanOrEqual(1);
+    // The API waits whole seconds; the tool ends at its own deadline, not at the next whole second (2 s).
+    const fractional = await call('wait_for_reply', { thread_id: firstSend.thread_id, timeout_seconds: 1.2 });
+    const waited = (fractional.structuredContent as { status: string; waited_seconds: number }).waited_seconds;
+    expect(structured(fractional)).toMatchObject({ status: 'timed_out' });
+    expect(waited).toBeGreaterThanOrEqual(1.2);
+    expect(waited).toBeLessThan(1.8);
     expect(inputError(await call('wait_for_reply', { thread_id: firstSend.thread_id, timeout_seconds: 3600 }))).toContain(
       'timeout_seconds',
     );

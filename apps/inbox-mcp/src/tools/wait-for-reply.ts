@@ -99,15 +99,18 @@ export async function nextReceived(
   for (;;) {
     const remaining = wait.deadline - Date.now();
     if (remaining <= 0) return undefined;
+    // The API waits whole seconds: a wait of the seconds left, rounded up, is cut at the deadline itself.
+    const atDeadline = AbortSignal.timeout(remaining);
     try {
       const page = await api.receivedEvents(
         { thread_id: wait.threadId, after, limit: 1, wait: Math.min(LONG_POLL_SECONDS, Math.ceil(remaining / 1000)) },
-        { signal: options.signal },
+        { signal: AbortSignal.any([options.signal, atDeadline]) },
       );
       const [event] = page.items;
       if (event) return event;
       after = page.next_after;
     } catch (error) {
+      if (atDeadline.aborted && !options.signal.aborted) return undefined;
       if (!isTransient(error) || options.signal.aborted) throw error;
       options.logger.warn({ err: error, threadId: wait.threadId }, 'wait_for_reply: wait failed, waiting on');
       await sleep(Math.min(RETRY_DELAY_MS, Math.max(0, wait.deadline - Date.now())), undefined, { signal: options.signal });
