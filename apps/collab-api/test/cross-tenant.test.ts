@@ -57,7 +57,15 @@ async function queryRecords(member: Member, projectId: string) {
   ).body.id as string;
   const { tenantId } = await ctx.db.query.findUniqueOrThrow({ where: { id: queryId } });
   const job = await ctx.db.queryJob.create({
-    data: { tenantId, queryId, status: 'DONE', queryText: 'SELECT 1 AS one', totalRows: 0n, resultColumns: [] },
+    data: {
+      tenantId,
+      tenantName: 'Acme',
+      queryId,
+      status: 'DONE',
+      queryText: 'SELECT 1 AS one',
+      totalRows: 0n,
+      resultColumns: [],
+    },
   });
   const queryExport = await ctx.db.queryExport.create({
     data: {

@@ -8,7 +8,8 @@ const toNumber = (value: bigint | null) => (value === null ? null : Number(value
 
 /**
  * Other tenants' jobs that read a dataset of the actor's tenant (404 otherwise), newest first: who
- * ran what, what it returned, the rules of this dataset it applied and the exports made of it.
+ * ran what (the user's e-mail and the tenant's name as they were then), what it returned, the rules
+ * of this dataset it applied and the exports made of it.
  * Written by the worker alone (src/access-log/record.ts), so no tenant edits or deletes it.
  */
 export async function accessLog(
@@ -26,8 +27,6 @@ export async function accessLog(
       skip: (page.page - 1) * page.page_size,
       take: page.page_size,
       include: {
-        tenant: { select: { name: true } },
-        creator: { select: { email: true } },
         exports: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
       },
     }),
@@ -38,8 +37,8 @@ export async function accessLog(
       job_id: job.id,
       query_id: job.queryId,
       tenant_id: job.tenantId,
-      tenant_name: job.tenant.name,
-      user_email: job.creator?.email ?? null,
+      tenant_name: job.tenantName,
+      user_email: job.createdByEmail,
       query_text: job.queryText,
       status: job.status,
       total_rows: toNumber(job.totalRows),

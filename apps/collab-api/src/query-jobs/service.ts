@@ -180,9 +180,11 @@ export async function runQuery(deps: QueryJobDeps, actor: Actor, input: RunQuery
     const [job] = await preparedQuery<{ id: string; queue_round: number }>(
       client,
       Prisma.sql`
-      INSERT INTO query_jobs (id, tenant_id, query_id, created_by_id, status, query_text, queue_round,
-                              maximum_bytes_billed, timeout_seconds, created_at, updated_at)
-      SELECT ${uuidv7()}::uuid, ${actor.tenantId}::uuid, ${query.id}::uuid, ${actor.userId}::uuid, 'PENDING', ${query.queryText}::text,
+      INSERT INTO query_jobs (id, tenant_id, query_id, created_by_id, created_by_email, tenant_name, status, query_text,
+                              queue_round, maximum_bytes_billed, timeout_seconds, created_at, updated_at)
+      SELECT ${uuidv7()}::uuid, ${actor.tenantId}::uuid, ${query.id}::uuid, ${actor.userId}::uuid,
+             (SELECT email FROM users WHERE id = ${actor.userId}::uuid AND tenant_id = ${actor.tenantId}::uuid),
+             (SELECT name FROM tenants WHERE id = ${actor.tenantId}::uuid), 'PENDING', ${query.queryText}::text,
              ${nextRoundSql(actor.tenantId)}, ${input.maximum_bytes_billed ?? null}::bigint, ${input.timeout_seconds ?? null}::int,
              ${now}::timestamptz, ${now}::timestamptz
       RETURNING id::text AS id, queue_round`,

@@ -584,6 +584,38 @@ describe('what each side sees', () => {
     const own = await as(ctx.app, owner.tenant.admin.token).get(`/api/v1/datasets/${owner.datasetId}/access-log`);
     expect(own.body.items.every((item: { tenant_id: string }) => item.tenant_id !== owner.tenant.id)).toBe(true);
   });
+
+  it("keeps in the owner's log who ran a job as they were then, whatever the consumer renames later", async () => {
+    const job = await runToEnd(ctx, owner, owner.tenant, 'SELECT name FROM hr.ids');
+    const entry = async () =>
+      (
+        await as(ctx.app, sharer.tenant.admin.token).get(`/api/v1/datasets/${sharer.datasetId}/access-log?page_size=100`)
+      ).body.items.find((item: { job_id: string }) => item.job_id === job.id);
+    expect(await entry()).toMatchObject({ tenant_name: 'Owner', user_email: owner.tenant.editor.email });
+    const { editor, admin } = owner.tenant;
+    // Every user may change its own e-mail, and an Org admin its tenant's name: neither rewrites the log.
+    expect(
+      (await as(ctx.app, editor.token).put(`/api/v1/users/${editor.id}`, { email: 'someone@else.test', name: 'x' })).status,
+    ).toBe(200);
+    expect((await as(ctx.app, admin.token).patch(`/api/v1/tenants/${owner.tenant.id}`, { name: 'Not The Owner' })).status).toBe(
+      200,
+    );
+    try {
+      expect(await entry()).toMatchObject({ tenant_name: 'Owner', user_email: editor.email });
+      // A job asked for after the change shows the new ones.
+      const later = await runToEnd(ctx, owner, owner.tenant, 'SELECT team FROM hr.ids');
+      const log = await as(ctx.app, sharer.tenant.admin.token).get(
+        `/api/v1/datasets/${sharer.datasetId}/access-log?page_size=100`,
+      );
+      expect(log.body.items.find((item: { job_id: string }) => item.job_id === later.id)).toMatchObject({
+        tenant_name: 'Not The Owner',
+        user_email: 'someone@else.test',
+      });
+    } finally {
+      await as(ctx.app, editor.token).put(`/api/v1/users/${editor.id}`, { email: editor.email, name: 'x' });
+      await as(ctx.app, admin.token).patch(`/api/v1/tenants/${owner.tenant.id}`, { name: 'Owner' });
+    }
+  });
 });
 
 describe('export policy', () => {
