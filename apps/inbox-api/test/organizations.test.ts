@@ -130,6 +130,11 @@ describe('organizations, for API keys', () => {
     expect((await client.get(`/v1/organizations/${mine.id}`)).status).toBe(200);
     expect((await client.get(`/v1/organizations/${theirs.id}`)).status).toBe(404);
     expect((await client.get('/v1/organizations/default')).status).toBe(404);
+    // A page token's text key holding a NUL (no text Postgres holds) is a bad token, not a 500.
+    const nul = Buffer.from(JSON.stringify(['organizations', { t: '2030-01-01T00:00:00.000Z' }, 'x\u0000'])).toString(
+      'base64url',
+    );
+    expect((await client.get(`/v1/organizations?page_token=${nul}`)).body.error).toMatchObject({ code: 'bad_request' });
 
     const create = await client.post('/v1/organizations', { name: 'Escalated' });
     expect(create.status).toBe(403);

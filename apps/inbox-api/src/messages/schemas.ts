@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
+import { id, isStorableDate, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
 import { base64ByteLength } from './base64.js';
 import { label, labelList } from './labels.js';
 
@@ -158,6 +158,7 @@ const queryTime = (description: string) =>
   z.iso
     .datetime({ offset: true })
     .transform((value) => new Date(value))
+    .refine(isStorableDate, 'Must lie between the years 1 and 9999 (UTC)')
     .optional()
     .meta({ description, example: '2026-01-31T00:00:00Z' });
 

@@ -56,6 +56,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // text beyond is signed), int8.
 const EARLIEST_KEY_DATE = Date.parse('0001-01-01T00:00:00.000Z');
 const LATEST_KEY_DATE = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** A time the timestamp columns can be compared with: years 1 to 9999 in UTC. */
+export const isStorableDate = (date: Date) => date.getTime() >= EARLIEST_KEY_DATE && date.getTime() <= LATEST_KEY_DATE;
 const INT8 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
 
 /**
@@ -97,7 +100,7 @@ export function decodePageToken(
     if (kind === 'date') {
       const iso = (value as { t?: unknown } | null)?.t;
       const date = typeof iso === 'string' ? new Date(iso) : undefined;
-      if (!date || !(date.getTime() >= EARLIEST_KEY_DATE && date.getTime() <= LATEST_KEY_DATE)) throw invalid();
+      if (!date || !isStorableDate(date)) throw invalid();
       return date;
     }
     if (kind === 'bigint') {
@@ -112,7 +115,10 @@ export function decodePageToken(
       return value;
     }
     if (
-      kind === 'number' ? typeof value !== 'number' || !Number.isFinite(value) : typeof value !== 'string' || value.length > 200
+      kind === 'number'
+        ? typeof value !== 'number' || !Number.isFinite(value)
+        : // A NUL is no text Postgres holds: compared with a column, it fails the statement.
+          typeof value !== 'string' || value.length > 200 || value.includes('\u0000')
     ) {
       throw invalid();
     }

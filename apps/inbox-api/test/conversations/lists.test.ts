@@ -94,6 +94,9 @@ describe('filters of GET /v1/messages', () => {
       'from=a%0Ab',
       'after=yesterday',
       'before=2026-13-45T00:00:00Z',
+      // Well-formed, but before year 1 in UTC: Postgres refused them (500).
+      'after=0000-01-01T00:00:00Z',
+      'before=0001-01-01T00:00:00%2B01:00',
       'has_attachments=maybe',
       'page_token=garbage',
       'page_token=',
