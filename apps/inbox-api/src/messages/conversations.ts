@@ -3,7 +3,7 @@ import { type Actor, scopeOf } from '../api-keys/scope.js';
 import { findInbox } from '../inboxes/service.js';
 import { readAttachment } from './attachments.js';
 import { forwardBody, forwardSubject, replyRecipients, replySubject } from './replies.js';
-import type { ForwardInput, ReplyInput, SendResult } from './schemas.js';
+import { type ForwardInput, MAX_RECIPIENTS, type ReplyInput, type SendResult } from './schemas.js';
 import { checkAttachmentTotal, type HeldSend, type SendDeps, sendMessage } from './send.js';
 import { findMessage } from './service.js';
 
@@ -27,6 +27,15 @@ export async function replyToMessage(
   });
   if (recipients.to.length === 0) {
     throw new BadRequestError('The message has nobody to reply to but this inbox', { message_id: message.id });
+  }
+  // A received mail may name any number of addresses; a reply names no more than a send may.
+  const crowded = (['to', 'cc', 'bcc'] as const).find((field) => recipients[field].length > MAX_RECIPIENTS);
+  if (crowded) {
+    throw new BadRequestError(
+      `The reply would have ${recipients[crowded].length} ${crowded} recipients, more than the ${MAX_RECIPIENTS} a send may name` +
+        (input.reply_all ? ': reply without reply_all and name those to copy in cc' : ''),
+      { message_id: message.id, field: crowded, count: recipients[crowded].length, max: MAX_RECIPIENTS },
+    );
   }
   return sendMessage(deps, {
     actor: options.actor,

@@ -52,7 +52,8 @@ const attachmentInput = z
   })
   .strict();
 
-const MAX_RECIPIENTS = 50;
+/** Addresses one field of a send may name. */
+export const MAX_RECIPIENTS = 50;
 const recipients = (description: string) => z.array(emailAddress).max(MAX_RECIPIENTS).meta({ description });
 const ccField = recipients('Copy recipients (Cc header)').optional();
 const bccField = recipients('Blind copy recipients: on the envelope only, never in any header').optional();

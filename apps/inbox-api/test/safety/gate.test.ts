@@ -332,3 +332,57 @@ describe('caps', () => {
     }
   });
 });
+
+describe('addresses of received mail', () => {
+  /** A raw mail delivered through SendGrid's webhook to `inbox`: the id of the message stored, if any. */
+  async function deliver(inbox: { email_address: string }, headers: Record<string, string>) {
+    const raw = [
+      ...Object.entries({
+        To: inbox.email_address,
+        Subject: 'Invoice',
+        'Message-ID': `<${Math.random()}@sender.test>`,
+        ...headers,
+      }).map(([name, value]) => `${name}: ${value}`),
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'hello',
+    ].join('\r\n');
+    const res = await request(ctx.app)
+      .post('/webhooks/sendgrid')
+      .field('email', raw)
+      .field('envelope', JSON.stringify({ to: [inbox.email_address] }))
+      .expect(200);
+    return res.body as { messages: { message_id: string }[]; blocked?: string[] };
+  }
+
+  it('are matched against the lists whatever their domain’s spelling: a trailing dot passes neither way', async () => {
+    const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'trailing-dot', organization_id: org.id });
+    for (const direction of ['send', 'receive']) {
+      await as(ctx.app, manager)
+        .post('/v1/lists', { inbox_id: inbox.id, direction, type: 'block', entry: 'evil.test' })
+        .expect(201);
+    }
+    // `evil.test.` is evil.test, fully qualified: the mail from it is not stored...
+    expect((await deliver(inbox, { From: 'spam@evil.test.' })).blocked).toEqual([inbox.id]);
+    // ...and a reply to a Reply-To there is refused.
+    const stored = await deliver(inbox, { From: 'friend@ok.test', 'Reply-To': 'collect@Evil.Test.' });
+    const reply = await as(ctx.app, manager).post(`/v1/messages/${stored.messages[0]!.message_id}/reply`, { body: 'Paid' });
+    expect({ status: reply.status, code: reply.body.error?.code }).toEqual({ status: 403, code: 'recipient_blocked' });
+    expect(await sentCount(inbox.id)).toBe(0);
+  });
+
+  it('give a reply no more recipients per field than a send may name (400), and nothing is sent', async () => {
+    const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'crowded', organization_id: org.id });
+    const cc = Array.from({ length: 120 }, (_, i) => `guest${i}@example.com`).join(', ');
+    const stored = await deliver(inbox, { From: 'host@example.com', Cc: cc });
+    const messageId = stored.messages[0]!.message_id;
+    const all = await as(ctx.app, manager).post(`/v1/messages/${messageId}/reply`, { body: 'Yes', reply_all: true });
+    expect({ status: all.status, details: all.body.error?.details }).toEqual({
+      status: 400,
+      details: { message_id: messageId, field: 'cc', count: 120, max: 50 },
+    });
+    expect(await sentCount(inbox.id)).toBe(0);
+    // The sender alone is one recipient.
+    await as(ctx.app, manager).post(`/v1/messages/${messageId}/reply`, { body: 'Yes' }).expect(201);
+  });
+});

@@ -16,6 +16,9 @@ describe('normaliseListEntry', () => {
     ['  example.com ', { kind: 'domain', entry: 'example.com' }],
     ['@Mail.Example.com', { kind: 'domain', entry: 'mail.example.com' }],
     ["o'brien+tag@example.co.uk", { kind: 'address', entry: "o'brien+tag@example.co.uk" }],
+    ['evil.test.', { kind: 'domain', entry: 'evil.test' }],
+    ['Bob@Bücher.test', { kind: 'address', entry: 'bob@xn--bcher-kva.test' }],
+    ['ｅｖｉｌ.test', { kind: 'domain', entry: 'evil.test' }],
   ])('takes %j', (raw, expected) => {
     expect(normaliseListEntry(raw)).toEqual(expected);
   });
@@ -48,6 +51,19 @@ describe('matchesEntry', () => {
     expect(matchesEntry('a@mail.example.com', 'example.com')).toBe(true);
     expect(matchesEntry('a@notexample.com', 'example.com')).toBe(false);
     expect(matchesEntry('a@example.com.evil.net', 'example.com')).toBe(false);
+  });
+
+  it('matches a domain however the address spells it: a trailing dot, Unicode or its ASCII form, full-width letters', () => {
+    // Reply-To and From of received mail are not refused for these, so the lists must see through them.
+    expect(matchesEntry('collect@evil.test.', 'evil.test')).toBe(true);
+    expect(matchesEntry('collect@evil.test..', 'evil.test')).toBe(true);
+    expect(matchesEntry('collect@mail.evil.test.', 'evil.test')).toBe(true);
+    expect(matchesEntry('collect@evil.test.', 'collect@evil.test')).toBe(true);
+    expect(matchesEntry('ceo@bücher.test', 'xn--bcher-kva.test')).toBe(true);
+    expect(matchesEntry('ceo@XN--BCHER-KVA.test', 'ceo@xn--bcher-kva.test')).toBe(true);
+    expect(matchesEntry('ceo@ｅｖｉｌ.test', 'evil.test')).toBe(true);
+    expect(matchesEntry('ceo@evil.test.example', 'evil.test')).toBe(false);
+    expect(matchesEntry('not-an-address', 'evil.test')).toBe(false);
   });
 });
 
