@@ -165,7 +165,7 @@ describe('the reconciler', () => {
     await reconcileNow();
     const message = (await request(ctx.app).get(`/v1/messages/${sent.id}`)).body;
     expect(message.metadata.delivery).toMatchObject({ status: 'failed', provider: 'local' });
-    expect(message.metadata.delivery.reason).toMatch(/stopped while handing the message to local/);
+    expect(message.metadata.delivery.reason).toMatch(/stopped before local took the message: it was not sent/);
     expect(await ctx.db.idempotencyKey.count({ where: { inboxId: sender.id } })).toBe(0);
   });
 

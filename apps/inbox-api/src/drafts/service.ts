@@ -221,22 +221,37 @@ async function move(
   policy: 'direct' | 'approval' = 'direct',
   also?: (tx: Prisma.TransactionClient) => Promise<void>,
 ): Promise<Draft> {
+  if (action === 'cancel') refuseWhileSending(draft);
   const status = allowed(draft.status, action, policy);
   const organizationId = await organizationOf(db, draft.inboxId);
   return db.$transaction(async (tx) => {
     const [moved] = await tx.draft.updateManyAndReturn({
-      where: { id: draft.id, status: draft.status },
+      where: { id: draft.id, status: draft.status, messageId: draft.messageId },
       data: { ...data, status },
     });
     if (!moved) {
       const now = await tx.draft.findUnique({ where: { id: draft.id } });
       if (!now) throw new NotFoundError('Draft not found', { draft_id: draft.id });
+      if (action === 'cancel') refuseWhileSending(now);
       throw transitionConflict(new DraftTransitionError(now.status, action));
     }
     await also?.(tx);
     if (event) await appendEvents(prismaStatements(tx), [draftEvent(event, organizationId, moved)]);
     return moved;
   });
+}
+
+/**
+ * 409 for a scheduled draft whose message is recorded: its send is under way (or its outcome is
+ * being settled), and a cancel could no longer stop it.
+ */
+function refuseWhileSending(draft: Draft): void {
+  if (draft.status === 'scheduled' && draft.messageId !== null) {
+    throw new ConflictError('The draft is being sent: its message is recorded and cannot be stopped', {
+      status: draft.status,
+      message_id: draft.messageId,
+    });
+  }
 }
 
 function transitionConflict(error: DraftTransitionError): ConflictError {
@@ -275,15 +290,22 @@ const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = {
   internal_error: 60,
 };
 
+/** The draft was cancelled, or claimed by another attempt, before its message was recorded. */
+class DraftTaken extends Error {}
+
 /**
  * Sends a scheduled draft that is due, exactly once however often it is called (by the request
- * that approved it, by its job on any replica, again after a crash): the send carries the
- * Idempotency-Key `draft:<id>`, so a second attempt replays the first one's message, and only a
- * scheduled draft is sent. A kill switch or a cap keeps it scheduled (retryAfterSeconds).
+ * that approved it, by its job on any replica, again after a crash). The draft claims its message
+ * in the transaction that records it (its message_id, before anything is sent): a cancel after
+ * that is a 409, a cancel before it means nothing is recorded or sent, and an attempt that finds
+ * the claim settles the draft by that message instead of sending again (settleClaimed). The send
+ * also carries the Idempotency-Key `draft:<id>`. A kill switch or a cap keeps it scheduled
+ * (retryAfterSeconds).
  */
 export async function dispatchDraft(deps: DraftDeps, draftId: string): Promise<Dispatch> {
   const draft = await deps.db.draft.findUnique({ where: { id: draftId } });
   if (!draft || draft.status !== 'scheduled') return { draft };
+  if (draft.messageId !== null) return settleClaimed(deps, draft, draft.messageId);
   const wait = secondsUntil(draft.sendAt, new Date());
   if (wait > 0) return { draft, retryAfterSeconds: wait };
   let messageId: string;
@@ -294,21 +316,57 @@ export async function dispatchDraft(deps: DraftDeps, draftId: string): Promise<D
       idempotencyKey: `draft:${draft.id}`,
       approved: true,
       ...(await originOf(deps, draft)),
+      onRecorded: async (tx, recorded) => {
+        const { count } = await tx.draft.updateMany({
+          where: { id: draft.id, status: 'scheduled', messageId: null },
+          data: { messageId: recorded },
+        });
+        if (count === 0) throw new DraftTaken();
+      },
     });
     if (!('id' in result)) throw new Error('an approved send was held');
     messageId = result.id;
   } catch (error) {
+    if (error instanceof DraftTaken) return { draft: await deps.db.draft.findUnique({ where: { id: draft.id } }) };
+    // A transport that refused the message freed the claim with it (markFailed).
     return settleFailure(deps, draft, error);
   }
   deps.crashPoint('draft:sent');
-  const sent = await move(deps.db, draft, 'dispatch', { messageId, sentAt: new Date(), lastError: null }, 'draft.sent').catch(
-    async (error: unknown) => {
-      // Sent by another attempt meanwhile.
-      if (error instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
-      throw error;
-    },
-  );
-  return { draft: sent };
+  return { draft: await markDraftSent(deps, { ...draft, messageId }) };
+}
+
+/** The claimed draft `sent` (once: another attempt may have marked it first). */
+async function markDraftSent(deps: DraftDeps, draft: Draft): Promise<Draft | null> {
+  return move(deps.db, draft, 'dispatch', { sentAt: new Date(), lastError: null }, 'draft.sent').catch(async (error: unknown) => {
+    if (error instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
+    throw error;
+  });
+}
+
+/**
+ * A draft whose message an earlier attempt recorded: that message is its send. Sent: the draft is
+ * `sent`. Still sending: looked at again once the message's lease ends (the reconciler settles
+ * sends whose process stopped). Failed, or gone with its inbox: the provider may have taken it
+ * before the process stopped (an interrupted send whose outcome the provider cannot tell), so it
+ * is not sent a second time; the draft is `cancelled`, saying so.
+ */
+async function settleClaimed(deps: DraftDeps, draft: Draft, messageId: string): Promise<Dispatch> {
+  const message = await deps.db.message.findUnique({ where: { id: messageId }, select: { status: true, leaseUntil: true } });
+  if (message?.status === 'sent') return { draft: await markDraftSent(deps, draft) };
+  if (message?.status === 'sending') {
+    return { draft, retryAfterSeconds: Math.min(deps.backstopSeconds, secondsUntil(message.leaseUntil, new Date()) + 1) };
+  }
+  const ended = await move(
+    deps.db,
+    draft,
+    'abandon',
+    { lastError: `interrupted: its send (message ${messageId}) stopped with its outcome unknown; it is not sent again` },
+    'draft.cancelled',
+  ).catch(async (error: unknown) => {
+    if (error instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
+    throw error;
+  });
+  return { draft: ended };
 }
 
 /** What a held reply or forward needs again when it is sent: the message answered, the forwarded message's files. */
@@ -341,7 +399,7 @@ async function settleFailure(deps: DraftDeps, draft: Draft, error: unknown): Pro
         ? error.details.retry_after_seconds
         : retry;
     const noted = await deps.db.draft.updateManyAndReturn({
-      where: { id: draft.id, status: 'scheduled' },
+      where: { id: draft.id, status: 'scheduled', messageId: null },
       data: { lastError: `${error.code}: ${error.message}` },
     });
     // A held draft is looked at again within the send lease at most, so that it goes soon after its kill switch is on again.

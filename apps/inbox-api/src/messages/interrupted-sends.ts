@@ -1,6 +1,6 @@
 import type { Logger } from '@repo/http';
 import type { ObjectStorage } from '@repo/storage';
-import type { MailTransport, OutboundMail } from '../adapters/mail/index.js';
+import type { InterruptedSend, MailTransport, OutboundMail } from '../adapters/mail/index.js';
 import type { Database } from '../database.js';
 import type { Attachment, Message } from '../generated/prisma/client.js';
 import { readAttachment } from './attachments.js';
@@ -46,7 +46,7 @@ export async function resolveInterruptedSends(deps: InterruptedSendDeps): Promis
 async function resolveSend(deps: InterruptedSendDeps, messageId: string): Promise<boolean> {
   const message = await deps.db.message.findUnique({ where: { id: messageId }, include: { attachments: true } });
   if (!message || message.status !== 'sending') return false;
-  let confirmation: 'sent' | 'unknown' = 'unknown';
+  let confirmation: InterruptedSend = 'unknown';
   try {
     confirmation =
       (await deps.mailer.resolveInterrupted?.({
@@ -71,7 +71,12 @@ async function resolveSend(deps: InterruptedSendDeps, messageId: string): Promis
       result: toSendResult(message, message.attachments),
     });
   } else {
-    await markFailed(deps.db, { messageId, provider: deps.mailer.name, reason: outcome.reason! });
+    await markFailed(deps.db, {
+      messageId,
+      provider: deps.mailer.name,
+      reason: outcome.reason!,
+      notSent: confirmation === 'not-sent',
+    });
   }
   deps.logger.info({ messageId, status: outcome.status }, 'resolved an interrupted send');
   return true;

@@ -1,4 +1,4 @@
-import type { OutboundMail } from '../adapters/mail/index.js';
+import type { InterruptedSend, OutboundMail } from '../adapters/mail/index.js';
 import { NotFoundError } from '@repo/errors';
 import type { ContentPool, MessageContent } from './content/index.js';
 import { refuseBlockedSender } from '../lists/service.js';
@@ -58,9 +58,10 @@ export async function deliverLocally(deps: LocalDeliveryDeps, mail: OutboundMail
 /**
  * How a local send that a crash interrupted ends: with no recipient here there was nothing to
  * deliver (sent); when a recipient got its copy, the transport ran and the others get theirs now
- * (sent); when none did, it is unknown whether it ran.
+ * (sent); when none did, it did not run (not-sent), or ran into receive lists that refused it all,
+ * which a second delivery does again.
  */
-export async function resumeLocalDelivery(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<'sent' | 'unknown'> {
+export async function resumeLocalDelivery(deps: LocalDeliveryDeps, mail: OutboundMail): Promise<InterruptedSend> {
   const addresses = localAddresses(deps, mail);
   if (addresses.length === 0) return 'sent';
   const inboxes = await deps.db.inbox.findMany({ where: { emailAddress: { in: addresses }, deletedAt: null } });
@@ -68,7 +69,7 @@ export async function resumeLocalDelivery(deps: LocalDeliveryDeps, mail: Outboun
   const delivered = await deps.db.message.count({
     where: { inboxId: { in: inboxes.map((inbox) => inbox.id) }, direction: 'inbound', providerMessageId: mail.messageId },
   });
-  if (delivered === 0) return 'unknown';
+  if (delivered === 0) return 'not-sent';
   await deliverLocally(deps, mail);
   return 'sent';
 }

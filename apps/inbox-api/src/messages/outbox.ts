@@ -5,7 +5,7 @@
  * may try again). A send still `sending` past its lease was interrupted (its process stopped) and
  * is resolved by the reconciler. `metadata.delivery` tells clients where a message stands.
  */
-import { SEND_TIMEOUT_MS } from '../adapters/mail/index.js';
+import { type InterruptedSend, SEND_TIMEOUT_MS } from '../adapters/mail/index.js';
 import { type Database, prismaStatements } from '../database.js';
 import { appendEvents, type EventType } from '../events/log.js';
 import { Prisma } from '../generated/prisma/client.js';
@@ -63,9 +63,15 @@ export function sendDetail(options: { provider: string; reason: string | null; a
  */
 export function interruptedOutcome(
   provider: string,
-  confirmation: 'sent' | 'unknown',
+  confirmation: InterruptedSend,
 ): { status: 'sent' | 'failed'; reason?: string } {
   if (confirmation === 'sent') return { status: 'sent' };
+  if (confirmation === 'not-sent') {
+    return {
+      status: 'failed',
+      reason: `The service stopped before ${provider} took the message: it was not sent. Send it anew.`,
+    };
+  }
   return {
     status: 'failed',
     reason:
@@ -118,8 +124,16 @@ export async function markSent(
   });
 }
 
-/** Marks a send failed with `reason`, releases its Idempotency-Key so the client may try again, and appends `message.failed`. */
-export async function markFailed(db: Database, send: { messageId: string; provider: string; reason: string }): Promise<void> {
+/**
+ * Marks a send failed with `reason`, releases its Idempotency-Key so the client may try again, and
+ * appends `message.failed`. `notSent`: the transport surely did not take it; a scheduled draft that
+ * claimed the message (drafts/service.ts) is freed then, so that its next attempt sends it anew (a
+ * send whose outcome is unknown keeps its draft, which is then not sent twice).
+ */
+export async function markFailed(
+  db: Database,
+  send: { messageId: string; provider: string; reason: string; notSent: boolean },
+): Promise<void> {
   await db.$transaction(async (tx) => {
     const { count } = await tx.message.updateMany({
       // Never over a `sent`: a late failure report cannot undo a delivery.
@@ -133,6 +147,8 @@ export async function markFailed(db: Database, send: { messageId: string; provid
       },
     });
     await tx.idempotencyKey.deleteMany({ where: { messageId: send.messageId, completedAt: null } });
+    if (send.notSent)
+      await tx.draft.updateMany({ where: { messageId: send.messageId, status: 'scheduled' }, data: { messageId: null } });
     if (count > 0) await appendMessageEvent(tx, 'message.failed', send.messageId);
   });
 }

@@ -6,7 +6,7 @@ import type { MailTransport, OutboundMail, SentMail } from '../adapters/mail/ind
 import { holdLiveKey } from '../api-keys/service.js';
 import { type Actor, scopeOf } from '../api-keys/scope.js';
 import { type Database, prismaStatements } from '../database.js';
-import type { Attachment, Message } from '../generated/prisma/client.js';
+import type { Attachment, Message, Prisma } from '../generated/prisma/client.js';
 import { findInbox, holdLiveInbox } from '../inboxes/service.js';
 import type { SummaryRequests } from '../summaries/service.js';
 import { findThread, latestMessage } from '../threads/service.js';
@@ -52,6 +52,11 @@ export interface SendOptions {
   forwarding?: { id: string; files: AttachmentFile[] };
   /** An approved draft's send (drafts/service.ts): not held for approval again. */
   approved?: boolean;
+  /**
+   * Runs in the transaction that records the message, before anything is sent: a draft claims the
+   * message there (drafts/service.ts), and when it throws nothing is recorded or sent.
+   */
+  onRecorded?: (tx: Prisma.TransactionClient, messageId: string) => Promise<void>;
 }
 
 /**
@@ -77,7 +82,7 @@ export interface HeldSend {
 }
 
 export async function sendMessage(deps: SendDeps, options: SendOptions): Promise<SendResult | HeldSend> {
-  const { actor, input, idempotencyKey, answering, forwarding, approved } = options;
+  const { actor, input, idempotencyKey, answering, forwarding, approved, onRecorded } = options;
   const scope = scopeOf(actor);
   const apiKeyId = actor.kind === 'key' ? actor.keyId : undefined;
   const fixed = fixedLabelsTouched({ add: input.labels });
@@ -165,6 +170,7 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
       if (keyed) await keyForMessage(tx, keyed, record.message.id);
       await settlePendingObjects(prismaStatements(tx), stored);
       await deps.summaries.request(tx, record.message.threadId);
+      await onRecorded?.(tx, record.message.id);
       return record;
     });
   } catch (error) {
@@ -183,8 +189,13 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
   try {
     sent = await deps.mailer.send(mail);
   } catch (error) {
-    await markFailed(deps.db, { messageId: message.id, provider: deps.mailer.name, reason: failureReason(error) }).catch(
-      (markError: unknown) => deps.logger.error({ err: markError, messageId: message.id }, 'could not mark a send failed'),
+    await markFailed(deps.db, {
+      messageId: message.id,
+      provider: deps.mailer.name,
+      reason: failureReason(error),
+      notSent: true,
+    }).catch((markError: unknown) =>
+      deps.logger.error({ err: markError, messageId: message.id }, 'could not mark a send failed'),
     );
     // The failed message stays on record, visible as such: tell the client which it is.
     if (error instanceof AppError) Object.assign(error.details, { message_id: message.id });

@@ -6,7 +6,7 @@ import { SesTransport } from './ses.js';
 import type { MailSettings } from './settings.js';
 import { SmtpTransport } from './smtp.js';
 
-export type { MailTransport, MailTransportName, OutboundMail, SentMail } from './interface.js';
+export type { InterruptedSend, MailTransport, MailTransportName, OutboundMail, SentMail } from './interface.js';
 export type { LocalDelivery } from './local.js';
 export { checkMailSettings, mailSettings, type MailSettings } from './settings.js';
 

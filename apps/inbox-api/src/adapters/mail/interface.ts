@@ -30,6 +30,9 @@ export interface SentMail {
   transportMessageId?: string;
 }
 
+/** What a transport can tell of a send interrupted by a crash (MailTransport.resolveInterrupted). */
+export type InterruptedSend = 'sent' | 'not-sent' | 'unknown';
+
 export type MailTransportName = 'local' | 'smtp' | 'mailgun' | 'sendgrid' | 'ses';
 
 /** Sends outbound mail. A provider's refusal or failure is an UpstreamError with code `provider_error`. */
@@ -38,10 +41,11 @@ export interface MailTransport {
   send(mail: OutboundMail): Promise<SentMail>;
   /**
    * After a crash while `mail` was being sent: `sent` when the transport can tell that it took
-   * the message (and, for local delivery, finishes delivering it), `unknown` otherwise. Without
-   * this method, always unknown (SMTP, SendGrid and SES keep no record to ask).
+   * the message (and, for local delivery, finishes delivering it), `not-sent` when it can tell
+   * that it did not (local delivery that never began), `unknown` otherwise. Without this method,
+   * always unknown (SMTP, SendGrid and SES keep no record to ask).
    */
-  resolveInterrupted?(send: { messageId: string; mail: () => Promise<OutboundMail> }): Promise<'sent' | 'unknown'>;
+  resolveInterrupted?(send: { messageId: string; mail: () => Promise<OutboundMail> }): Promise<InterruptedSend>;
   /** Releases connections; sending afterwards is not supported. */
   close(): Promise<void>;
 }

@@ -1,9 +1,9 @@
-import type { MailTransport, OutboundMail, SentMail } from './interface.js';
+import type { InterruptedSend, MailTransport, OutboundMail, SentMail } from './interface.js';
 
 export interface LocalDelivery {
   deliver(mail: OutboundMail): Promise<void>;
-  /** Finishes an interrupted delivery if it had begun (see resumeLocalDelivery). */
-  resume(mail: OutboundMail): Promise<'sent' | 'unknown'>;
+  /** Finishes an interrupted delivery if it had begun, else says it never did (see resumeLocalDelivery). */
+  resume(mail: OutboundMail): Promise<InterruptedSend>;
 }
 
 /**
@@ -20,7 +20,7 @@ export class LocalTransport implements MailTransport {
     return { messageId: mail.messageId };
   }
 
-  async resolveInterrupted(send: { mail: () => Promise<OutboundMail> }): Promise<'sent' | 'unknown'> {
+  async resolveInterrupted(send: { mail: () => Promise<OutboundMail> }): Promise<InterruptedSend> {
     return this.delivery.resume(await send.mail());
   }
 

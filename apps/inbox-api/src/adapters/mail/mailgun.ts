@@ -1,5 +1,5 @@
 import { callProvider } from '../http.js';
-import type { MailTransport, OutboundMail, SentMail } from './interface.js';
+import type { InterruptedSend, MailTransport, OutboundMail, SentMail } from './interface.js';
 import { buildMime, envelopeRecipients } from './mime.js';
 
 interface MailgunOptions {
@@ -43,7 +43,7 @@ export class MailgunTransport implements MailTransport {
    * event for every message it took (kept at least three days). A failed look-up throws, so that
    * the send is looked at again later rather than judged on no answer.
    */
-  async resolveInterrupted(send: { messageId: string }): Promise<'sent' | 'unknown'> {
+  async resolveInterrupted(send: { messageId: string }): Promise<InterruptedSend> {
     const query = new URLSearchParams({
       'message-id': send.messageId.replace(/^<|>$/g, ''),
       event: 'accepted',
