@@ -71,6 +71,8 @@ export async function createDraft(deps: DraftDeps, actor: Actor, body: CreateDra
   const { send_at: sendAt, ...input } = body;
   await checkDraftInput(deps, scopeOf(actor), input);
   const organizationId = await organizationOf(deps.db, input.inbox_id);
+  // Written to be scheduled: what would refuse its submission refuses it before anything is written.
+  if (sendAt) await gateOf(deps, actor, { id: input.inbox_id, organizationId }, input, { scheduling: true });
   const draft = await deps.db.$transaction(async (tx) => {
     const created = await tx.draft.create({
       data: {
@@ -146,26 +148,31 @@ export async function submitDraft(
   const draft = await findDraft(deps.db, scopeOf(actor), draftId);
   const input = draft.input as unknown as DraftInput;
   const organizationId = await organizationOf(deps.db, draft.inboxId);
-  let gate: 'send' | 'hold';
-  try {
-    gate = await checkOutbound(deps, {
-      actor,
-      inbox: { id: draft.inboxId, organizationId },
-      recipients: recipientsOf(input),
-      stage: 'submit',
-    });
-  } catch (error) {
-    // A draft written for later may be scheduled while a kill switch is off: it waits (its send is refused until then).
-    if (!(options.scheduling && error instanceof AppError && error.code === 'sending_disabled')) throw error;
-    const { sendPolicy } = await deps.db.inbox.findUniqueOrThrow({ where: { id: draft.inboxId }, select: { sendPolicy: true } });
-    gate = sendPolicy === 'approval' ? 'hold' : 'send';
-  }
+  const gate = await gateOf(deps, actor, { id: draft.inboxId, organizationId }, input, options);
   if (gate === 'hold' && draft.status === 'draft') {
     const held = await move(deps.db, draft, 'submit', {}, 'draft.pending_approval', 'approval');
     return { draft: toDraftResponse(held), held: true };
   }
   const scheduled = await schedule(deps, draft, 'submit');
   return { draft: toDraftResponse(scheduled), held: false };
+}
+
+/** The safety gate's answer to submitting a draft: 403 for a blocked recipient; held or sent. */
+async function gateOf(
+  deps: DraftDeps,
+  actor: Actor,
+  inbox: { id: string; organizationId: string },
+  input: DraftInput,
+  options: { scheduling?: boolean },
+): Promise<'send' | 'hold'> {
+  try {
+    return await checkOutbound(deps, { actor, inbox, recipients: recipientsOf(input), stage: 'submit' });
+  } catch (error) {
+    // A draft written for later may be scheduled while a kill switch is off: it waits (its send is refused until then).
+    if (!(options.scheduling && error instanceof AppError && error.code === 'sending_disabled')) throw error;
+    const { sendPolicy } = await deps.db.inbox.findUniqueOrThrow({ where: { id: inbox.id }, select: { sendPolicy: true } });
+    return sendPolicy === 'approval' ? 'hold' : 'send';
+  }
 }
 
 /** Approves a draft pending approval (409 otherwise, also to the second of two approvals), then sends it when due. */

@@ -351,6 +351,23 @@ describe('approval', () => {
     expect(await ctx.db.draft.count({ where: { inboxId: inbox.id } })).toBe(1);
   });
 
+  it('refuses a draft written with send_at to a blocked recipient (403) and keeps nothing of it', async () => {
+    const inbox = await inboxIn('refused-at-creation');
+    await as(ctx.app, agent)
+      .post('/v1/lists', { inbox_id: inbox.id, direction: 'send', type: 'block', entry: 'blocked.test' })
+      .expect(201);
+    const refused = await as(ctx.app, agent).post('/v1/drafts', {
+      inbox_id: inbox.id,
+      to: ['x@blocked.test'],
+      subject: 'Later',
+      body: 'b',
+      send_at: inFuture(3_600_000),
+    });
+    expect({ status: refused.status, code: refused.body.error?.code }).toEqual({ status: 403, code: 'recipient_blocked' });
+    expect(await ctx.db.draft.count({ where: { inboxId: inbox.id } })).toBe(0);
+    expect(await ctx.db.event.count({ where: { inboxId: inbox.id } })).toBe(0);
+  });
+
   it('refuses a bad send_policy (400)', async () => {
     const inbox = await inboxIn('bad-policy');
     for (const body of [{ send_policy: 'sometimes' }, { send_policy: null }, { send_policy: 1 }]) {
