@@ -18,6 +18,8 @@ export type DraftAction =
   | 'cancel'
   /** The send itself, once it is due (the job, or at once). */
   | 'dispatch'
+  /** A scheduled draft never approved, due while its inbox is under the `approval` policy: it waits for approval. */
+  | 'hold'
   /** A send that cannot be made any more (its recipient is now blocked, its inbox gone). */
   | 'abandon';
 
@@ -40,13 +42,15 @@ const PAST: Record<DraftAction, string> = {
   reject: 'rejected',
   cancel: 'cancelled',
   dispatch: 'sent',
+  hold: 'held',
   abandon: 'abandoned',
 };
 
 /**
  * The status an action leads to, or DraftTransitionError. `submit` goes to `pending_approval` under
  * the `approval` policy, else to `scheduled` (sent at once when it has no send_at in the future);
- * `approve` schedules; only a scheduled draft is dispatched. sent, rejected and cancelled are final.
+ * `approve` schedules; only a scheduled draft is dispatched, or held for approval when its inbox
+ * came under the `approval` policy after it was scheduled. sent, rejected and cancelled are final.
  */
 export function nextStatus(status: DraftStatus, action: DraftAction, policy: SendPolicy = 'direct'): DraftStatus {
   switch (action) {
@@ -70,6 +74,9 @@ export function nextStatus(status: DraftStatus, action: DraftAction, policy: Sen
       break;
     case 'dispatch':
       if (status === 'scheduled') return 'sent';
+      break;
+    case 'hold':
+      if (status === 'scheduled') return 'pending_approval';
       break;
   }
   throw new DraftTransitionError(status, action);

@@ -1,4 +1,5 @@
-import { AppError, ConflictError, NotFoundError, PayloadTooLargeError } from '@repo/errors';
+import { AppError, ConflictError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '@repo/errors';
+import { KEY_REVOKED, keyActor } from '../api-keys/directory.js';
 import { type Actor, inboxFilter, type Scope, scopeOf } from '../api-keys/scope.js';
 import { type Database, prismaStatements } from '../database.js';
 import { appendEvents, type EventType } from '../events/log.js';
@@ -30,8 +31,18 @@ export function draftDepsOf(deps: Deps): DraftDeps {
   return { ...sendDepsOf(deps), jobs: deps.jobs, backstopSeconds: deps.config.INBOX_SEND_LEASE_SECONDS };
 }
 
-/** Who sends a draft once it is due: the service itself (the draft's inbox is checked when it is written). */
+/** Who sends a draft that no organization API key wrote (an operator's, or in open mode) once it is due. */
 const DISPATCHER: Actor = { kind: 'operator', limitKey: 'drafts' };
+
+/**
+ * Who sends a draft: the API key that wrote it (its scope, its send cap; its revocation stops the
+ * send), undefined once that key is revoked or deleted; DISPATCHER for a draft no key wrote.
+ */
+async function senderOf(db: Database, draft: Draft): Promise<Actor | undefined> {
+  if (draft.createdBy === null) return DISPATCHER;
+  const key = await db.apiKey.findFirst({ where: { id: draft.createdBy, revokedAt: null } });
+  return key ? keyActor(key) : undefined;
+}
 
 /** The draft within the scope (its inbox live and reachable), or 404. */
 async function findDraft(db: Database, scope: Scope, draftId: string): Promise<Draft> {
@@ -315,10 +326,20 @@ export async function dispatchDraft(deps: DraftDeps, draftId: string): Promise<D
   if (draft.messageId !== null) return settleClaimed(deps, draft, draft.messageId);
   const wait = secondsUntil(draft.sendAt, new Date());
   if (wait > 0) return { draft, retryAfterSeconds: wait };
+  const { sendPolicy } = await deps.db.inbox.findUniqueOrThrow({ where: { id: draft.inboxId }, select: { sendPolicy: true } });
+  if (sendPolicy === 'approval' && draft.approvedAt === null) {
+    const held = await move(deps.db, draft, 'hold', {}, 'draft.pending_approval', 'approval').catch(async (error: unknown) => {
+      if (error instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
+      throw error;
+    });
+    return { draft: held };
+  }
+  const actor = await senderOf(deps.db, draft);
+  if (!actor) return settleFailure(deps, draft, new UnauthorizedError(`${KEY_REVOKED}: the draft it wrote is not sent`));
   let messageId: string;
   try {
     const result = await sendMessage(deps, {
-      actor: DISPATCHER,
+      actor,
       input: draft.input as unknown as DraftInput,
       idempotencyKey: `draft:${draft.id}`,
       approved: true,

@@ -120,3 +120,71 @@ it('does not send a draft again when its send was interrupted with the outcome u
     transport.restore();
   }
 });
+
+describe('who sends a draft: the API key that wrote it', () => {
+  const inFuture = (ms: number) => new Date(Date.now() + ms).toISOString();
+  async function statusOf(draftId: string, wanted: string) {
+    let draft: { status: string; last_error: string | null } = { status: '', last_error: null };
+    for (const end = Date.now() + 15_000; draft.status !== wanted && Date.now() < end; await sleep(200)) {
+      draft = (await as(ctx.app, OPERATOR_KEY).get(`/v1/drafts/${draftId}`).expect(200)).body;
+    }
+    return draft;
+  }
+
+  it("counts against the key's hourly send cap: a capped key's draft waits, scheduled", async () => {
+    const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'capped-drafter', organization_id: org.id });
+    const capped = (
+      await createKey(ctx.app, OPERATOR_KEY, { organization_id: org.id, permissions: ['read', 'send'], send_limit_per_hour: 1 })
+    ).key;
+    const body = { inbox_id: inbox.id, to: ['someone@example.com'], subject: 'Capped', body: 'hi' };
+    await as(ctx.app, capped).post('/v1/messages', body).expect(201);
+    expect((await as(ctx.app, capped).post('/v1/messages', body)).status).toBe(429);
+    const draft = (await as(ctx.app, capped).post('/v1/drafts', body).expect(201)).body;
+    const sent = await as(ctx.app, capped).post(`/v1/drafts/${draft.id}/send`).expect(200);
+    expect(sent.body.draft).toMatchObject({ status: 'scheduled', last_error: expect.stringMatching(/^rate_limited: /) });
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id, direction: 'outbound' } })).toBe(1);
+  });
+
+  it('sends nothing with a key once it is revoked: its scheduled draft is cancelled, saying why', async () => {
+    const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'revoked-drafter', organization_id: org.id });
+    const key = await createKey(ctx.app, OPERATOR_KEY, { organization_id: org.id, permissions: ['read', 'send'] });
+    const draft = (
+      await as(ctx.app, key.key)
+        .post('/v1/drafts', {
+          inbox_id: inbox.id,
+          to: ['someone@example.com'],
+          subject: 'Later',
+          body: 'x',
+          send_at: inFuture(1500),
+        })
+        .expect(201)
+    ).body;
+    await as(ctx.app, OPERATOR_KEY).delete(`/v1/api-keys/${key.id}`).expect(204);
+    expect(await statusOf(draft.id, 'cancelled')).toMatchObject({
+      status: 'cancelled',
+      last_error: expect.stringMatching(/revoked/),
+    });
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+  });
+
+  it('holds a draft scheduled before its inbox came under `approval` until someone approves it', async () => {
+    const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'policy-changed', organization_id: org.id });
+    const draft = (
+      await as(ctx.app, agent)
+        .post('/v1/drafts', {
+          inbox_id: inbox.id,
+          to: ['buyer@example.com'],
+          subject: 'Offer',
+          body: 'x',
+          send_at: inFuture(1500),
+        })
+        .expect(201)
+    ).body;
+    expect(draft.status).toBe('scheduled');
+    await as(ctx.app, OPERATOR_KEY).patch(`/v1/inboxes/${inbox.id}`, { send_policy: 'approval' }).expect(200);
+    expect((await statusOf(draft.id, 'pending_approval')).status).toBe('pending_approval');
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+    await as(ctx.app, OPERATOR_KEY).post(`/v1/drafts/${draft.id}/approve`).expect(200);
+    expect((await statusOf(draft.id, 'sent')).status).toBe('sent');
+  });
+});
