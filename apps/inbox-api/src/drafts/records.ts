@@ -4,6 +4,7 @@ import { type Database, prismaStatements } from '../database.js';
 import { appendEvents, type EventType, type NewEvent } from '../events/log.js';
 import type { Draft, Prisma } from '../generated/prisma/client.js';
 import { base64ByteLength } from '../messages/base64.js';
+import { type IdempotentRequest, requireSameRequest } from '../messages/idempotency.js';
 import type { SendMessageInput } from '../messages/schemas.js';
 import type { DraftResponse } from './schemas.js';
 
@@ -12,8 +13,12 @@ export type DraftInput = SendMessageInput;
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
+/** The files a held forward carries along (its origin): sent first, before the draft's own. */
+type ForwardedAttachments = { forwarded_attachments?: DraftResponse['attachments'] } | null;
+
 export function toDraftResponse(draft: Draft): DraftResponse {
   const input = draft.input as unknown as DraftInput & { cc?: string[]; bcc?: string[] };
+  const forwarded = (draft.origin as ForwardedAttachments)?.forwarded_attachments ?? [];
   return {
     id: draft.id,
     inbox_id: draft.inboxId,
@@ -23,11 +28,14 @@ export function toDraftResponse(draft: Draft): DraftResponse {
     bcc: input.bcc ?? [],
     subject: input.subject,
     body: input.body,
-    attachments: (input.attachments ?? []).map((attachment) => ({
-      filename: attachment.filename,
-      content_type: attachment.content_type,
-      size: base64ByteLength(attachment.content) ?? 0,
-    })),
+    attachments: [
+      ...forwarded,
+      ...(input.attachments ?? []).map((attachment) => ({
+        filename: attachment.filename,
+        content_type: attachment.content_type,
+        size: base64ByteLength(attachment.content) ?? 0,
+      })),
+    ],
     reply_to_thread_id: input.reply_to_thread_id ?? null,
     send_at: iso(draft.sendAt),
     created_by: draft.createdBy,
@@ -61,6 +69,19 @@ export function actorName(actor: Actor): string {
 }
 
 /**
+ * The draft a send held for approval made with this Idempotency-Key, whatever became of it since
+ * (approved, sent, rejected): what a retry of that send is answered, even once the inbox no longer
+ * holds sends. 409 when the key went with another request.
+ */
+export async function heldSendOf(db: Database, request: IdempotentRequest): Promise<Draft | null> {
+  const draft = await db.draft.findUnique({
+    where: { inboxId_idempotencyKey: { inboxId: request.inboxId, idempotencyKey: request.key } },
+  });
+  if (draft) requireSameRequest(draft.idempotencyRequestHash, request);
+  return draft;
+}
+
+/**
  * A send from an inbox under the `approval` policy, kept as a draft pending approval (with the
  * events draft.created and draft.pending_approval). With an Idempotency-Key, a retry of the same
  * send finds the draft the first one made.
@@ -72,14 +93,11 @@ export async function holdForApproval(
     inbox: { id: string; organizationId: string };
     input: DraftInput;
     origin?: Prisma.InputJsonObject;
-    idempotencyKey?: string;
+    idempotency?: IdempotentRequest;
   },
 ): Promise<Draft> {
-  const { inbox, idempotencyKey } = request;
-  const earlier = () =>
-    idempotencyKey === undefined
-      ? null
-      : db.draft.findUnique({ where: { inboxId_idempotencyKey: { inboxId: inbox.id, idempotencyKey } } });
+  const { inbox, idempotency } = request;
+  const earlier = () => (idempotency === undefined ? null : heldSendOf(db, idempotency));
   const found = await earlier();
   if (found) return found;
   try {
@@ -91,7 +109,8 @@ export async function holdForApproval(
           input: request.input,
           ...(request.origin && { origin: request.origin }),
           createdBy: request.actor.kind === 'key' ? request.actor.keyId : null,
-          idempotencyKey: idempotencyKey ?? null,
+          idempotencyKey: idempotency?.key ?? null,
+          idempotencyRequestHash: idempotency?.requestHash ?? null,
         },
       });
       await appendEvents(prismaStatements(tx), [

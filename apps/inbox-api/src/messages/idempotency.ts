@@ -83,12 +83,17 @@ export async function keyForMessage(tx: Prisma.TransactionClient, key: KeyOfInbo
   await tx.idempotencyKey.update({ where: { inboxId_key: { inboxId: key.inboxId, key: key.key } }, data: { messageId } });
 }
 
-function answerOf(existing: { requestHash: string; response: unknown }, request: IdempotentRequest): SendResult {
-  if (existing.requestHash !== request.requestHash) {
+/** 409 when the key went with another request than `request` (a hash of null: recorded before hashes were). */
+export function requireSameRequest(requestHash: string | null, request: IdempotentRequest): void {
+  if (requestHash !== null && requestHash !== request.requestHash) {
     throw new ConflictError('This Idempotency-Key was already used with a different request', {
       idempotency_key: request.key,
     });
   }
+}
+
+function answerOf(existing: { requestHash: string; response: unknown }, request: IdempotentRequest): SendResult {
+  requireSameRequest(existing.requestHash, request);
   if (existing.response) return existing.response as SendResult;
   throw new ConflictError('A send with this Idempotency-Key is under way; retry once it has ended', {
     idempotency_key: request.key,

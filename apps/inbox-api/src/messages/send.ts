@@ -18,7 +18,7 @@ import { claimIdempotencyKey, idempotentRequest, keyForMessage, previousAnswer }
 import { deliveryMetadata, leaseEnd, markFailed, markSent } from './outbox.js';
 import { fixedLabelsTouched } from './labels.js';
 import { checkOutbound, type PolicyDeps } from './policy.js';
-import { holdForApproval, toDraftResponse } from '../drafts/records.js';
+import { heldSendOf, holdForApproval, toDraftResponse } from '../drafts/records.js';
 import { type DraftResponse, heldSendSchema } from '../drafts/schemas.js';
 import type { Deps } from '../deps.js';
 import type { Response } from 'express';
@@ -100,6 +100,9 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
       : idempotentRequest(inbox.id, idempotencyKey, input, { answering: answering?.id, forwarding: forwarding?.id });
   const replay = keyed && (await previousAnswer(deps.db, keyed));
   if (replay) return replay;
+  // A retry of a send that was held: its draft, as it is now (sent once approved), whatever the policy is now.
+  const held = keyed && (await heldSendOf(deps.db, keyed));
+  if (held) return { draft: toDraftResponse(held) };
   const gate = await checkOutbound(deps, {
     actor,
     inbox,
@@ -109,9 +112,17 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
   if (gate === 'hold') {
     const origin = {
       ...(answering && { answering }),
-      ...(forwarding && { forwarding_message_id: forwarding.id }),
+      ...(forwarding && {
+        forwarding_message_id: forwarding.id,
+        // What approving it sends besides its own attachments: the reviewer sees them on the draft.
+        forwarded_attachments: forwarding.files.map((file) => ({
+          filename: file.filename,
+          content_type: file.contentType,
+          size: file.content.length,
+        })),
+      }),
     };
-    return { draft: toDraftResponse(await holdForApproval(deps.db, { actor, inbox, input, origin, idempotencyKey })) };
+    return { draft: toDraftResponse(await holdForApproval(deps.db, { actor, inbox, input, origin, idempotency: keyed })) };
   }
   const content = await deps.content.renderMessage(input.body);
   const latest = answering ?? (thread ? await latestMessage(deps.db, thread.id) : null);

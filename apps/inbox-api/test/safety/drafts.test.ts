@@ -285,6 +285,8 @@ describe('approval', () => {
       .post(`/v1/messages/${inbound.id}/forward`, { to: [third.email_address], body: 'FYI' })
       .expect(202);
     expect(forward.body.draft).toMatchObject({ status: 'pending_approval', to: [third.email_address], subject: 'Fwd: Question' });
+    // The reviewer sees the file that approving the forward sends along.
+    expect(forward.body.draft.attachments).toEqual([{ filename: 'q.txt', content_type: 'text/plain', size: 1 }]);
     expect(await ctx.db.message.count({ where: { inboxId: inbox.id, direction: 'outbound' } })).toBe(0);
 
     for (const held of [reply, forward]) {
@@ -304,6 +306,17 @@ describe('approval', () => {
     expect(forwarded.attachments.map((file) => file.filename)).toEqual(['q.txt']);
     const sentForward = await ctx.db.message.findFirstOrThrow({ where: { inboxId: inbox.id, subject: 'Fwd: Question' } });
     expect(sentForward.threadId).not.toBe(inbound.threadId);
+  });
+
+  it('answers a retry of a held send with its draft once approved and sent, even after the policy is lifted', async () => {
+    const inbox = await approvalInbox('held-then-lifted');
+    const body = { inbox_id: inbox.id, to: ['c@fine.test'], subject: 'Once', body: 'only once' };
+    const held = await as(ctx.app, agent).post('/v1/messages', body).set('Idempotency-Key', 'retry-me').expect(202);
+    await as(ctx.app, approver).post(`/v1/drafts/${held.body.draft.id}/approve`).expect(200);
+    await as(ctx.app, OPERATOR_KEY).patch(`/v1/inboxes/${inbox.id}`, { send_policy: 'direct' }).expect(200);
+    const retry = await as(ctx.app, agent).post('/v1/messages', body).set('Idempotency-Key', 'retry-me').expect(202);
+    expect(retry.body.draft).toMatchObject({ id: held.body.draft.id, status: 'sent', message_id: expect.any(String) });
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id, direction: 'outbound' } })).toBe(1);
   });
 
   it('sends exactly once under 20 concurrent approvals', async () => {
@@ -340,6 +353,11 @@ describe('approval', () => {
     const first = await send().expect(202);
     const retry = await send().expect(202);
     expect(retry.body.draft.id).toBe(first.body.draft.id);
+    // The key with another request: 409, as for a send that was not held.
+    const other = await as(ctx.app, agent)
+      .post('/v1/messages', { inbox_id: inbox.id, to: ['b@fine.test'], subject: 'Other', body: 'b' })
+      .set('Idempotency-Key', 'held-once');
+    expect({ status: other.status, code: other.body.error?.code }).toEqual({ status: 409, code: 'conflict' });
     await as(ctx.app, agent).patch(`/v1/inboxes/${inbox.id}`, { sending_enabled: false }).expect(200);
     const disabled = await as(ctx.app, agent).post('/v1/messages', {
       inbox_id: inbox.id,

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "drafts" ADD COLUMN     "idempotency_request_hash" TEXT;
+
