@@ -52,7 +52,10 @@ export function matchesFilters(
 /**
  * Checks a cursor: an event the scope reaches (another scope's is not found: 404, as if it did
  * not exist), or one removed after INBOX_EVENT_RETENTION_DAYS (410: events after it may be gone
- * too, so the reader must start again from what it can still list).
+ * too, so the reader must start again from what it can still list). An id among the events kept
+ * that is gone was removed with its inbox (or never committed): the reader goes on after it, as
+ * nothing it could have listed lies between (a reader's own cursor must survive the deletion of
+ * the inbox its last event was in). One past the newest event never existed: 404.
  */
 export async function checkCursor(db: Database, scope: Scope, after: bigint): Promise<void> {
   if (after === 0n) return;
@@ -64,12 +67,13 @@ export async function checkCursor(db: Database, scope: Scope, after: bigint): Pr
     if (reachable) return;
     throw cursorNotFound(after);
   }
-  const oldest = await db.event.findFirst({ orderBy: { id: 'asc' }, select: { id: true } });
+  const [kept] = await db.$queryRaw<[{ oldest: bigint | null; newest: bigint | null }]>`
+    SELECT min(id) AS oldest, max(id) AS newest FROM events`;
   // Below the oldest event kept (or none kept): removed by the retention, or never committed.
-  if (!oldest || after < oldest.id) {
+  if (kept.oldest === null || after < kept.oldest) {
     throw new GoneError('This cursor is older than the events kept: list again without `after`', { after: after.toString() });
   }
-  throw cursorNotFound(after);
+  if (after > kept.newest!) throw cursorNotFound(after);
 }
 
 const cursorNotFound = (after: bigint) => new NotFoundError('Event not found', { after: after.toString() });

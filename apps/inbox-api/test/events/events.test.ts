@@ -146,6 +146,17 @@ describe('the event log', () => {
     expect((await as(ctx.app, keyB).get(`/v1/events?after=${after}`).expect(200)).body.items).toEqual([]);
   });
 
+  it('resumes after its own cursor once the inbox of that event is deleted; an id past the newest is 404', async () => {
+    const doomed = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'ev-doomed', organization_id: orgB.id });
+    const cursor = Number(await appendAlone(eventIn(doomed.id, orgB.id)));
+    await as(ctx.app, OPERATOR_KEY).delete(`/v1/inboxes/${doomed.id}`).expect(204);
+    expect(await ctx.db.event.count({ where: { id: BigInt(cursor) } })).toBe(0);
+    const next = Number(await appendAlone(eventIn(inboxB.id, orgB.id)));
+    const page = (await as(ctx.app, keyB).get(`/v1/events?after=${cursor}`).expect(200)).body;
+    expect(page.items.map((event: { id: number }) => event.id)).toEqual([next]);
+    expect((await as(ctx.app, keyB).get(`/v1/events?after=${next + 1000}`)).status).toBe(404);
+  });
+
   it('refuses bad input with 400', async () => {
     for (const query of [
       'wait=61',
