@@ -29,11 +29,11 @@ export const snsEnvelope = z.object({
 export type SnsEnvelope = z.output<typeof snsEnvelope>;
 
 /** The DNS domain of SNS endpoints in each AWS partition (an ARN's second field). */
-const PARTITION_DOMAINS: Record<string, string> = {
-  aws: 'amazonaws.com',
-  'aws-us-gov': 'amazonaws.com',
-  'aws-cn': 'amazonaws.com.cn',
-};
+const PARTITION_DOMAINS = new Map([
+  ['aws', 'amazonaws.com'],
+  ['aws-us-gov', 'amazonaws.com'],
+  ['aws-cn', 'amazonaws.com.cn'],
+]);
 /** An AWS region name: `us-east-1`, `us-gov-west-1`, `cn-northwest-1`… (and never `s3` or `s3-us-west-2`, S3's hosts). */
 const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/;
 /** How old a message may be. */
@@ -51,7 +51,7 @@ const FETCH_TIMEOUT_MS = 5000;
  */
 export function snsEndpointOf(topicArn: string): { host: string; domain: string } | undefined {
   const [arn, partition = '', service, region = ''] = topicArn.split(':');
-  const domain = PARTITION_DOMAINS[partition];
+  const domain = PARTITION_DOMAINS.get(partition);
   if (arn !== 'arn' || service !== 'sns' || domain === undefined || !REGION.test(region)) return undefined;
   return { host: `sns.${region}.${domain}`, domain };
 }

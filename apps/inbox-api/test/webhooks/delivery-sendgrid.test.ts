@@ -228,4 +228,9 @@ describe('SendGrid signatures and events, pure', () => {
     ]);
     expect(events[0]!.detail.reason).toBe('250 OK');
   });
+
+  it('knows no event by a name an object inherits (constructor, toString, __proto__)', () => {
+    const names = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'];
+    expect(sendgridDeliveryEvents(names.map((event) => ({ event, sg_message_id: 'abc.def' })))).toEqual([]);
+  });
 });

@@ -169,6 +169,8 @@ describe('the SNS endpoint of a topic', () => {
     ['arn:aws:sns:s3-us-west-2:123456789012:t', undefined],
     ['arn:aws:sqs:us-east-1:123456789012:t', undefined],
     ['arn:aws-iso:sns:us-iso-east-1:123456789012:t', undefined],
+    ['arn:constructor:sns:us-east-1:123456789012:t', undefined],
+    ['arn:__proto__:sns:us-east-1:123456789012:t', undefined],
     ['not an arn', undefined],
   ])('of %s is %j', (arn, endpoint) => {
     expect(snsEndpointOf(arn)).toEqual(endpoint);

@@ -84,12 +84,13 @@ const sendgridEvent = z
   })
   .catchall(z.unknown());
 
-const STATUS_OF: Record<string, ReportedStatus> = {
-  delivered: 'delivered',
-  bounce: 'bounced',
-  dropped: 'failed',
-  spamreport: 'complained',
-};
+// A Map: the provider names the key, and a plain object would answer `constructor` or `toString` too.
+const STATUS_OF = new Map<string, ReportedStatus>([
+  ['delivered', 'delivered'],
+  ['bounce', 'bounced'],
+  ['dropped', 'failed'],
+  ['spamreport', 'complained'],
+]);
 
 /** The X-Message-Id an sg_message_id starts with (the part before its first dot). */
 export function sendgridTransportId(sgMessageId: string): string {
@@ -103,7 +104,7 @@ export function sendgridDeliveryEvents(json: unknown, now = new Date()): Deliver
     throw new BadRequestError(`The request is not a SendGrid Event Webhook body: a JSON array of at most ${MAX_EVENTS} events`);
   }
   return parsed.data.flatMap((event): DeliveryEvent[] => {
-    const status = STATUS_OF[event.event];
+    const status = STATUS_OF.get(event.event);
     const transportMessageId = event.sg_message_id ? sendgridTransportId(event.sg_message_id) : '';
     if (!status || !transportMessageId) return [];
     const words =
