@@ -22,6 +22,29 @@ export interface Subscription {
  * closure in memory and no database query until a commit that may interest it (on any replica,
  * since NOTIFY reaches every listener of the database). Connects at the first subscription.
  */
+/**
+ * Whether `ready` settles before `timeoutMs` pass or `abort` fires: a wait must not outlast its
+ * time while the LISTEN connection cannot be opened (the database full, failing over).
+ */
+export async function readyWithin(ready: Promise<void>, options: { timeoutMs?: number; abort?: AbortSignal }): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      ready.then(() => true),
+      new Promise<boolean>((resolve) => {
+        if (options.timeoutMs !== undefined) timer = setTimeout(() => resolve(false), Math.max(0, options.timeoutMs));
+        onAbort = () => resolve(false);
+        if (options.abort?.aborted) onAbort();
+        options.abort?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) options.abort?.removeEventListener('abort', onAbort);
+  }
+}
+
 export interface EventListener {
   subscribe(matches: (signal: EventSignal) => boolean): Subscription;
   /** Waiters now (for tests and metrics). */
@@ -43,6 +66,8 @@ export function createEventListener(options: { connectionString: string; logger:
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  // Ends the wait for a retry that close() cancels, so that nothing awaits it for ever.
+  let endRetry: (() => void) | undefined;
 
   const wake = (waiter: Waiter) => {
     waiter.signalled = true;
@@ -68,8 +93,14 @@ export function createEventListener(options: { connectionString: string; logger:
       options.logger.warn({ err: error }, 'the events connection failed; listening again');
       if (client === connection) void reconnectSoon();
     });
-    await connection.connect();
-    await connection.query(`LISTEN ${EVENTS_CHANNEL}`);
+    try {
+      await connection.connect();
+      await connection.query(`LISTEN ${EVENTS_CHANNEL}`);
+    } catch (error) {
+      // A connection that opened but could not LISTEN is not left open at each retry.
+      await connection.end().catch(() => undefined);
+      throw error;
+    }
     if (closed) {
       await connection.end();
       return;
@@ -85,6 +116,7 @@ export function createEventListener(options: { connectionString: string; logger:
     listening = closed
       ? Promise.resolve()
       : new Promise<void>((resolve) => {
+          endRetry = resolve;
           retry = setTimeout(() => {
             listening = undefined;
             void listen().then(() => {
@@ -139,6 +171,7 @@ export function createEventListener(options: { connectionString: string; logger:
     async close() {
       closed = true;
       clearTimeout(retry);
+      endRetry?.();
       for (const waiter of waiters) wake(waiter);
       waiters.clear();
       await listening?.catch(() => undefined);

@@ -5,7 +5,7 @@ import type { Database } from '../database.js';
 import type { Event, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
 import { findThread } from '../threads/service.js';
-import type { EventListener } from './listener.js';
+import { type EventListener, readyWithin } from './listener.js';
 import type { EventSignal, EventType } from './log.js';
 import type { EventPage, EventResponse } from './schemas.js';
 
@@ -128,10 +128,11 @@ export async function listEvents(
   // when events are there (or when none comes), one more per signal.
   const subscription = deps.events.subscribe((signal) => matchesFilters(filters, signal));
   try {
-    await subscription.ready;
     const deadline = Date.now() + options.waitSeconds * 1000;
+    // Not listening by the deadline (the LISTEN connection cannot be opened): what is there now.
+    const listening = await readyWithin(subscription.ready, { timeoutMs: deadline - Date.now(), abort: options.abort });
     let items = await readEvents(deps.db, filters, after, limit);
-    while (items.length === 0 && !options.abort.aborted) {
+    while (listening && items.length === 0 && !options.abort.aborted) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
       if (!(await subscription.next({ timeoutMs: remaining, abort: options.abort }))) break;
