@@ -19,7 +19,10 @@ function messagesOf(body: unknown): JsonRpcMessage[] {
  * instance of its own, which knows nothing of the request. This per-process registry lets it reach
  * the instance running the request, when both POSTs reach the same replica (always, with one
  * replica; behind a load balancer, with client-address affinity). Request ids are unique only per
- * client, so a request is known by the client's address and Authorization header too. Closing the
+ * client, so a request is known by the client's address and Authorization header too; and since
+ * two clients may share both (two agents of one key on one host, each numbering its requests from
+ * 0), a cancel that names more than one request in flight cancels none: it must never stop
+ * another client's request, and the canceller's own ends with its wait. Closing the
  * response stream, which the 2026 protocol makes the way to cancel, always works: the route
  * closes the server instance when its response closes.
  */
@@ -54,7 +57,8 @@ export class InFlightRequests {
   cancelNamedIn(client: string, body: unknown): void {
     for (const message of messagesOf(body)) {
       if (message.method !== 'notifications/cancelled' || message.params?.requestId === undefined) continue;
-      for (const cancel of this.running.get(this.key(client, message.params.requestId)) ?? []) cancel();
+      const named = this.running.get(this.key(client, message.params.requestId));
+      if (named?.size === 1) for (const cancel of named) cancel();
     }
   }
 

@@ -150,6 +150,20 @@ describe('cancellation in stateless streamable HTTP', () => {
     expect(cancel).toHaveBeenCalledTimes(1);
   });
 
+  it('cancels nothing when two requests in flight share the client and the id (two agents of one key on one host)', () => {
+    const inFlight = new InFlightRequests();
+    const first = jest.fn();
+    const second = jest.fn();
+    inFlight.track('shared', { jsonrpc: '2.0', id: 0, method: 'tools/call' }, first);
+    const forgetSecond = inFlight.track('shared', { jsonrpc: '2.0', id: 0, method: 'tools/call' }, second);
+    inFlight.cancelNamedIn('shared', cancelled(0));
+    expect([first, second].map((cancel) => cancel.mock.calls.length)).toEqual([0, 0]);
+    // Once the request is alone again, its cancel reaches it.
+    forgetSecond();
+    inFlight.cancelNamedIn('shared', cancelled(0));
+    expect([first, second].map((cancel) => cancel.mock.calls.length)).toEqual([1, 0]);
+  });
+
   it('tracks requests only, not notifications or responses', () => {
     const inFlight = new InFlightRequests();
     const cancel = jest.fn();
