@@ -1,3 +1,4 @@
+import { queryInteger } from '@repo/http';
 import { z } from 'zod';
 import { id, timestamp } from '../shared/schemas.js';
 import { EVENT_TYPES } from './log.js';
@@ -37,14 +38,13 @@ export const listEventsQuery = z
       .optional()
       .meta({ description: 'Events after this id (a `next_after` or an event `id`); absent: from the oldest kept' }),
     ...filters,
-    limit: z.coerce.number().int().min(1).max(500).default(100),
-    wait: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(60)
-      .default(0)
-      .meta({ description: 'Seconds to wait for a first matching event when there is none yet (at most 60)' }),
+    limit: queryInteger({ min: 1, max: 500, default: 100, description: 'Events a page holds at most' }),
+    wait: queryInteger({
+      min: 0,
+      max: 60,
+      default: 0,
+      description: 'Seconds to wait for a first matching event when there is none yet (at most 60)',
+    }),
   })
   .strict();
 export type ListEventsQuery = z.output<typeof listEventsQuery>;

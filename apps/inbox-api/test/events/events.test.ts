@@ -160,6 +160,10 @@ describe('the event log', () => {
   it('refuses bad input with 400', async () => {
     for (const query of [
       'wait=61',
+      'wait=0x10',
+      'wait=',
+      'limit=%20',
+      'limit=1e2',
       'wait=-1',
       'wait=x',
       'after=abc',
