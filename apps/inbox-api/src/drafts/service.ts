@@ -272,6 +272,15 @@ function refuseWhileSending(draft: Draft): void {
   }
 }
 
+/** move(), or the draft as it is now when another request or attempt moved it first. */
+function moveUnlessMoved(...args: Parameters<typeof move>): Promise<Draft | null> {
+  const [db, draft] = args;
+  return move(...args).catch(async (error: unknown) => {
+    if (error instanceof ConflictError) return db.draft.findUnique({ where: { id: draft.id } });
+    throw error;
+  });
+}
+
 function transitionConflict(error: DraftTransitionError): ConflictError {
   return new ConflictError(error.message, { status: error.status });
 }
@@ -328,11 +337,7 @@ export async function dispatchDraft(deps: DraftDeps, draftId: string): Promise<D
   if (wait > 0) return { draft, retryAfterSeconds: wait };
   const { sendPolicy } = await deps.db.inbox.findUniqueOrThrow({ where: { id: draft.inboxId }, select: { sendPolicy: true } });
   if (sendPolicy === 'approval' && draft.approvedAt === null) {
-    const held = await move(deps.db, draft, 'hold', {}, 'draft.pending_approval', 'approval').catch(async (error: unknown) => {
-      if (error instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
-      throw error;
-    });
-    return { draft: held };
+    return { draft: await moveUnlessMoved(deps.db, draft, 'hold', {}, 'draft.pending_approval', 'approval') };
   }
   const actor = await senderOf(deps.db, draft);
   if (!actor) return settleFailure(deps, draft, new UnauthorizedError(`${KEY_REVOKED}: the draft it wrote is not sent`));
@@ -364,11 +369,8 @@ export async function dispatchDraft(deps: DraftDeps, draftId: string): Promise<D
 }
 
 /** The claimed draft `sent` (once: another attempt may have marked it first). */
-async function markDraftSent(deps: DraftDeps, draft: Draft): Promise<Draft | null> {
-  return move(deps.db, draft, 'dispatch', { sentAt: new Date(), lastError: null }, 'draft.sent').catch(async (error: unknown) => {
-    if (error instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
-    throw error;
-  });
+function markDraftSent(deps: DraftDeps, draft: Draft): Promise<Draft | null> {
+  return moveUnlessMoved(deps.db, draft, 'dispatch', { sentAt: new Date(), lastError: null }, 'draft.sent');
 }
 
 /**
@@ -384,17 +386,8 @@ async function settleClaimed(deps: DraftDeps, draft: Draft, messageId: string): 
   if (message?.status === 'sending') {
     return { draft, retryAfterSeconds: Math.min(deps.backstopSeconds, secondsUntil(message.leaseUntil, new Date()) + 1) };
   }
-  const ended = await move(
-    deps.db,
-    draft,
-    'abandon',
-    { lastError: `interrupted: its send (message ${messageId}) stopped with its outcome unknown; it is not sent again` },
-    'draft.cancelled',
-  ).catch(async (error: unknown) => {
-    if (error instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
-    throw error;
-  });
-  return { draft: ended };
+  const lastError = `interrupted: its send (message ${messageId}) stopped with its outcome unknown; it is not sent again`;
+  return { draft: await moveUnlessMoved(deps.db, draft, 'abandon', { lastError }, 'draft.cancelled') };
 }
 
 /** What a held reply or forward needs again when it is sent: the message answered, the forwarded message's files. */
@@ -433,13 +426,9 @@ async function settleFailure(deps: DraftDeps, draft: Draft, error: unknown): Pro
     // A held draft is looked at again within the send lease at most, so that it goes soon after its kill switch is on again.
     return { draft: noted[0] ?? draft, retryAfterSeconds: Math.min(retryAfter, deps.backstopSeconds) };
   }
-  const ended = await move(deps.db, draft, 'abandon', { lastError: `${error.code}: ${error.message}` }, 'draft.cancelled').catch(
-    (moveError: unknown) => {
-      if (moveError instanceof ConflictError) return deps.db.draft.findUnique({ where: { id: draft.id } });
-      throw moveError;
-    },
-  );
-  return { draft: ended };
+  return {
+    draft: await moveUnlessMoved(deps.db, draft, 'abandon', { lastError: `${error.code}: ${error.message}` }, 'draft.cancelled'),
+  };
 }
 
 /** The job: sends the draft when due, and queues the next attempt while a kill switch or cap holds it. */
