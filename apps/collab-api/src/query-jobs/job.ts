@@ -11,7 +11,7 @@ import { startPeriodic } from '@repo/jobs';
 import { Prisma } from '../generated/prisma/client.js';
 import { recordReads } from '../access-log/record.js';
 import { QueryFailure, type QueryOutcome, type QueryUsage, type ReadableCatalog } from '../adapters/warehouse/query/index.js';
-import { isReachableSql } from '../associations/access.js';
+import { isDatasetOfProjectSql, isReachableSql } from '../associations/access.js';
 import { COMMIT_ASYNCHRONOUSLY, type Database } from '../database.js';
 import type { Deps } from '../deps.js';
 import type { JobContext } from '../jobs/catalog.js';
@@ -161,6 +161,13 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
   // Killed here, the retry runs the query again: the result table is replaced, and nothing was charged yet.
   deps.crashPoint('query_job:result-stored');
   const [done, firstRows] = await Promise.all([endDone(deps, job.id, outcome), firstRowsForWaiters(deps, job.id, outcome)]);
+  if (done === 'access-ended') {
+    // The project or a dataset shared into it was taken away while the query ran: its tenant gets no
+    // result of it. Charged what it processed, as a query stopped is.
+    await endCharged(deps, job.id, { status: 'FAILED', failure: ACCESS_ENDED }, outcome);
+    await deps.queryEngine.dropResult(job.id);
+    return;
+  }
   // Killed here, pg-boss retries a job that is DONE: startJob turns it away, so it is charged once.
   deps.crashPoint('query_job:done');
   return done && firstRows ? { ...done, firstRows } : done;
@@ -245,27 +252,42 @@ async function startJob(deps: Deps, jobId: string) {
   return { job, refusal };
 }
 
+const ACCESS_ENDED = {
+  reason: 'accessDenied',
+  message: "Your tenant's access to the query's project, or to a dataset shared into it, ended while the query ran",
+} as const;
+
 /**
  * Ends a RUNNING job DONE with its outcome and charges it, in one statement that commits
  * asynchronously: charged only if this ends it (a job ended meanwhile stays as it is, uncharged
- * again). Answers what its results pages need, or none when it had ended.
+ * again), and only while its tenant still reaches the query's project and every other tenant's
+ * dataset the job read is still shared into it (a share or an invitation ended during the run:
+ * `access-ended`, and the job stays RUNNING for the caller to fail). Answers what its results
+ * pages need, or none when it had ended.
  */
-async function endDone(deps: Deps, jobId: string, outcome: QueryOutcome): Promise<JobResults | undefined> {
+async function endDone(deps: Deps, jobId: string, outcome: QueryOutcome): Promise<JobResults | 'access-ended' | undefined> {
   const ended = new Date();
   const bytes = { bytesProcessed: BigInt(outcome.bytesProcessed), bytesBilled: BigInt(outcome.bytesBilled) };
   const { cost, ctes } = chargeEnded(deps.config, bytes, ended);
   const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
   // A prepared statement (every job that runs ends so): total_rows comes as text.
   const [row] = await preparedQuery<{
-    id: string;
+    id: string | null;
     tenant_id: string;
     result_columns: Prisma.JsonValue;
     total_rows: string;
     results_expire_at: Date;
+    allowed: boolean;
   }>(
     deps.db.pool,
     Prisma.sql`
-    WITH ended AS (
+    WITH allowed AS (
+      SELECT ${isReachableSql(Prisma.raw('q.project_id'), Prisma.raw('j.tenant_id'))}
+             AND NOT EXISTS (SELECT 1 FROM query_job_reads r JOIN datasets d ON d.id = r.dataset_id
+                              WHERE r.query_job_id = j.id AND NOT ${isDatasetOfProjectSql(Prisma.raw('d'), Prisma.raw('q.project_id'))}) AS ok
+        FROM query_jobs j JOIN queries q ON q.id = j.query_id
+       WHERE j.id = ${jobId}::uuid),
+    ended AS (
       UPDATE query_jobs
          SET status = 'DONE', ended_at = ${ended}::timestamptz, updated_at = ${ended}::timestamptz,
              results_expire_at = ${resultsExpireAt(ended, deps.config.COLLAB_RESULT_TTL_DAYS)}::timestamptz,
@@ -276,23 +298,22 @@ async function endDone(deps: Deps, jobId: string, outcome: QueryOutcome): Promis
              private_row_count = ${BigInt(outcome.privateRowCount)}::bigint, suppressed_row_count = ${BigInt(outcome.suppressedRowCount)}::bigint,
              total_bytes_processed = ${bytes.bytesProcessed}::bigint, total_bytes_billed = ${bytes.bytesBilled}::bigint,
              cost_usd = ${formatUsd(cost)}::numeric
-       WHERE id = ${jobId}::uuid AND status = 'RUNNING'
+       WHERE id = ${jobId}::uuid AND status = 'RUNNING' AND (SELECT ok FROM allowed)
    RETURNING id, tenant_id, query_id, result_columns, total_rows, results_expire_at),
     ${ctes}
     SELECT ended.id::text AS id, ended.tenant_id::text AS tenant_id, ended.result_columns, ended.total_rows, ended.results_expire_at,
-           ${COMMIT_ASYNCHRONOUSLY} AS asynchronous_commit
-      FROM ended`,
+           coalesce((SELECT ok FROM allowed), true) AS allowed, ${COMMIT_ASYNCHRONOUSLY} AS asynchronous_commit
+      FROM (SELECT 1) AS one LEFT JOIN ended ON true`,
   );
-  return (
-    row && {
-      id: row.id,
-      tenantId: row.tenant_id,
-      status: 'DONE',
-      resultColumns: row.result_columns,
-      totalRows: BigInt(row.total_rows),
-      resultsExpireAt: row.results_expire_at,
-    }
-  );
+  if (!row || row.id === null) return row?.allowed === false ? 'access-ended' : undefined;
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    status: 'DONE',
+    resultColumns: row.result_columns,
+    totalRows: BigInt(row.total_rows),
+    resultsExpireAt: row.results_expire_at,
+  };
 }
 
 /** Out of retries (its worker kept stopping): the job fails rather than staying RUNNING. */
