@@ -154,12 +154,31 @@ export function headerText(value: string): string {
     .trim();
 }
 
+/** Characters of an attachment's name at most, as a send takes them. */
+const MAX_FILENAME_LENGTH = 255;
+/** The longest ending kept as an extension when a name is cut. */
+const MAX_EXTENSION_LENGTH = 16;
+
+/**
+ * An attachment's name as stored: header text of at most MAX_FILENAME_LENGTH characters, cut
+ * before its extension when longer (a name of 10 KB made a Content-Disposition of 20 KB, past
+ * what HTTP clients read), never inside a surrogate pair. Pure.
+ */
+export function filenameText(value: string): string {
+  const name = headerText(value);
+  if (name.length <= MAX_FILENAME_LENGTH) return name;
+  const dot = name.lastIndexOf('.');
+  const extension = dot > 0 && name.length - dot <= MAX_EXTENSION_LENGTH ? name.slice(dot) : '';
+  const stem = name.slice(0, MAX_FILENAME_LENGTH - extension.length).replace(/[\ud800-\udbff]$/, '');
+  return stem + extension;
+}
+
 const isAddress = (value: string) => /^[^\s@]+@[^\s@]+$/.test(value);
 
 function attachmentFile(attachment: Attachment, index: number): ParsedAttachment {
   const content = attachment.content;
   return {
-    filename: headerText(attachment.filename ?? '') || defaultFilename(attachment.mimeType, index),
+    filename: filenameText(attachment.filename ?? '') || defaultFilename(attachment.mimeType, index),
     contentType: attachment.mimeType || 'application/octet-stream',
     content:
       typeof content === 'string'

@@ -55,6 +55,39 @@ describe('raw MIME of hostile shapes', () => {
   });
   afterAll(() => ctx.close());
 
+  it('cuts an attachment name of 10 KB to 255 characters, keeping its extension, and downloads it', async () => {
+    const raw = Buffer.from(
+      [
+        `To: ${inbox.email_address}`,
+        'From: a@example.com',
+        'Subject: A long name',
+        'Content-Type: multipart/mixed; boundary="b"',
+        '',
+        '--b',
+        'Content-Type: text/plain',
+        '',
+        'see attached',
+        '--b',
+        'Content-Type: text/plain',
+        `Content-Disposition: attachment; filename="${'n'.repeat(10_000)}.txt"`,
+        '',
+        'payload',
+        '--b--',
+        '',
+      ].join('\r\n'),
+    );
+    const message = await storedMessage(ctx, await deliver(ctx, 'ses', raw, inbox.email_address));
+    const listed = await request(ctx.app).get(`/v1/attachments?message_id=${message.id}`).expect(200);
+    const [attachment] = listed.body.items as { id: string; filename: string }[];
+    expect(attachment!.filename).toBe(`${'n'.repeat(251)}.txt`);
+    // Its Content-Disposition carries the name twice: a 10 KB name made 20 KB, past what HTTP clients read.
+    const link = (await request(ctx.app).get(`/v1/attachments/${attachment!.id}`).expect(200)).body.download_url as string;
+    const download = await request(ctx.app)
+      .get(new URL(link).pathname + new URL(link).search)
+      .expect(200);
+    expect(download.headers['content-disposition']!.length).toBeLessThan(1024);
+  });
+
   describe.each(PROVIDERS)('through %s', (provider) => {
     it('stores 1 MB of short lines, every line', async () => {
       const message = await storedMessage(

@@ -1,4 +1,5 @@
 import { createHmac, X509Certificate } from 'node:crypto';
+import { filenameText } from '../../src/webhooks/mime.js';
 import { certificateNamesSns, isSnsUrl, snsEndpointOf, stringToSign, timestampProblem } from '../../src/webhooks/sns.js';
 import { authenticationOf, judge, sendgridDkim } from '../../src/webhooks/verdicts.js';
 import { checkMailgunSignature, checkSendgridSecret, sameSecret } from '../../src/webhooks/verify.js';
@@ -249,5 +250,21 @@ describe('timestampProblem (SNS)', () => {
     ['yesterday', 'The SNS message has no valid Timestamp'],
   ])('%s: %s', (timestamp, problem) => {
     expect(timestampProblem(timestamp, now)).toBe(problem);
+  });
+});
+
+describe('filenameText', () => {
+  it.each([
+    ['report.pdf', 'report.pdf'],
+    [`${'n'.repeat(300)}.txt`, `${'n'.repeat(251)}.txt`],
+    ['n'.repeat(300), 'n'.repeat(255)],
+    // An ending too long to be an extension is cut like the rest.
+    [`a.${'x'.repeat(300)}`, `a.${'x'.repeat(253)}`],
+    // Never half of a surrogate pair: the emoji at the cut goes whole.
+    [`${'n'.repeat(250)}😀😀.txt`, `${'n'.repeat(250)}.txt`],
+    ['line\r\nbreak.txt', 'line break.txt'],
+  ])('stores %j as %j', (raw, stored) => {
+    expect(filenameText(raw)).toBe(stored);
+    expect(filenameText(raw).length).toBeLessThanOrEqual(255);
   });
 });

@@ -6,7 +6,7 @@ import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
 import { fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyTextInTurns, headerText, noHeaders, storable, subjectText } from '../mime.js';
+import { addresses, bodyTextInTurns, filenameText, noHeaders, storable, subjectText } from '../mime.js';
 import { readHeaders, readMail } from '../parse.js';
 import type { MailgunSignature } from '../verify.js';
 import { firstWord, score, verdict } from '../verdicts.js';
@@ -103,7 +103,7 @@ async function parsedMail(body: WebhookBody, headerList: [string, string][], con
   const fields = fieldBlock ? await readHeaders(content, fieldBlock) : noHeaders();
   const inlineFiles = new Set(Object.values(contentIdMap(body)));
   const attachments = body.files.map((file): AttachmentFile => ({
-    filename: headerText(file.filename) || file.field,
+    filename: filenameText(file.filename) || file.field,
     contentType: file.contentType,
     content: file.content,
     disposition: inlineFiles.has(file.field) ? 'inline' : 'attachment',

@@ -5,7 +5,7 @@ import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
 import { decodeText, fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyTextInTurns, headerText, storable, subjectText } from '../mime.js';
+import { addresses, bodyTextInTurns, filenameText, storable, subjectText } from '../mime.js';
 import { readHeaders, readMail } from '../parse.js';
 import { score, sendgridDkim, verdict } from '../verdicts.js';
 
@@ -71,7 +71,7 @@ async function parsedFieldsMail(body: WebhookBody, content: ContentPool): Promis
   const attachments = body.files.map((file): AttachmentFile => {
     const described = info[file.field];
     return {
-      filename: headerText(described?.filename ?? described?.name ?? file.filename) || file.field,
+      filename: filenameText(described?.filename ?? described?.name ?? file.filename) || file.field,
       contentType: described?.type ?? file.contentType,
       content: file.content,
       disposition: described?.['content-id'] ? 'inline' : 'attachment',
