@@ -45,17 +45,21 @@ const WINDOW = 80;
  */
 export function substringSnippet(text: string, q: string): string {
   const clean = unmarked(text).replace(/\s+/g, ' ').trim();
-  const at = clean.toLowerCase().indexOf(q.toLowerCase());
-  if (at < 0 || q.length === 0) return renderSnippet(clean.slice(0, 2 * WINDOW));
+  // Found in the text itself, case-insensitively: positions in a lower-cased copy drift where
+  // lower-casing changes a character's length (`İ` becomes two).
+  const found = q.length === 0 ? null : new RegExp(q.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'), 'iu').exec(clean);
+  if (!found) return renderSnippet(clean.slice(0, 2 * WINDOW));
+  const at = found.index;
+  const matchEnd = at + found[0].length;
   const start = Math.max(0, at - WINDOW);
-  const end = Math.min(clean.length, at + q.length + WINDOW);
+  const end = Math.min(clean.length, matchEnd + WINDOW);
   const marked =
     (start > 0 ? '… ' : '') +
     clean.slice(start, at) +
     START_MARK +
-    clean.slice(at, at + q.length) +
+    clean.slice(at, matchEnd) +
     STOP_MARK +
-    clean.slice(at + q.length, end) +
+    clean.slice(matchEnd, end) +
     (end < clean.length ? ' …' : '');
   return renderSnippet(marked);
 }

@@ -194,6 +194,9 @@ describe('snippets', () => {
   });
 
   it('marks a substring match with some context, or shows the beginning', () => {
+    // Text before the match whose lower case is longer (İ is two characters lower-cased) does not move the mark.
+    expect(substringSnippet('İİİİİİİİİİ zzfooqq', 'fooq')).toBe('İİİİİİİİİİ zz<mark>fooq</mark>q');
+    expect(substringSnippet('a (b) [c] $5.00 *x* a|b \\d', '$5.00 *x*')).toBe('a (b) [c] <mark>$5.00 *x*</mark> a|b \\d');
     expect(substringSnippet('Write to Carol.Smith@example.com <now>', 'smith@')).toBe(
       'Write to Carol.<mark>Smith@</mark>example.com &lt;now&gt;',
     );
