@@ -3,6 +3,7 @@ import './memory/allocator.js';
 import { loadConfigOrExit } from '@repo/config';
 import { connectDatabase } from '@repo/db';
 import { createLogger, createMetrics, serve } from '@repo/http';
+import { collabErrorFormat } from '@repo/errors';
 import { buildApp } from './app.js';
 import { configSchema } from './config.js';
 import { createDatabaseClient } from './database.js';
@@ -50,6 +51,7 @@ await serve(config.COLLAB_WORKER === 'only' ? buildWorkerApp(deps) : buildApp(de
   logger,
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
+  errorFormat: collabErrorFormat,
   onClose: [
     // Running jobs get the shutdown timeout to finish; those still running then are released to be retried.
     async () => (await worker)?.stop(config.SHUTDOWN_TIMEOUT_MS / 1000),

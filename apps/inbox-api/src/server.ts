@@ -1,6 +1,7 @@
 import { loadConfigOrExit } from '@repo/config';
 import { connectDatabase } from '@repo/db';
 import { createLogger, createMetrics, serve } from '@repo/http';
+import { inboxErrorFormat } from '@repo/errors';
 import { buildApp } from './app.js';
 import { configSchema } from './config.js';
 import { createDatabaseClient } from './database.js';
@@ -45,6 +46,7 @@ await serve(buildApp(deps), {
   logger,
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
+  errorFormat: inboxErrorFormat,
   onClose: [
     // A summary being written (or a delivery under way) gets the shutdown timeout to finish; one still running then is retried later.
     async () => dispatcher?.stop(),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { generatedSecret, loadConfigOrExit } from '@repo/config';
 import { createLogger, createMetrics, serve } from '@repo/http';
+import { jsonRpcErrorFormat } from './json-rpc-errors.js';
 import { InboxApiClient } from './api-client.js';
 import { type CommandLine, isLoopback, parseCommandLine, serviceConfigSchema, USAGE, UsageError } from './config.js';
 import { buildHttpApp } from './http-app.js';
@@ -76,5 +77,6 @@ if (config.MCP_TRANSPORT === 'stdio') {
     logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     handleSignals: true,
+    errorFormat: jsonRpcErrorFormat,
   });
 }

@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   gone: 410,
   payload_too_large: 413,
+  /** The request line and headers are over what the HTTP server reads (16 KB): a URL too long, mostly. */
+  request_header_too_large: 431,
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type Server, STATUS_CODES } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { AppError, BadRequestError, type ErrorFormat } from '@repo/errors';
 import type { Express } from 'express';
 import type { Logger } from './logger.js';
 import { DRAINING } from './service-app.js';
@@ -22,10 +23,39 @@ export interface ServeOptions {
   onClose?: (() => Promise<void>)[];
   /** Install SIGTERM/SIGINT handlers that shut down and exit (servers do; tests do not). */
   handleSignals?: boolean;
+  /**
+   * The service's error shape, for requests Node's HTTP parser refuses before the app sees them
+   * (a URL past 16 KB: 431; a malformed request: 400). Without it, Node answers those with no body.
+   */
+  errorFormat?: ErrorFormat;
+}
+
+/** Answers a request the HTTP parser refused, in the service's error shape, and closes the connection. */
+function answerClientError(format: ErrorFormat, error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const refusal =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError(
+          'request_header_too_large',
+          'The request line and headers are over 16 KB: shorten the URL (long queries belong in fewer, shorter terms)',
+        )
+      : new BadRequestError('The request is not valid HTTP');
+  const { status, body } = format(refusal);
+  const json = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
+  );
 }
 
 export async function serve(app: Express, options: ServeOptions): Promise<RunningServer> {
   const server = app.listen(options.port, options.host);
+  const { errorFormat } = options;
+  if (errorFormat)
+    server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(errorFormat, error, socket));
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;

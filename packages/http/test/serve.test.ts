@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import express from 'express';
 import { pino } from 'pino';
 import { inboxErrorFormat } from '@repo/errors';
@@ -106,5 +107,42 @@ describe('graceful shutdown', () => {
     await slow;
     await stopped;
     agent.destroy();
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  /** Sends `request` over a socket of its own; the whole answer, once the server closes it. */
+  async function raw(url: string, request: string): Promise<string> {
+    const { hostname, port } = new URL(url);
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+    socket.write(request);
+    await new Promise((resolve) => socket.on('close', resolve));
+    return answer;
+  }
+
+  it("answers a URL past 16 KB with 431 and a malformed request with 400, in the service's error shape", async () => {
+    const running = await serve(appWithSlowRoute(Promise.resolve()), {
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      shutdownTimeoutMs: 100,
+      errorFormat: inboxErrorFormat,
+    });
+    try {
+      const long = await raw(running.url, `GET /v1/search?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      expect(long).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+      expect(JSON.parse(long.slice(long.indexOf('\r\n\r\n') + 4))).toEqual({
+        error: { code: 'request_header_too_large', message: expect.stringContaining('16 KB'), details: {} },
+      });
+      const malformed = await raw(running.url, 'NOT HTTP AT ALL\r\n\r\n');
+      expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(JSON.parse(malformed.slice(malformed.indexOf('\r\n\r\n') + 4)).error.code).toBe('bad_request');
+      // The server goes on answering.
+      expect((await get(`${running.url}/slow`)).status).toBe(200);
+    } finally {
+      await running.shutdown('test');
+    }
   });
 });
