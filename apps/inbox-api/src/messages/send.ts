@@ -101,7 +101,8 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
   const replay = keyed && (await previousAnswer(deps.db, keyed));
   if (replay) return replay;
   // A retry of a send that was held: its draft, as it is now (sent once approved), whatever the policy is now.
-  const held = keyed && (await heldSendOf(deps.db, keyed));
+  // (Not for a draft's own send, whose key names no held send.)
+  const held = !approved && keyed && (await heldSendOf(deps.db, keyed));
   if (held) return { draft: toDraftResponse(held) };
   const gate = await checkOutbound(deps, {
     actor,
