@@ -19,6 +19,7 @@ export const errorSchema = z.object({
       'conflict',
       'gone',
       'payload_too_large',
+      'request_header_too_large',
       'unsupported_media_type',
       'rate_limited',
       'internal_error',
