@@ -3,6 +3,9 @@ import { id, isStorableDate, pageOf, pageQuery, timestamp } from '../shared/sche
 import { base64ByteLength } from './base64.js';
 import { label, labelList } from './labels.js';
 
+/** Characters of an attachment's name at most: sent, or received (webhooks/mime.ts cuts longer ones). */
+export const MAX_FILENAME_LENGTH = 255;
+
 // One address, as the API takes it: no display name, no comments, nothing a header could be smuggled in.
 const emailAddress = z
   .string()
@@ -43,7 +46,7 @@ const mimeType = z
 
 const attachmentInput = z
   .object({
-    filename: headerText(255).trim().min(1).meta({ example: 'report.pdf' }),
+    filename: headerText(MAX_FILENAME_LENGTH).trim().min(1).meta({ example: 'report.pdf' }),
     content_type: mimeType,
     content: z
       .string()

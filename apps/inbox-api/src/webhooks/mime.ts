@@ -1,6 +1,7 @@
 import PostalMime, { type Address, addressParser, type Attachment, type Email } from 'postal-mime';
 import { setImmediate } from 'node:timers/promises';
 import type { InboundMail } from '../messages/inbound-mail.js';
+import { MAX_FILENAME_LENGTH } from '../messages/schemas.js';
 import { MAX_SUBJECT_SOURCE_LENGTH } from '../threads/threading.js';
 
 /*
@@ -154,8 +155,6 @@ export function headerText(value: string): string {
     .trim();
 }
 
-/** Characters of an attachment's name at most, as a send takes them. */
-const MAX_FILENAME_LENGTH = 255;
 /** The longest ending kept as an extension when a name is cut. */
 const MAX_EXTENSION_LENGTH = 16;
 
