@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { Request } from 'express';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@repo/errors';
@@ -76,12 +77,23 @@ export function fieldText(body: WebhookBody, name: string, charset = 'utf-8'): s
   return value === undefined ? undefined : decodeText(value, charset);
 }
 
-/** Bytes in a named charset, as TextDecoder knows them (UTF-8 for unknown names); bad bytes become U+FFFD. */
+/**
+ * Bytes in a named charset, as TextDecoder knows them; bad bytes become U+FFFD. A name no decoder
+ * knows is read as postal-mime (patched) reads it in raw mail: UTF-8 when the bytes are valid
+ * UTF-8, else windows-1252.
+ */
 export function decodeText(bytes: Buffer, charset: string): string {
+  const label = charset.trim().toLowerCase() || 'utf-8';
+  if (!isKnownCharset(label)) return isUtf8(bytes) ? bytes.toString('utf8') : new TextDecoder('windows-1252').decode(bytes);
+  return new TextDecoder(label).decode(bytes);
+}
+
+function isKnownCharset(label: string): boolean {
   try {
-    return new TextDecoder(charset.trim().toLowerCase() || 'utf-8').decode(bytes);
+    new TextDecoder(label);
+    return true;
   } catch {
-    return new TextDecoder('utf-8').decode(bytes);
+    return false;
   }
 }
 

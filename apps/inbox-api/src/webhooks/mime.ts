@@ -12,7 +12,8 @@ import { MAX_SUBJECT_SOURCE_LENGTH } from '../threads/threading.js';
  * imports npm packages only: it loads the same in a worker from TypeScript sources and from dist/.
  *
  * postal-mime is patched (patches/postal-mime@4.0.0.patch): as published, it joined the lines of
- * a part through a Blob of one piece per line, about 8 µs a line in Node.
+ * a part through a Blob of one piece per line, about 8 µs a line in Node; and it read text in a
+ * charset no decoder knows (`unknown-8bit`) as windows-1252, UTF-8 text too.
  */
 
 /**

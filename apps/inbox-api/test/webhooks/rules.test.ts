@@ -1,5 +1,6 @@
 import { createHmac, X509Certificate } from 'node:crypto';
-import { filenameText } from '../../src/webhooks/mime.js';
+import { decodeText } from '../../src/webhooks/body.js';
+import { filenameText, parseMail } from '../../src/webhooks/mime.js';
 import { certificateNamesSns, isSnsUrl, snsEndpointOf, stringToSign, timestampProblem } from '../../src/webhooks/sns.js';
 import { authenticationOf, judge, sendgridDkim } from '../../src/webhooks/verdicts.js';
 import { checkMailgunSignature, checkSendgridSecret, sameSecret } from '../../src/webhooks/verify.js';
@@ -266,5 +267,33 @@ describe('filenameText', () => {
   ])('stores %j as %j', (raw, stored) => {
     expect(filenameText(raw)).toBe(stored);
     expect(filenameText(raw).length).toBeLessThanOrEqual(255);
+  });
+});
+
+describe('parseMail: charsets', () => {
+  const mail = (charset: string, body: Buffer): Buffer =>
+    Buffer.concat([
+      Buffer.from(
+        `From: a@example.com\r\nTo: b@example.com\r\nSubject: =?${charset}?B?${body.toString('base64')}?=\r\n` +
+          `Content-Type: text/plain; charset="${charset}"\r\nContent-Transfer-Encoding: 8bit\r\n\r\n`,
+      ),
+      body,
+    ]);
+
+  it.each([
+    // Labels no decoder knows (Mutt writes `unknown-8bit`): UTF-8 when the bytes are UTF-8 ...
+    ['unknown-8bit', Buffer.from('Grüße ☃', 'utf8'), 'Grüße ☃'],
+    ['x-no-such-charset', Buffer.from('Grüße ☃', 'utf8'), 'Grüße ☃'],
+    // ... and windows-1252 when they are not.
+    ['unknown-8bit', Buffer.from('4772fcdf65208063', 'hex'), 'Grüße €c'],
+    // A known label is believed, whatever the bytes.
+    ['iso-8859-1', Buffer.from('Grüße', 'utf8'), 'GrÃ¼ÃŸe'],
+    ['koi8-r', Buffer.from('f0d2c9d7c5d4', 'hex'), 'Привет'],
+  ])('reads a body and subject labelled %s, bytes %s, as %j', async (charset, bytes, text) => {
+    const parsed = await parseMail(mail(charset, bytes));
+    expect(parsed.text).toBe(`${text}\n`);
+    expect(parsed.subject).toBe(text);
+    // SendGrid's parsed fields, in the charset its `charsets` field names, are read the same way.
+    expect(decodeText(bytes, charset)).toBe(text);
   });
 });
