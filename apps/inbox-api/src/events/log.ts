@@ -105,22 +105,35 @@ export function appendEventsCtes(
     )`;
 }
 
-/** Removes events older than `retentionDays`. */
+/**
+ * Removes events older than `retentionDays`, and raises the horizon (event_horizon) to the newest
+ * id removed, in the same statement: a cursor at or below it is then known to be expired (410),
+ * whatever else was removed around it.
+ */
 export function removeExpiredEvents(db: Database, retentionDays: number): Promise<number> {
-  return removeEvents(db, Prisma.sql`created_at < now() - make_interval(days => ${retentionDays})`);
+  return removeEvents(db, Prisma.sql`created_at < now() - make_interval(days => ${retentionDays})`, { raiseHorizon: true });
 }
 
 /** Removes the events of an inbox being deleted: they carry its messages (inboxes/service.ts). */
 export function removeInboxEvents(db: Database, inboxId: string): Promise<number> {
-  return removeEvents(db, Prisma.sql`inbox_id = ${inboxId}::uuid`);
+  return removeEvents(db, Prisma.sql`inbox_id = ${inboxId}::uuid`, { raiseHorizon: false });
 }
 
 /** Removes the events `where` selects, a batch at a time (a long delete would hold back appends' vacuum). */
-async function removeEvents(db: Database, where: Prisma.Sql): Promise<number> {
+async function removeEvents(db: Database, where: Prisma.Sql, { raiseHorizon }: { raiseHorizon: boolean }): Promise<number> {
+  const horizon = raiseHorizon
+    ? Prisma.sql`, horizon AS (
+        INSERT INTO event_horizon (id, removed_through) SELECT 1, max(id) FROM removed HAVING count(*) > 0
+        ON CONFLICT (id) DO UPDATE SET removed_through = greatest(event_horizon.removed_through, excluded.removed_through)
+      )`
+    : Prisma.empty;
   let removed = 0;
   for (;;) {
-    const count = await db.$executeRaw`
-      DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ${where} ORDER BY id LIMIT 5000)`;
+    const [{ count }] = await db.$queryRaw<[{ count: number }]>`
+      WITH removed AS (
+        DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ${where} ORDER BY id LIMIT 5000) RETURNING id
+      )${horizon}
+      SELECT count(*)::int AS count FROM removed`;
     removed += count;
     if (count < 5000) return removed;
   }

@@ -52,10 +52,11 @@ export function matchesFilters(
 /**
  * Checks a cursor: an event the scope reaches (another scope's is not found: 404, as if it did
  * not exist), or one removed after INBOX_EVENT_RETENTION_DAYS (410: events after it may be gone
- * too, so the reader must start again from what it can still list). An id among the events kept
- * that is gone was removed with its inbox (or never committed): the reader goes on after it, as
- * nothing it could have listed lies between (a reader's own cursor must survive the deletion of
- * the inbox its last event was in). One past the newest event never existed: 404.
+ * too, so the reader must start again from what it can still list). A gone id above the
+ * retention's horizon was removed with its inbox (or never committed): the reader goes on after
+ * it, as nothing it could have listed lies between (a reader's own cursor must survive the
+ * deletion of the inbox its last event was in, even when that inbox held the oldest events). An
+ * id never drawn is 404.
  */
 export async function checkCursor(db: Database, scope: Scope, after: bigint): Promise<void> {
   if (after === 0n) return;
@@ -67,13 +68,14 @@ export async function checkCursor(db: Database, scope: Scope, after: bigint): Pr
     if (reachable) return;
     throw cursorNotFound(after);
   }
-  const [kept] = await db.$queryRaw<[{ oldest: bigint | null; newest: bigint | null }]>`
-    SELECT min(id) AS oldest, max(id) AS newest FROM events`;
-  // Below the oldest event kept (or none kept): removed by the retention, or never committed.
-  if (kept.oldest === null || after < kept.oldest) {
+  // Read after the event: a retention that removed it has raised the horizon by then (one statement).
+  const [ids] = await db.$queryRaw<[{ removedThrough: bigint | null; drawn: bigint }]>`
+    SELECT (SELECT removed_through FROM event_horizon WHERE id = 1) AS "removedThrough",
+           (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_id_seq) AS drawn`;
+  if (after <= (ids.removedThrough ?? 0n)) {
     throw new GoneError('This cursor is older than the events kept: list again without `after`', { after: after.toString() });
   }
-  if (after > kept.newest!) throw cursorNotFound(after);
+  if (after > ids.drawn) throw cursorNotFound(after);
 }
 
 const cursorNotFound = (after: bigint) => new NotFoundError('Event not found', { after: after.toString() });

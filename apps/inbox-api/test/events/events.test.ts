@@ -587,4 +587,33 @@ describe('retention', () => {
     expect((await as(ctx.app, keyB).get(`/v1/events?after=${kept}`).expect(200)).body.items).toEqual([]);
     await expect(checkCursor(ctx.db, { organizationId: orgB.id }, BigInt(old))).rejects.toMatchObject({ status: 410 });
   });
+
+  it('resumes after its own cursor once the inbox holding the oldest events kept is deleted', async () => {
+    const doomed = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'ev-doomed-oldest', organization_id: orgB.id });
+    const cursor = await appendAlone(eventIn(doomed.id, orgB.id));
+    const next = await appendAlone(eventIn(inboxB.id, orgB.id));
+    // Every event before the cursor expires: the doomed inbox's event is then the oldest kept.
+    await ctx.db.event.updateMany({
+      where: { id: { lt: BigInt(cursor) } },
+      data: { createdAt: new Date(Date.now() - 31 * 86_400_000) },
+    });
+    await removeExpiredEvents(ctx.db, 30);
+    await as(ctx.app, OPERATOR_KEY).delete(`/v1/inboxes/${doomed.id}`).expect(204);
+    const page = (await as(ctx.app, keyB).get(`/v1/events?after=${cursor}`).expect(200)).body;
+    expect(page.items.map((event: { id: number }) => event.id)).toEqual([Number(next)]);
+    // Below the retention's horizon it is still 410, and past every id drawn 404.
+    expect((await as(ctx.app, keyB).get(`/v1/events?after=${Number(cursor) - 1}`)).status).toBe(410);
+    expect((await as(ctx.app, keyB).get(`/v1/events?after=${Number(next) + 1000}`)).status).toBe(404);
+    // With no event kept at all, the cursor of the last one removed with its inbox still resumes.
+    const last = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'ev-doomed-last', organization_id: orgB.id });
+    await ctx.db.event.updateMany({ data: { createdAt: new Date(Date.now() - 31 * 86_400_000) } });
+    await removeExpiredEvents(ctx.db, 30);
+    const lastCursor = await appendAlone(eventIn(last.id, orgB.id));
+    await as(ctx.app, OPERATOR_KEY).delete(`/v1/inboxes/${last.id}`).expect(204);
+    expect(await ctx.db.event.count()).toBe(0);
+    expect((await as(ctx.app, keyB).get(`/v1/events?after=${lastCursor}`).expect(200)).body).toEqual({
+      items: [],
+      next_after: Number(lastCursor),
+    });
+  });
 });
