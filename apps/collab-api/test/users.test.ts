@@ -111,6 +111,16 @@ describe('signing in links a created or invited user by verified e-mail', () => 
     expect(answers.map((res) => [res.status, res.body.id])).toEqual(Array.from({ length: 5 }, () => [200, invited.id]));
   });
 
+  it('does not link a token whose e-mail only lower-cases (in Unicode) to the invited one', async () => {
+    const email = uniqueEmail('kate');
+    const invited = (await admin().post('/api/v1/users/invite', { email, name: 'Kate', role: 'Org admin' })).body;
+    // U+212A KELVIN SIGN lower-cases to an ASCII `k`; a NUL cannot be stored. Neither is Kate's address.
+    for (const forged of [email.replace(/^k/, '\u212A'), `${email}\u0000`]) {
+      expect((await as(ctx.app, firstSignIn(forged)).get('/api/v1/users/me')).status).toBe(401);
+    }
+    expect((await as(ctx.app, firstSignIn(email)).get('/api/v1/users/me')).body.id).toBe(invited.id);
+  });
+
   it('does not link a deleted user', async () => {
     const email = uniqueEmail('gone');
     const deleted = (await admin().post('/api/v1/users', { email, name: 'Gone' })).body;

@@ -175,15 +175,25 @@ function jwksUnavailable(cause: unknown): ServiceUnavailableError {
 }
 
 function claimsOf(payload: JwtPayload, platformAdminClaim: string): TokenClaims | undefined {
-  // Without exp a token would be valid forever; identity providers always set it.
-  if (typeof payload.sub !== 'string' || payload.sub === '' || typeof payload.exp !== 'number') return undefined;
+  // Without exp a token would be valid forever; identity providers always set it. A NUL cannot be
+  // stored (nor looked up) in Postgres text: no user has such a sub.
+  if (typeof payload.sub !== 'string' || !/^[^\0]+$/.test(payload.sub) || typeof payload.exp !== 'number') return undefined;
   return {
     sub: payload.sub,
-    ...(typeof payload.email === 'string' ? { email: payload.email } : {}),
+    ...(typeof payload.email === 'string' && isLinkableEmail(payload.email) ? { email: payload.email } : {}),
     emailVerified: payload.email_verified === true,
     platformAdmin: payload[platformAdminClaim] === true,
     raw: payload,
   };
+}
+
+/**
+ * Whether a token's e-mail may be matched against users' e-mails: printable ASCII, as every stored
+ * address is (`email`, shared/schemas.ts). Anything else is left out of the claims: lower-cased in full
+ * Unicode, U+212A KELVIN SIGN becomes `k`, and `\u212Aate@example.com` would link Kate's invitation.
+ */
+function isLinkableEmail(email: string): boolean {
+  return /^[!-~]+$/.test(email);
 }
 
 /** Says what is wrong without saying what would have been right (issuer, audience, keys). */

@@ -66,13 +66,17 @@ export async function readConsoleFile(dir: string, name: string): Promise<Buffer
   return source === undefined ? undefined : compileScript(source.toString('utf8'));
 }
 
+/**
+ * Errors that mean "no such file" for a name the URL chose: missing, a folder, a path through a
+ * file (`console.css/x`), a name longer than the file system allows.
+ */
+const NOT_A_FILE = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG']);
+
 async function readIfExists(file: string): Promise<Buffer | undefined> {
   try {
     return await readFile(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'EISDIR') {
-      return undefined;
-    }
+    if (NOT_A_FILE.has((error as NodeJS.ErrnoException).code ?? '')) return undefined;
     throw error;
   }
 }

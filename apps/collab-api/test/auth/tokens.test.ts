@@ -49,6 +49,18 @@ describe('HS256 tokens', () => {
     expect(response.body).toMatchObject({ emailVerified: false, platformAdmin: false });
   });
 
+  it('leaves out an e-mail that is not printable ASCII, as no stored address is', async () => {
+    // Lower-cased in full Unicode, U+212A KELVIN SIGN is an ASCII `k`: it must not match kate@.
+    for (const email of ['\u212Aate@example.com', 'nul\u0000@example.com', 'кate@example.com', 'a b@example.com']) {
+      const response = await get(`Bearer ${signed({ email, email_verified: true })}`);
+      expect({ email, status: response.status, claimed: response.body.email }).toEqual({
+        email,
+        status: 200,
+        claimed: undefined,
+      });
+    }
+  });
+
   it('reads platform admin from the configured claim', async () => {
     const custom = protectedApp(
       settingsFrom({ COLLAB_JWT_SECRET: SECRET, COLLAB_PLATFORM_ADMIN_CLAIM: 'https://acme.test/operator' }),
@@ -122,6 +134,10 @@ describe('HS256 tokens', () => {
 
     it('refuses a token without exp, which would never expire', async () => {
       await expect401(`Bearer ${jwt.sign({ sub: KNOWN_SUB }, SECRET, { algorithm: 'HS256' })}`, 'Invalid token');
+    });
+
+    it('refuses a token whose sub holds a NUL (no user can have it)', async () => {
+      await expect401(`Bearer ${signed({ sub: 'idp|nul\u0000' })}`, 'Invalid token');
     });
 
     it('refuses a token without sub', async () => {

@@ -101,6 +101,11 @@ describe('the console routes on a folder', () => {
       '/console/%2e%2e/package.json',
       '/console/missing.css',
       '/console/approvals/missing',
+      // A path through a file (ENOTDIR), and a name past the file system's limit (ENAMETOOLONG): no file either.
+      '/console/approvals/index.html/x',
+      '/console/tsconfig.json/x.css',
+      `/console/${'a'.repeat(300)}`,
+      `/console/${'a'.repeat(300)}.css`,
     ]) {
       expect({ url, status: (await request(app).get(url)).status }).toEqual({ url, status: 404 });
     }
