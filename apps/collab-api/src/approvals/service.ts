@@ -217,7 +217,15 @@ export async function listPending(
   const now = deps.now();
   const pendingOf = (kind: ApprovalKind) =>
     deps.db.approvalRequest.findMany({
-      where: { reviewerTenantId: actor.tenantId, kind, status: 'pending', expiresAt: { gt: now } },
+      where: {
+        reviewerTenantId: actor.tenantId,
+        kind,
+        status: 'pending',
+        expiresAt: { gt: now },
+        // A request of an archived tenant, or into its project, can no longer be approved (liveProject).
+        project: { tenant: { archivedAt: null } },
+        requester: { tenant: { archivedAt: null } },
+      },
       include: WITH_NAMES,
       ...oldestFirst(page),
     });
@@ -342,8 +350,17 @@ async function lockRequest(tx: Transaction, approvalId: string): Promise<Approva
   return request;
 }
 
-/** The request's project, held live until the commit (409 when it was deleted meanwhile). */
+/**
+ * The request's project, held live until the commit, with the tenants that own it and asked for
+ * the association (409 when either was deleted meanwhile: a deleted tenant's requests are void).
+ */
 async function liveProject(tx: Transaction, request: ApprovalRequest) {
+  const tenants = [...new Set([request.projectTenantId, request.requesterTenantId])];
+  const live = await tx.$queryRaw<unknown[]>`SELECT 1 FROM tenants
+    WHERE id = ANY(${tenants}::uuid[]) AND archived_at IS NULL FOR SHARE`;
+  if (live.length < tenants.length) {
+    throw new ConflictError('The organisation that asked, or that owns the project, was deleted; the request cannot be approved');
+  }
   await lockLive(tx, 'projects', { tenantId: request.projectTenantId }, request.projectId, 'share');
   const project = await tx.project.findFirst({ where: { id: request.projectId, archivedAt: null } });
   if (!project) throw new ConflictError('The project was deleted; the request cannot be approved');

@@ -3,7 +3,8 @@
  * invited to a project (project_tenants) reaches it as its own for reading and running queries;
  * a dataset added to a project (project_datasets) is readable by the project's queries. The
  * project's own tenant alone changes the project; a dataset's own tenant alone changes it.
- * Archived projects and datasets are reached by nobody, whatever their associations.
+ * Archived projects and datasets are reached by nobody, whatever their associations; nor are the
+ * projects and datasets of an archived tenant (its records stay, and no other tenant reads them).
  */
 import { ForbiddenError, NotFoundError } from '@repo/errors';
 import type { Actor } from '../access/index.js';
@@ -12,15 +13,20 @@ import { type Dataset, Prisma, type Project } from '../generated/prisma/client.j
 
 /** The filter of the live projects `tenantId` reaches: its own and those it was invited to. */
 export function reachableProjects(tenantId: string): Prisma.ProjectWhereInput {
-  return { archivedAt: null, OR: [{ tenantId }, { tenants: { some: { tenantId } } }] };
+  return { archivedAt: null, tenant: { archivedAt: null }, OR: [{ tenantId }, { tenants: { some: { tenantId } } }] };
 }
 
 /** reachableProjects in SQL, for statements that read more beside: whether the project `projectId` is live and `tenantId` reaches it. */
 export function isReachableSql(projectId: Prisma.Sql, tenantId: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`EXISTS (SELECT 1 FROM projects p
-                     WHERE p.id = ${projectId} AND p.archived_at IS NULL
+                     WHERE p.id = ${projectId} AND p.archived_at IS NULL AND ${isLiveTenantSql(Prisma.sql`p.tenant_id`)}
                        AND (p.tenant_id = ${tenantId}
                             OR EXISTS (SELECT 1 FROM project_tenants pt WHERE pt.project_id = p.id AND pt.tenant_id = ${tenantId})))`;
+}
+
+/** Whether the tenant `tenantId` (a column) is live: not archived by the platform operator. */
+function isLiveTenantSql(tenantId: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT 1 FROM tenants t WHERE t.id = ${tenantId} AND t.archived_at IS NULL)`;
 }
 
 /** A project the actor's tenant reaches, and whether it is the project's own tenant. */
@@ -44,7 +50,7 @@ export async function findReachableProject(
 /** Whether `tenantId` was invited to the live project `projectId` (and does not own it). */
 export async function isInvitedTo(db: Database | Transaction, tenantId: string, projectId: string): Promise<boolean> {
   const association = await db.projectTenant.findFirst({
-    where: { projectId, tenantId, project: { archivedAt: null } },
+    where: { projectId, tenantId, project: { archivedAt: null, tenant: { archivedAt: null } } },
     select: { id: true },
   });
   return association !== null;
@@ -64,7 +70,7 @@ export async function projectNotOwned(db: Database | Transaction, actor: Pick<Ac
 
 /** The filter of the live datasets listed in a project: its own tenant's, and those added to it by approval. */
 export function datasetsOfProject(projectId: string): Prisma.DatasetWhereInput {
-  return { archivedAt: null, OR: [{ projectId }, { sharedTo: { some: { projectId } } }] };
+  return { archivedAt: null, tenant: { archivedAt: null }, OR: [{ projectId }, { sharedTo: { some: { projectId } } }] };
 }
 
 /**
@@ -72,12 +78,16 @@ export function datasetsOfProject(projectId: string): Prisma.DatasetWhereInput {
  * (its own, or one it was invited to): their schemas and rules are its to see, never their data.
  */
 export function sharedWith(tenantId: string): Prisma.DatasetWhereInput {
-  return { archivedAt: null, sharedTo: { some: { projectTenant: { project: reachableProjects(tenantId) } } } };
+  return {
+    archivedAt: null,
+    tenant: { archivedAt: null },
+    sharedTo: { some: { projectTenant: { project: reachableProjects(tenantId) } } },
+  };
 }
 
 /** datasetsOfProject in SQL, for statements that read more beside: whether the dataset `datasetAlias` is live and listed in project `projectId`. */
 export function isDatasetOfProjectSql(datasetAlias: Prisma.Sql, projectId: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`(${datasetAlias}.archived_at IS NULL
+  return Prisma.sql`(${datasetAlias}.archived_at IS NULL AND ${isLiveTenantSql(Prisma.sql`${datasetAlias}.tenant_id`)}
                      AND (${datasetAlias}.project_id = ${projectId}
                           OR EXISTS (SELECT 1 FROM project_datasets pd WHERE pd.dataset_id = ${datasetAlias}.id AND pd.project_id = ${projectId})))`;
 }

@@ -5,7 +5,8 @@
  * queries in the project too, as their own tenant, until the invitation ends.
  */
 import { as, createTestContext, type TestContext } from '../context.js';
-import { finished, ownerAndSharer, type QueryFixture } from '../query-jobs/helpers.js';
+import { operatorToken } from '../fixtures.js';
+import { finished, ownerAndSharer, queryFixture, type QueryFixture } from '../query-jobs/helpers.js';
 import { approveAs, datasetRequest, inviteRequest } from './helpers.js';
 
 let ctx: TestContext;
@@ -25,9 +26,9 @@ beforeAll(async () => {
 
 afterAll(() => ctx?.close());
 
-/** Saves and runs `text` in the owner's project as `token`'s user; the ended job and, when done, its first page. */
-async function run(text: string, token = owner.tenant.editor.token) {
-  const saved = await as(ctx.app, token).post('/api/v1/queries', { query_text: text, project_id: owner.projectId });
+/** Saves and runs `text` in the owner's project (or `projectId`) as `token`'s user; the ended job and, when done, its first page. */
+async function run(text: string, token = owner.tenant.editor.token, projectId = owner.projectId) {
+  const saved = await as(ctx.app, token).post('/api/v1/queries', { query_text: text, project_id: projectId });
   expect(saved.status).toBe(201);
   const started = await as(ctx.app, token).post('/api/v1/queries/run', { query_id: saved.body.id, query_text: text });
   expect(started.status).toBe(202);
@@ -92,4 +93,41 @@ it('refuses the query before approval, allows it after with private columns mask
     query_text: invited.query.query_text,
   });
   expect(again.status).toBe(404);
+});
+
+it('once the operator deletes a tenant, nobody reaches its projects or shared data, and its pending requests are void', async () => {
+  const stayer = await queryFixture(ctx, 'Stayer', 'sales');
+  const leaver = await queryFixture(ctx, 'Leaver', 'crm');
+  const contacts = await leaver.table('contacts', [{ name: 'email', type: 'STRING' }]);
+  await leaver.fill(contacts, "INSERT INTO {table} VALUES ('ada@example.com')");
+  // Stayer invites Leaver and gets its dataset; Leaver invites Stayer into its own project.
+  await approveAs(ctx, leaver.tenant.admin, await inviteRequest(ctx, stayer.tenant.user, stayer.projectId, leaver.tenant.id));
+  await approveAs(ctx, leaver.tenant.admin, await datasetRequest(ctx, stayer.tenant.user, stayer.projectId, leaver.datasetId));
+  await approveAs(ctx, stayer.tenant.admin, await inviteRequest(ctx, leaver.tenant.user, leaver.projectId, stayer.tenant.id));
+  // Still pending when Leaver goes: a request to add Stayer's dataset to Leaver's project.
+  const pending = await datasetRequest(ctx, leaver.tenant.user, leaver.projectId, stayer.datasetId);
+  const stayerApi = as(ctx.app, stayer.tenant.admin.token);
+  const read = () => run('SELECT email FROM crm.contacts', stayer.tenant.editor.token, stayer.projectId);
+  expect((await read()).job.status).toBe('DONE');
+  await stayerApi.get(`/api/v1/projects/${leaver.projectId}`).expect(200);
+
+  await as(ctx.app, operatorToken(ctx)).delete(`/api/v1/tenants/${leaver.tenant.id}`).expect(204);
+
+  const after = await read();
+  expect({ status: after.job.status, reason: after.job.error_result?.reason }).toEqual({
+    status: 'FAILED',
+    reason: 'accessDenied',
+  });
+  await stayerApi.get(`/api/v1/projects/${leaver.projectId}`).expect(404);
+  await stayerApi.get(`/api/v1/projects/${leaver.projectId}/datasets`).expect(404);
+  await stayerApi.get(`/api/v1/datasets/${leaver.datasetId}/tables`).expect(404);
+  const listed = (await stayerApi.get('/api/v1/projects').expect(200)).body.projects.map((project: { id: string }) => project.id);
+  expect(listed).not.toContain(leaver.projectId);
+  const awaiting = (await stayerApi.get('/api/v1/approval/pending').expect(200)).body;
+  expect(awaiting.project_dataset_approvals.map((request: { id: string }) => request.id)).not.toContain(pending);
+  const approved = await stayerApi.post(`/api/v1/approval/${pending}/approve`);
+  expect({ status: approved.status, message: approved.body.detail }).toEqual({
+    status: 409,
+    message: 'The organisation that asked, or that owns the project, was deleted; the request cannot be approved',
+  });
 });
