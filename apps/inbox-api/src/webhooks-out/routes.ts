@@ -102,7 +102,9 @@ export function webhookOutRoutes(api: InboxApi, deps: Deps): void {
     path: '/v1/webhooks/{webhook_id}/deliveries',
     tags: ['webhooks'],
     summary: "List a webhook's deliveries, newest first",
-    description: 'Each with its attempts (status codes, errors), and while pending when the next attempt is due.',
+    description:
+      'Each with its attempts (status codes, errors), and while pending when the next attempt is due. A key limited to some ' +
+      'inboxes sees the deliveries of events in them only.',
     params: webhookParams,
     query: listDeliveriesQuery,
     response: deliveryPage,

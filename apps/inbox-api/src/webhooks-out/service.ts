@@ -215,7 +215,7 @@ async function withEventTypes(db: Database, deliveries: WebhookDelivery[]): Prom
   return deliveries.map((delivery) => toDeliveryResponse(delivery, types.get(delivery.eventId) ?? null));
 }
 
-/** The webhook's deliveries, newest first. */
+/** The webhook's deliveries, newest first: those of events in the key's inboxes, for a key limited to some. */
 export async function listDeliveries(
   db: Database,
   scope: Scope,
@@ -223,7 +223,11 @@ export async function listDeliveries(
   options: { status?: string; limit: number; offset: number; page_token?: string },
 ): Promise<Page<DeliveryResponse>> {
   const webhook = await findWebhook(db, scope, webhookId);
-  const where = { webhookId: webhook.id, ...(options.status !== undefined && { status: options.status }) };
+  const where = {
+    webhookId: webhook.id,
+    ...(scope.inboxIds !== undefined && { inboxId: { in: [...scope.inboxIds] } }),
+    ...(options.status !== undefined && { status: options.status }),
+  };
   const { rows, total, next } = await readPage(
     options,
     'webhook-deliveries',
@@ -245,7 +249,8 @@ export async function listDeliveries(
  * schedule (pending, its webhook enabled) keeps it: this is its next attempt, and a failure is
  * retried as the schedule says. Any other (delivered, failed, or of a disabled webhook) gets one
  * attempt outside the schedule (`manual`), whose failure ends it failed again without disabling
- * the webhook. 404 for a delivery of another webhook.
+ * the webhook. 404 for a delivery of another webhook, or of an event in an inbox the key cannot
+ * reach (a webhook's inboxes may have been narrowed since the delivery was made).
  */
 export async function retryDelivery(
   { db, jobs }: { db: Database; jobs: JobQueue },
@@ -259,7 +264,8 @@ export async function retryDelivery(
   const count = await db.$executeRaw`
     UPDATE webhook_deliveries
        SET manual = manual OR status <> 'pending' OR NOT ${webhook.enabled}, status = 'pending', next_attempt_at = now()
-     WHERE id = ${ids.deliveryId}::uuid AND webhook_id = ${webhook.id}::uuid`;
+     WHERE id = ${ids.deliveryId}::uuid AND webhook_id = ${webhook.id}::uuid
+       ${scope.inboxIds === undefined ? Prisma.empty : Prisma.sql`AND inbox_id = ANY (${[...scope.inboxIds]}::uuid[])`}`;
   if (count === 0) throw notFound();
   await jobs.send('deliver-webhook', { webhook_id: webhook.id }, { key: webhook.id });
   jobs.wake('deliver-webhook');

@@ -416,4 +416,24 @@ describe('deliveries', () => {
     expect(new Set(attempts.map((r) => r.headers['webhook-id']))).toEqual(new Set([failed!.id]));
     await as(ctx.app, keyB).delete(`/v1/webhooks/${webhook.id}`).expect(204);
   });
+
+  it('shows a key limited to some inboxes only their deliveries, even after the webhook was narrowed to them', async () => {
+    const webhook = await createWebhook(keyA, { url: receiver.url('/ok/narrowed'), event_types: ['message.received'] });
+    await mail(keyA, inboxA, inboxA2, 'For A2 only');
+    const [ofA2] = await deliveriesWhen(webhook.id, (items) => items[0]?.status === 'delivered');
+    // Narrowed to inbox A: the key limited to A now reaches the webhook, and may point it at its own receiver.
+    await as(ctx.app, keyA)
+      .patch(`/v1/webhooks/${webhook.id}`, { inbox_ids: [inboxA.id] })
+      .expect(200);
+    await as(ctx.app, keyA1)
+      .patch(`/v1/webhooks/${webhook.id}`, { url: receiver.url('/ok/limited') })
+      .expect(200);
+    expect(await deliveries(keyA1, webhook.id)).toEqual([]);
+    await as(ctx.app, keyA1).post(`/v1/webhooks/${webhook.id}/deliveries/${ofA2!.id}/retry`).expect(404);
+    // The organization's key still sees (and may retry) it.
+    expect((await deliveries(keyA, webhook.id)).map((item) => item.id)).toEqual([ofA2!.id]);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.received.filter((r) => r.path === '/ok/limited')).toEqual([]);
+    await as(ctx.app, keyA).delete(`/v1/webhooks/${webhook.id}`).expect(204);
+  });
 });
