@@ -7,6 +7,7 @@
  */
 import request from 'supertest';
 import { createEmbeddedTestContext, createTestContext, type EmbeddedTestContext, type TestContext } from './context.js';
+import { summarizeThread } from '../src/summaries/service.js';
 import { type ReceivedRequest, startProvider } from './mail/helpers.js';
 
 type Provider = Awaited<ReturnType<typeof startProvider>>;
@@ -129,6 +130,38 @@ describe('with LLM_PROVIDER set', () => {
       summary: string;
     }[];
     expect(listed.map((thread) => thread.summary)).toEqual([a]);
+  });
+
+  it('reads a thread of 240 MB as its newest messages, each cut to its share, not whole into memory', async () => {
+    const threadId = await receiveMail(ctx.app, 'huge-thread');
+    // 60 more messages of 4 MB each, written by SQL (a webhook would take minutes).
+    await ctx.db.pool.query(
+      `INSERT INTO messages (id, thread_id, inbox_id, direction, status, provider_message_id, subject, from_address,
+          to_addresses, cc_addresses, bcc_addresses, reply_to_addresses, text, html, content_clean, preview, size,
+          timestamp, created_at)
+       SELECT gen_random_uuid(), m.thread_id, m.inbox_id, m.direction, m.status, '<huge-' || n || '@example.com>', m.subject,
+              m.from_address, m.to_addresses, m.cc_addresses, m.bcc_addresses, m.reply_to_addresses, '', '',
+              n || ' ' || repeat('x', 4 * 1024 * 1024), m.preview, m.size, m.timestamp, m.created_at + make_interval(secs => n)
+         FROM messages m, generate_series(1, 60) AS n
+        WHERE m.thread_id = $1`,
+      [threadId],
+    );
+    const before = model.requests.length;
+    const baseline = process.memoryUsage().rss;
+    let peak = baseline;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 2);
+    try {
+      await summarizeThread(ctx.deps, threadId);
+    } finally {
+      clearInterval(sampler);
+    }
+    const prompt = promptOf(model.requests[before]!);
+    expect(prompt.length).toBeLessThan(25_000);
+    // The newest three fit (6,000 characters each, 24,000 in all): the other 58 are counted as left out.
+    expect(prompt).toContain('(58 older messages left out)');
+    expect(prompt).toContain(`60 ${'x'.repeat(5997)} […]`);
+    // Reading each message whole took about 300 MB here.
+    expect(Math.round((peak - baseline) / 1024 / 1024)).toBeLessThan(64);
   });
 });
 

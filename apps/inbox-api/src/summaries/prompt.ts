@@ -6,13 +6,21 @@ import type { CompletionRequest } from '../adapters/llm/index.js';
 
 export interface ThreadForSummary {
   subject: string;
+  /** Oldest first: all of the thread's messages, or its newest (the rest counted in `messageCount`). */
   messages: { role: 'user' | 'assistant'; author: string; timestamp: Date; content: string }[];
+  /** How many messages the thread has; `messages.length` when absent. */
+  messageCount?: number;
 }
 
 /** The conversation given to the model, at most this long: the newest messages are kept. */
 export const PROMPT_BUDGET_CHARS = 24_000;
 /** One message at most this long in the prompt: a huge one must not crowd out the others. */
-const MESSAGE_BUDGET_CHARS = 6_000;
+export const MESSAGE_BUDGET_CHARS = 6_000;
+/**
+ * More messages than this never fit in the budget (a block of an empty message is over 60
+ * characters): the newest this many are all a summary reads of a thread.
+ */
+export const MAX_PROMPT_MESSAGES = Math.ceil(PROMPT_BUDGET_CHARS / 60);
 const SUMMARY_TOKENS = 300;
 
 const SYSTEM =
@@ -29,16 +37,17 @@ export function summaryRequest(thread: ThreadForSummary): CompletionRequest {
     const content =
       message.content.length > MESSAGE_BUDGET_CHARS ? `${message.content.slice(0, MESSAGE_BUDGET_CHARS)} […]` : message.content;
     const who = message.role === 'assistant' ? `${message.author} (agent)` : message.author;
-    const block = `<message from="${escapeAttribute(who)}" date="${message.timestamp.toISOString()}">\n${content}\n</message>`;
+    // Escaped, so that a message cannot close its block and open one that claims to be the agent's.
+    const block = `<message from="${escapeMarkup(who)}" date="${message.timestamp.toISOString()}">\n${escapeMarkup(content)}\n</message>`;
     if (used + block.length > PROMPT_BUDGET_CHARS && blocks.length > 0) break;
     blocks.push(block);
     used += block.length;
   }
-  const omitted = thread.messages.length - blocks.length;
+  const omitted = (thread.messageCount ?? thread.messages.length) - blocks.length;
   return {
     system: SYSTEM,
     prompt: [
-      `Subject: ${thread.subject}`,
+      `Subject: ${escapeMarkup(thread.subject)}`,
       ...(omitted > 0 ? [`(${omitted} older message${omitted === 1 ? '' : 's'} left out)`] : []),
       ...blocks.reverse(),
     ].join('\n\n'),
@@ -46,6 +55,8 @@ export function summaryRequest(thread: ThreadForSummary): CompletionRequest {
   };
 }
 
-function escapeAttribute(value: string): string {
-  return value.replace(/[<>"&]/g, (char) => `&#${char.charCodeAt(0)};`);
+const ENTITIES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '"': '&quot;', '&': '&amp;' };
+
+function escapeMarkup(value: string): string {
+  return value.replace(/[<>"&]/g, (char) => ENTITIES[char]!);
 }

@@ -3,9 +3,10 @@ import type { SendOptions } from '@repo/jobs';
 import type { LanguageModel } from '../adapters/llm/index.js';
 import { type Database, prismaStatements } from '../database.js';
 import { appendEvents } from '../events/log.js';
+import { Prisma } from '../generated/prisma/client.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { threadLabels, toThreadSummary } from '../threads/service.js';
-import { summaryRequest } from './prompt.js';
+import { MAX_PROMPT_MESSAGES, MESSAGE_BUDGET_CHARS, summaryRequest } from './prompt.js';
 
 /**
  * Asks for a thread's summary to be written again, `debounceSeconds` after its newest message:
@@ -52,21 +53,26 @@ export async function summarizeThread(deps: SummaryDeps, threadId: string): Prom
     select: { id: true, subject: true },
   });
   if (!thread) return;
-  const messages = await deps.db.message.findMany({
-    where: { threadId, status: { not: 'failed' } },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    select: { direction: true, fromAddress: true, contentClean: true, timestamp: true },
-  });
-  if (messages.length === 0) return;
+  // The newest messages that can fit in the prompt, each cut just past its share: a thread of
+  // hundreds of megabytes is read as a few (the cut made after the sort, which LIMIT lets Postgres do).
+  const where = Prisma.sql`thread_id = ${threadId}::uuid AND status <> 'failed'`;
+  const newest = await deps.db.$queryRaw<{ direction: string; from_address: string; content: string; timestamp: Date }[]>`
+    SELECT direction::text AS direction, from_address, left(content_clean, ${MESSAGE_BUDGET_CHARS + 1}) AS content, timestamp
+      FROM messages WHERE ${where}
+     ORDER BY created_at DESC, id DESC
+     LIMIT ${MAX_PROMPT_MESSAGES}`;
+  if (newest.length === 0) return;
+  const [{ count }] = await deps.db.$queryRaw<[{ count: number }]>`SELECT count(*)::int AS count FROM messages WHERE ${where}`;
   const summary = await model.complete(
     summaryRequest({
       subject: thread.subject,
-      messages: messages.map((message) => ({
+      messages: newest.reverse().map((message) => ({
         role: message.direction === 'inbound' ? 'user' : 'assistant',
-        author: message.fromAddress,
+        author: message.from_address,
         timestamp: message.timestamp,
-        content: message.contentClean,
+        content: message.content,
       })),
+      messageCount: count,
     }),
   );
   const labels = (await threadLabels(deps.db, [threadId])).get(threadId);
