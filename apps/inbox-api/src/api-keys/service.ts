@@ -69,17 +69,19 @@ export async function createApiKey(
   );
   const secret = newSecret();
   try {
-    const key = await db.apiKey.create({
-      data: {
-        organizationId,
-        name: input.name,
-        prefix: shownPrefix(secret),
-        secretHash: secretHash(secret),
-        inboxIds: inboxIds ?? [],
-        permissions,
-        ...limits,
-      },
-    });
+    const key = await writeAsLiveKey(db, actor, (tx) =>
+      tx.apiKey.create({
+        data: {
+          organizationId,
+          name: input.name,
+          prefix: shownPrefix(secret),
+          secretHash: secretHash(secret),
+          inboxIds: inboxIds ?? [],
+          permissions,
+          ...limits,
+        },
+      }),
+    );
     return { ...toApiKeyResponse(key), key: secret };
   } catch (error) {
     // The organization was deleted since it was found.
@@ -89,7 +91,7 @@ export async function createApiKey(
 }
 
 /** The ids, each a live inbox of the organization within the scope; 404 for the first that is not. */
-async function reachableInboxes(db: Database, scope: Scope, organizationId: string, ids: string[]): Promise<string[]> {
+export async function reachableInboxes(db: Database, scope: Scope, organizationId: string, ids: string[]): Promise<string[]> {
   const found = await db.inbox.findMany({
     where: { id: { in: ids.filter(isUuid) }, organizationId, deletedAt: null },
     select: { id: true, organizationId: true },
@@ -177,4 +179,16 @@ export async function holdLiveKey(tx: Transaction, keyId: string): Promise<void>
   const [live] = await tx.$queryRaw<unknown[]>`
     SELECT 1 FROM api_keys WHERE id = ${keyId}::uuid AND revoked_at IS NULL FOR KEY SHARE`;
   if (!live) throw new UnauthorizedError(KEY_REVOKED);
+}
+
+/**
+ * Runs a write that grants or redirects access (a key, a webhook) in a transaction that holds the
+ * actor's key (holdLiveKey): a key revoked while its request waited writes nothing (401), as the
+ * revocation promises. The actor was authenticated when the request began, not when it writes.
+ */
+export function writeAsLiveKey<T>(db: Database, actor: Actor, write: (tx: Transaction) => Promise<T>): Promise<T> {
+  return db.$transaction(async (tx) => {
+    if (actor.kind === 'key') await holdLiveKey(tx, actor.keyId);
+    return write(tx);
+  });
 }

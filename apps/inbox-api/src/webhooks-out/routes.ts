@@ -46,7 +46,7 @@ export function webhookOutRoutes(api: InboxApi, deps: Deps): void {
     response: createdWebhookSchema,
     errors: [404],
     authorize: ({ actor }) => requirePermission(actor, 'manage', 'read'),
-    handler: ({ actor, body }) => createWebhook(deps.db, settings, scopeOf(actor), body),
+    handler: ({ actor, body }) => createWebhook(deps.db, settings, actor, body),
   });
   api.route({
     method: 'get',
@@ -84,7 +84,7 @@ export function webhookOutRoutes(api: InboxApi, deps: Deps): void {
     response: webhookSchema,
     errors: [404],
     authorize: ({ actor }) => requirePermission(actor, 'manage', 'read'),
-    handler: ({ actor, params, body }) => updateWebhook(deps.db, settings, scopeOf(actor), params.webhook_id, body),
+    handler: ({ actor, params, body }) => updateWebhook(deps.db, settings, actor, params.webhook_id, body),
   });
   api.route({
     method: 'delete',

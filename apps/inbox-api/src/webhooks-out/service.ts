@@ -6,7 +6,8 @@
 import { ForbiddenError, NotFoundError, ValidationError } from '@repo/errors';
 import { refusalMessage, refusedHost } from '@repo/net-guard';
 import { isForeignKeyViolation } from '@repo/db';
-import { canReachInbox, canReachKey, organizationFor, organizationNotFound, type Scope } from '../api-keys/scope.js';
+import { type Actor, canReachKey, organizationFor, organizationNotFound, type Scope, scopeOf } from '../api-keys/scope.js';
+import { reachableInboxes, writeAsLiveKey } from '../api-keys/service.js';
 import type { Database } from '../database.js';
 import type { EventType } from '../events/log.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -58,18 +59,6 @@ export function canReachWebhook(scope: Scope, webhook: Pick<Webhook, 'organizati
   });
 }
 
-/** The ids, each a live inbox of the organization within the scope; 404 for the first that is not. */
-async function reachableInboxes(db: Database, scope: Scope, organizationId: string, ids: string[]): Promise<string[]> {
-  const found = await db.inbox.findMany({
-    where: { id: { in: ids.filter(isUuid) }, organizationId, deletedAt: null },
-    select: { id: true, organizationId: true },
-  });
-  const reachable = new Set(found.filter((inbox) => canReachInbox(scope, inbox)).map((inbox) => inbox.id));
-  const missing = ids.find((id) => !reachable.has(id));
-  if (missing !== undefined) throw new NotFoundError('Inbox not found', { inbox_id: missing });
-  return ids;
-}
-
 /** 403 for a key limited to some inboxes asking for every inbox: it would get events it cannot read. */
 function requireInboxesForLimitedKey(scope: Scope, inboxIds: string[] | null | undefined): void {
   if (scope.inboxIds !== undefined && (inboxIds === null || inboxIds === undefined)) {
@@ -80,9 +69,10 @@ function requireInboxesForLimitedKey(scope: Scope, inboxIds: string[] | null | u
 export async function createWebhook(
   db: Database,
   settings: WebhookSettings,
-  scope: Scope,
+  actor: Actor,
   input: CreateWebhookInput,
 ): Promise<CreatedWebhookResponse> {
+  const scope = scopeOf(actor);
   checkReceiverUrl(input.url, settings);
   const organizationId = organizationFor(scope, input.organization_id);
   await findOrganization(db, scope, organizationId);
@@ -92,9 +82,11 @@ export async function createWebhook(
   try {
     // It gets the events committed after it.
     const afterEventId = await lastEventId(db);
-    const webhook = await db.webhook.create({
-      data: { organizationId, url: input.url, eventTypes: input.event_types, inboxIds, secret, afterEventId },
-    });
+    const webhook = await writeAsLiveKey(db, actor, (tx) =>
+      tx.webhook.create({
+        data: { organizationId, url: input.url, eventTypes: input.event_types, inboxIds, secret, afterEventId },
+      }),
+    );
     return { ...toWebhookResponse(webhook), secret };
   } catch (error) {
     if (isForeignKeyViolation(error)) throw organizationNotFound(organizationId);
@@ -145,10 +137,11 @@ export async function listWebhooks(
 export async function updateWebhook(
   db: Database,
   settings: WebhookSettings,
-  scope: Scope,
+  actor: Actor,
   webhookId: string,
   input: UpdateWebhookInput,
 ): Promise<WebhookResponse> {
+  const scope = scopeOf(actor);
   const webhook = await findWebhook(db, scope, webhookId);
   if (input.url !== undefined) checkReceiverUrl(input.url, settings);
   if (input.inbox_ids !== undefined) requireInboxesForLimitedKey(scope, input.inbox_ids);
@@ -160,17 +153,20 @@ export async function updateWebhook(
         : await reachableInboxes(db, scope, webhook.organizationId, input.inbox_ids);
   // Enabled again: it gets the events committed from now on, not those of while it was disabled.
   const reenabled = input.enabled === true && !webhook.enabled;
-  const { count } = await db.webhook.updateMany({
-    where: { id: webhook.id },
-    data: {
-      ...(input.url !== undefined && { url: input.url }),
-      ...(input.event_types !== undefined && { eventTypes: input.event_types }),
-      ...(inboxIds !== undefined && { inboxIds }),
-      // Enabled again (by hand): the reason it was disabled no longer holds.
-      ...(input.enabled !== undefined && { enabled: input.enabled, disabledReason: null }),
-      ...(reenabled && { afterEventId: await lastEventId(db) }),
-    },
-  });
+  const afterEventId = reenabled ? await lastEventId(db) : undefined;
+  const { count } = await writeAsLiveKey(db, actor, (tx) =>
+    tx.webhook.updateMany({
+      where: { id: webhook.id },
+      data: {
+        ...(input.url !== undefined && { url: input.url }),
+        ...(input.event_types !== undefined && { eventTypes: input.event_types }),
+        ...(inboxIds !== undefined && { inboxIds }),
+        // Enabled again (by hand): the reason it was disabled no longer holds.
+        ...(input.enabled !== undefined && { enabled: input.enabled, disabledReason: null }),
+        ...(afterEventId !== undefined && { afterEventId }),
+      },
+    }),
+  );
   if (count === 0) throw new NotFoundError('Webhook not found', { webhook_id: webhookId });
   return toWebhookResponse(await findWebhook(db, scope, webhookId));
 }

@@ -141,3 +141,35 @@ it('revoking a key while two replicas send with it: nothing is sent with it once
     await replica.close();
   }
 });
+
+it('a key revoked on one replica creates no key or webhook and redirects no webhook on another that still has it cached', async () => {
+  const replica = await ctx.replica();
+  try {
+    const organization = await createOrganization(ctx.app, 'Revoked writer');
+    const key = await createKey(ctx.app, OPERATOR_KEY, { organization_id: organization.id, permissions: ['read', 'manage'] });
+    const hook = (
+      await as(replica.app, key.key)
+        .post('/v1/webhooks', { url: 'https://hooks.example.com/in', event_types: ['message.received'] })
+        .expect(201)
+    ).body as { id: string };
+    await operator().delete(`/v1/api-keys/${key.id}`).expect(204);
+    // The replica authenticates the key from its cache (for up to its cache period); the writes check the key's row.
+    const attempts = [
+      await as(replica.app, key.key).post('/v1/api-keys', { name: 'escape hatch', permissions: ['read'] }),
+      await as(replica.app, key.key).post('/v1/webhooks', {
+        url: 'https://evil.example.com/in',
+        event_types: ['message.received'],
+      }),
+      await as(replica.app, key.key).patch(`/v1/webhooks/${hook.id}`, { url: 'https://evil.example.com/in' }),
+    ];
+    expect(attempts.map((res) => [res.status, res.body.error?.message])).toEqual(
+      Array.from({ length: 3 }, () => [401, 'This API key has been revoked']),
+    );
+    expect(await ctx.db.apiKey.count({ where: { organizationId: organization.id } })).toBe(1);
+    expect((await ctx.db.webhook.findMany({ where: { organizationId: organization.id } })).map((row) => row.url)).toEqual([
+      'https://hooks.example.com/in',
+    ]);
+  } finally {
+    await replica.close();
+  }
+});
