@@ -26,8 +26,9 @@ export function buildApp(deps: Deps): Express {
       'An operator key (one of INBOX_API_KEYS: every organization) or an API key of an organization ' +
       '(`inbx_` followed by 36 letters and digits, from POST /v1/api-keys). Not required when the service runs without INBOX_API_KEYS.',
   });
-  const router = express.Router();
-  router.use(
+  // Keys are checked before the body is read: a request without one never has its body parsed.
+  const beforeBody = express.Router();
+  beforeBody.use(
     '/v1',
     authenticate({
       operators: deps.config.INBOX_API_KEYS && operatorKeys(deps.config.INBOX_API_KEYS),
@@ -37,6 +38,7 @@ export function buildApp(deps: Deps): Express {
     }),
     limitRequests(deps.limits.requests, deps.config.INBOX_RATE_LIMIT_PER_MINUTE),
   );
+  const router = express.Router();
   // Every /v1 handler gets the caller as `actor`, and documents 401 and 403.
   const api = createApi({
     router,
@@ -77,10 +79,13 @@ export function buildApp(deps: Deps): Express {
       await deps.db.$queryRaw`SELECT 1`;
     },
     openapi,
+    beforeBody,
     routes: router,
     rawBodyRoutes: rawBodyRouter,
     // Attachments arrive base64-encoded (4 bytes per 3) inside the JSON body, next to the text.
     jsonLimitBytes: Math.ceil((deps.config.INBOX_MAX_ATTACHMENT_BYTES * 4) / 3) + 2 * 1024 * 1024,
+    // Bodies of other paths (404) are never read: that limit is tens of megabytes.
+    jsonBodyPaths: ['/v1', '/webhooks'],
     trustProxyHops: deps.config.TRUST_PROXY_HOPS,
   });
 }

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createTestContext, type TestContext } from './context.js';
 
@@ -29,6 +31,30 @@ describe('API keys (INBOX_API_KEYS)', () => {
       expect((await request(ctx.app).get('/v1/inboxes').set('authorization', 'bearer key-two')).status).toBe(200);
       expect((await request(ctx.app).get('/health')).status).toBe(200);
     } finally {
+      await ctx.close();
+    }
+  });
+
+  it('are checked before the body is read: no one without a key makes the process read or parse 35 MB', async () => {
+    const ctx = await base.replica({ INBOX_API_KEYS: 'key-one' });
+    const server = ctx.app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    /** The status line answered to a POST that declares 40 MB of JSON and sends its first bytes only. */
+    const statusLine = async (path: string) => {
+      const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+      await once(socket, 'connect');
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40000000\r\n\r\n[{},`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      socket.destroy();
+      return answer.split('\r\n')[0];
+    };
+    try {
+      expect(await statusLine('/v1/messages')).toBe('HTTP/1.1 401 Unauthorized');
+      expect(await statusLine('/nowhere')).toBe('HTTP/1.1 404 Not Found');
+    } finally {
+      server.close();
       await ctx.close();
     }
   });

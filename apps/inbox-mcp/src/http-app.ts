@@ -51,31 +51,35 @@ const KEY_CHECK_MAX_ENTRIES = 10_000;
  * and the protected-resource metadata (RFC 9728) that names them.
  */
 export function buildHttpApp(deps: HttpAppDeps): Express {
-  const routes = express.Router();
+  // Hosts and keys are checked before the body is read: a request without a key never has its
+  // body (up to 50 MB) parsed.
+  const beforeBody = express.Router();
   const endpoint = deps.transport === 'http' ? '/mcp' : '/sse';
-  routes.use(['/mcp', '/sse', '/messages', '/.well-known'], dnsRebindingProtection(deps));
+  beforeBody.use(['/mcp', '/sse', '/messages', '/.well-known'], dnsRebindingProtection(deps));
   // At the root (what the 401 challenge names), and with the endpoint's path inserted (RFC 9728, section 3.1).
   const metadata = protectedResourceMetadataRoute({ publicBaseUrl: deps.publicBaseUrl, endpoint });
-  routes.use(`/.well-known/oauth-protected-resource${endpoint}`, metadata);
-  routes.use('/.well-known/oauth-protected-resource', metadata);
+  beforeBody.use(`/.well-known/oauth-protected-resource${endpoint}`, metadata);
+  beforeBody.use('/.well-known/oauth-protected-resource', metadata);
   const keyChecks = new KeyChecks({
     ask: (key) => askInboxApi(deps.api.withApiKey(key)),
     ttlMs: KEY_CHECK_TTL_MS,
     maxEntries: KEY_CHECK_MAX_ENTRIES,
   });
-  routes.use(
+  beforeBody.use(
     deps.transport === 'http' ? ['/mcp'] : ['/sse', '/messages'],
     authenticate({ api: deps.api, keyChecks, allowAnonymous: deps.allowAnonymous, publicBaseUrl: deps.publicBaseUrl, endpoint }),
   );
-  routes.use(deps.transport === 'http' ? streamableHttpRoutes(deps) : sseRoutes(deps));
+  const routes = deps.transport === 'http' ? streamableHttpRoutes(deps) : sseRoutes(deps);
   return createServiceApp({
     service: 'inbox-mcp',
     version: '1',
     logger: deps.logger,
     metrics: deps.metrics,
     errorFormat: jsonRpcErrorFormat,
+    beforeBody,
     routes,
     jsonLimitBytes: MAX_MESSAGE_BYTES,
+    jsonBodyPaths: deps.transport === 'http' ? ['/mcp'] : ['/messages'],
     trustProxyHops: deps.trustProxyHops,
   });
 }

@@ -70,6 +70,7 @@ describe('streamable HTTP transport (--transport http)', () => {
   it('answers a body that is not JSON with a JSON-RPC parse error, not the REST error envelope', async () => {
     const res = await request(server.server)
       .post('/mcp')
+      .set('Authorization', KEY)
       .set('Content-Type', 'application/json')
       .set('Accept', 'application/json, text/event-stream')
       .send('{"jsonrpc": "2.0", ');

@@ -18,6 +18,11 @@ export interface ServiceAppOptions {
   checkReadiness?: () => Promise<void>;
   /** OpenAPI registry the app's routes were described in; served at /openapi.json and /docs. */
   openapi?: OpenAPIRegistry;
+  /**
+   * Run before any body is read (authentication): a request they refuse never has its body parsed,
+   * so that no one without a key can make the process parse (and hold) a body of the largest size.
+   */
+  beforeBody?: Router;
   /** The app's own routes. */
   routes: Router;
   /**
@@ -27,6 +32,11 @@ export interface ServiceAppOptions {
   rawBodyRoutes?: Router;
   /** Largest JSON body accepted, in bytes. */
   jsonLimitBytes?: number;
+  /**
+   * The paths (and those under them) whose JSON bodies are parsed; every path when absent. A request
+   * to any other path is answered (404) without its body being read.
+   */
+  jsonBodyPaths?: string[];
   /** Proxies in front of the service whose X-Forwarded-For is trusted. */
   trustProxyHops?: number;
 }
@@ -66,8 +76,8 @@ function registerProbeDocs(registry: OpenAPIRegistry): void {
 
 /**
  * The Express app every API shares: request ids, one log line per request, metrics, security
- * headers, probes, OpenAPI docs, JSON bodies, then the app's routes, then 404 and errors in
- * the service's wire format.
+ * headers, probes, OpenAPI docs, what must run before bodies are read, JSON bodies, then the app's
+ * routes, then 404 and errors in the service's wire format.
  */
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
@@ -110,8 +120,11 @@ export function createServiceApp(options: ServiceAppOptions): Express {
     );
   }
 
+  if (options.beforeBody) app.use(options.beforeBody);
   if (options.rawBodyRoutes) app.use(options.rawBodyRoutes);
-  app.use(express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024, verify: requireUtf8 }));
+  const parseJson = express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024, verify: requireUtf8 });
+  if (options.jsonBodyPaths) app.use(options.jsonBodyPaths, parseJson);
+  else app.use(parseJson);
   app.use(options.routes);
   app.use(notFoundHandler());
   app.use(errorHandler({ format: options.errorFormat, logger: options.logger }));
