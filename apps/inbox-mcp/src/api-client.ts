@@ -49,6 +49,21 @@ export class InboxApiError extends Error {
   }
 }
 
+/** Longer than any id of the API (UUIDs): an id this long is none of its, whatever it holds. */
+const MAX_ID_LENGTH = 256;
+
+/**
+ * An id as one path segment of a REST call. `.` and `..` stay dots when encoded, and a URL reads
+ * them as steps up its path (`/v1/threads/..` is `GET /v1/`): such ids, and ids longer than any
+ * of the API's, are answered as the API answers an id it does not know, without a call.
+ */
+function segment(id: string, resource: string): string {
+  if (id.length > MAX_ID_LENGTH || id === '.' || id === '..') {
+    throw new InboxApiError(404, 'not_found', `${resource} not found`);
+  }
+  return encodeURIComponent(id);
+}
+
 /** No answer at all: refused, reset, unresolvable or too slow. */
 export class InboxApiUnreachableError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -169,15 +184,15 @@ export class InboxApiClient {
     return this.request(sendOutcomeSchema, 'POST', '/v1/messages', { body: input, ...options });
   }
 
-  replyToMessage(messageId: string, input: ReplyInput, options?: CallOptions): Promise<SendOutcome> {
-    return this.request(sendOutcomeSchema, 'POST', `/v1/messages/${encodeURIComponent(messageId)}/reply`, {
+  async replyToMessage(messageId: string, input: ReplyInput, options?: CallOptions): Promise<SendOutcome> {
+    return this.request(sendOutcomeSchema, 'POST', `/v1/messages/${segment(messageId, 'Message')}/reply`, {
       body: input,
       ...options,
     });
   }
 
-  forwardMessage(messageId: string, input: ForwardInput, options?: CallOptions): Promise<SendOutcome> {
-    return this.request(sendOutcomeSchema, 'POST', `/v1/messages/${encodeURIComponent(messageId)}/forward`, {
+  async forwardMessage(messageId: string, input: ForwardInput, options?: CallOptions): Promise<SendOutcome> {
+    return this.request(sendOutcomeSchema, 'POST', `/v1/messages/${segment(messageId, 'Message')}/forward`, {
       body: input,
       ...options,
     });
@@ -188,17 +203,17 @@ export class InboxApiClient {
   }
 
   /** POST /v1/drafts/{id}/send: `{draft}`, sent (or scheduled), or `pending_approval` under the approval policy (202). */
-  sendDraft(draftId: string, options?: CallOptions): Promise<HeldSend> {
-    return this.request(heldSendSchema, 'POST', `/v1/drafts/${encodeURIComponent(draftId)}/send`, options);
+  async sendDraft(draftId: string, options?: CallOptions): Promise<HeldSend> {
+    return this.request(heldSendSchema, 'POST', `/v1/drafts/${segment(draftId, 'Draft')}/send`, options);
   }
 
   /** PATCH /v1/messages/{id}: adds and removes labels (removal wins); answers the message. */
-  updateLabels(
+  async updateLabels(
     messageId: string,
     change: { add_labels?: string[]; remove_labels?: string[] },
     options?: CallOptions,
   ): Promise<Message> {
-    return this.request(messageSchema, 'PATCH', `/v1/messages/${encodeURIComponent(messageId)}`, { body: change, ...options });
+    return this.request(messageSchema, 'PATCH', `/v1/messages/${segment(messageId, 'Message')}`, { body: change, ...options });
   }
 
   /** Full-text search across the key's inboxes (GET /v1/search), most relevant first. */
@@ -242,16 +257,16 @@ export class InboxApiClient {
     return this.request(threadPageSchema, 'GET', '/v1/threads', { query, ...options });
   }
 
-  getThread(threadId: string, options?: CallOptions): Promise<Thread> {
-    return this.request(threadSchema, 'GET', `/v1/threads/${encodeURIComponent(threadId)}`, options);
+  async getThread(threadId: string, options?: CallOptions): Promise<Thread> {
+    return this.request(threadSchema, 'GET', `/v1/threads/${segment(threadId, 'Thread')}`, options);
   }
 
   listAttachments(filter: AttachmentFilter, options?: CallOptions) {
     return this.request(attachmentPageSchema, 'GET', '/v1/attachments', { query: { ...filter }, ...options });
   }
 
-  getAttachment(attachmentId: string, options?: CallOptions): Promise<Attachment> {
-    return this.request(attachmentSchema, 'GET', `/v1/attachments/${encodeURIComponent(attachmentId)}`, options);
+  async getAttachment(attachmentId: string, options?: CallOptions): Promise<Attachment> {
+    return this.request(attachmentSchema, 'GET', `/v1/attachments/${segment(attachmentId, 'Attachment')}`, options);
   }
 
   /**

@@ -8,6 +8,9 @@ interface JsonRpcMessage {
   params?: { requestId?: unknown };
 }
 
+/** JSON-RPC ids are strings or numbers: anything else names no request (and is not stringified: a nested one overflowed the stack). */
+const isRequestId = (id: unknown): id is string | number => typeof id === 'string' || typeof id === 'number';
+
 function messagesOf(body: unknown): JsonRpcMessage[] {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   return messages.filter((message): message is JsonRpcMessage => typeof message === 'object' && message !== null);
@@ -36,9 +39,9 @@ export class InFlightRequests {
 
   /** Registers the requests of a POST body; returns the function that forgets them. */
   track(client: string, body: unknown, cancel: Cancel): () => void {
-    const keys = messagesOf(body)
-      .filter((message) => typeof message.method === 'string' && message.id !== undefined)
-      .map((message) => this.key(client, message.id));
+    const keys = messagesOf(body).flatMap((message) =>
+      typeof message.method === 'string' && isRequestId(message.id) ? [this.key(client, message.id)] : [],
+    );
     for (const key of keys) {
       const cancels = this.running.get(key) ?? new Set<Cancel>();
       cancels.add(cancel);
@@ -56,13 +59,14 @@ export class InFlightRequests {
   /** Cancels the requests that the `notifications/cancelled` of a POST body name. */
   cancelNamedIn(client: string, body: unknown): void {
     for (const message of messagesOf(body)) {
-      if (message.method !== 'notifications/cancelled' || message.params?.requestId === undefined) continue;
-      const named = this.running.get(this.key(client, message.params.requestId));
+      const requestId = message.params?.requestId;
+      if (message.method !== 'notifications/cancelled' || !isRequestId(requestId)) continue;
+      const named = this.running.get(this.key(client, requestId));
       if (named?.size === 1) for (const cancel of named) cancel();
     }
   }
 
-  private key(client: string, requestId: unknown): string {
+  private key(client: string, requestId: string | number): string {
     return `${client}\n${JSON.stringify(requestId)}`;
   }
 }

@@ -107,6 +107,26 @@ describe('the REST client', () => {
     await expect(api().getThread('slow')).rejects.toThrow(`inbox API unreachable at ${stubUrl}/prefix (no answer within 0.5 s)`);
   });
 
+  it('answers ids of `.` or `..` (a URL would step up its path) and ids longer than any, as unknown, calling nothing', async () => {
+    const calls = seen.length;
+    const client = api();
+    for (const call of [
+      () => client.getThread('.'),
+      () => client.getThread('..'),
+      () => client.getThread('t'.repeat(200_000)),
+      () => client.getAttachment('.'),
+      () => client.replyToMessage('..', { body: 'x' }),
+      () => client.forwardMessage('.', { to: ['a@example.com'] }),
+      () => client.sendDraft('..'),
+      () => client.updateLabels('..', { add_labels: ['x'] }),
+    ]) {
+      const error = await call().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InboxApiError);
+      expect(error).toMatchObject({ status: 404, code: 'not_found', message: expect.stringMatching(/^[A-Z][a-z]+ not found$/) });
+    }
+    expect(seen.length).toBe(calls);
+  });
+
   it("passes the caller's cancellation through as such, not as the API being unreachable", async () => {
     const controller = new AbortController();
     const pending = api().getThread('slow', { signal: controller.signal });

@@ -178,6 +178,22 @@ describe('cancellation in stateless streamable HTTP', () => {
     inFlight.cancelNamedIn('c', cancelled(3));
     expect(cancel).not.toHaveBeenCalled();
   });
+
+  it('takes only string and number ids: an object or an array 20,000 deep names no request, and throws nothing', () => {
+    const inFlight = new InFlightRequests();
+    const cancel = jest.fn();
+    let deep: unknown = 1;
+    for (let depth = 0; depth < 20_000; depth += 1) deep = [deep];
+    for (const id of [deep, { a: 1 }, null, true]) {
+      expect(() => inFlight.track('c', { jsonrpc: '2.0', id, method: 'tools/call' }, cancel)).not.toThrow();
+      expect(() => inFlight.cancelNamedIn('c', cancelled(id))).not.toThrow();
+    }
+    inFlight.track('c', { jsonrpc: '2.0', id: 'x', method: 'tools/call' }, cancel);
+    inFlight.cancelNamedIn('c', cancelled({ a: 1 }));
+    expect(cancel).not.toHaveBeenCalled();
+    inFlight.cancelNamedIn('c', cancelled('x'));
+    expect(cancel).toHaveBeenCalledTimes(1);
+  });
 });
 
 describe('bearer credentials', () => {

@@ -186,18 +186,19 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
     await stream.return();
   });
 
-  it('completes with the tool’s timed_out result when nothing arrives by the deadline', async () => {
+  it('completes with the tool’s timed_out result when nothing arrives by the deadline (of a fractional timeout too)', async () => {
     const { threadId } = await correspondence.newThread('Anyone?');
     const client = await connectV1(first);
     const { task } = await client.request(
       {
         method: 'tools/call',
-        params: { name: 'wait_for_reply', arguments: { thread_id: threadId, timeout_seconds: 1 }, task: {} },
+        params: { name: 'wait_for_reply', arguments: { thread_id: threadId, timeout_seconds: 1.0001 }, task: {} },
       },
       CreateTaskResultSchema,
     );
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'working' });
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
-    expect(structured(result)).toEqual({ status: 'timed_out', thread_id: threadId, waited_seconds: 1 });
+    expect(structured(result)).toEqual({ status: 'timed_out', thread_id: threadId, waited_seconds: 1.001 });
     expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'completed' });
   });
 

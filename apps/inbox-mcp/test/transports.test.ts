@@ -77,6 +77,23 @@ describe('streamable HTTP transport (--transport http)', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) }, id: null });
   });
+
+  it('answers a request whose id is no string or number (an array 20,000 deep) as invalid, not with a 500', async () => {
+    const deepId = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
+    const post = (body: string) =>
+      request(server.server)
+        .post('/mcp')
+        .set('Authorization', KEY)
+        .set('Content-Type', 'application/json')
+        .set('Accept', 'application/json, text/event-stream')
+        .send(body);
+    const invalid = await post(`{"jsonrpc":"2.0","id":${deepId},"method":"tools/list"}`);
+    expect({ status: invalid.status, code: invalid.body.error?.code }).toEqual({ status: 400, code: -32600 });
+    // A cancellation naming such an id is a notification like any other: accepted, and it cancels nothing.
+    expect((await post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${deepId}}}`)).status).toBe(
+      202,
+    );
+  });
 });
 
 describe('a failure inside the streamable HTTP transport', () => {

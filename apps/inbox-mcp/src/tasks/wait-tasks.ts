@@ -30,7 +30,9 @@ export async function startWaitTask(
 ): Promise<WaitTask> {
   const created = Date.now();
   const after = await threadLogHead(api, wait.threadId, options);
-  return { thread: wait.threadId, after, created, deadline: created + wait.timeoutSeconds * 1000, caller: wait.caller };
+  // Whole milliseconds: the sealed id holds integers, and a fraction (timeout_seconds 2.0001) made an id that never opened.
+  const deadline = created + Math.ceil(wait.timeoutSeconds * 1000);
+  return { thread: wait.threadId, after, created, deadline, caller: wait.caller };
 }
 
 /** Until when a task id answers, in ms since the epoch. */
