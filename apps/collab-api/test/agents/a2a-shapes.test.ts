@@ -1,5 +1,12 @@
 import { ValidationError } from '@repo/errors';
-import { mapTaskIds, readA2aMessage, v1ToV03Message, v1ToV03Result, v1ToV03Task } from '../../src/adapters/agents/a2a-shapes.js';
+import {
+  mapTaskIds,
+  readA2aMessage,
+  unboundId,
+  v1ToV03Message,
+  v1ToV03Result,
+  v1ToV03Task,
+} from '../../src/adapters/agents/a2a-shapes.js';
 
 describe('readA2aMessage', () => {
   it('reads {"text"} as a user message with a new id', () => {
@@ -181,5 +188,40 @@ describe('mapTaskIds', () => {
     expect(mapTaskIds({ message: { messageId: 'm', contextId: 'c' } }, upper, 'SendMessage')).toEqual({
       message: { messageId: 'm', contextId: 'C' },
     });
+  });
+
+  it("maps the proto field names (snake_case) the agent's SDK also reads, in params and answers alike", () => {
+    const params = {
+      message: { message_id: 'm', task_id: 't', context_id: 'c', reference_task_ids: ['r1'], taskId: 't2' },
+      task_push_notification_config: { task_id: 't3', push_notification_config: { id: 'config' } },
+    };
+    expect(mapTaskIds(params, upper, 'SendMessage')).toEqual({
+      message: { message_id: 'm', task_id: 'T', context_id: 'C', reference_task_ids: ['R1'], taskId: 'T2' },
+      task_push_notification_config: { task_id: 'T3', push_notification_config: { id: 'config' } },
+    });
+    expect(mapTaskIds({ task: { id: 't', context_id: 'c', status: {} } }, upper)).toEqual({
+      task: { id: 'T', context_id: 'C', status: {} },
+    });
+  });
+});
+
+describe('unboundId', () => {
+  it('finds a task or context id that is no string, in either spelling and at any depth, which mapTaskIds would pass unbound', () => {
+    expect(unboundId({ id: ['t'] }, 'GetTask')).toBe('params.id');
+    expect(unboundId({ message: { taskId: ['t'] } }, 'SendMessage')).toBe('params.message.taskId');
+    expect(unboundId({ message: { context_id: 5 } }, 'message/send')).toBe('params.message.context_id');
+    expect(unboundId({ a: [{ task_id: { t: 1 } }] }, 'SendMessage')).toBe('params.a[0].task_id');
+    expect(unboundId({ message: { reference_task_ids: [['t']] } }, 'SendMessage')).toBe('params.message.reference_task_ids');
+    expect(unboundId({ message: { referenceTaskIds: 't' } }, 'SendMessage')).toBe('params.message.referenceTaskIds');
+  });
+
+  it('passes strings and nulls, and any id that names no task', () => {
+    expect(unboundId({ id: 't', historyLength: 2 }, 'GetTask')).toBeUndefined();
+    expect(
+      unboundId({ message: { taskId: 't', context_id: null, reference_task_ids: ['r'], referenceTaskIds: null } }, 'SendMessage'),
+    ).toBeUndefined();
+    // A push notification config's own id, and params.id of a method that addresses no task by it.
+    expect(unboundId({ taskId: 't', id: ['config'] }, 'GetTaskPushNotificationConfig')).toBeUndefined();
+    expect(unboundId(undefined, 'GetExtendedAgentCard')).toBeUndefined();
   });
 });

@@ -159,6 +159,112 @@ describe('POST /api/v1/agents/{agent_id}/gateway to an A2A agent', () => {
   });
 });
 
+describe('task and context ids in either spelling: camelCase, or the proto field names the agent reads too', () => {
+  /** Acme starts a task (input required) holding `secret`: its sealed ids, and the agent's own ones. */
+  async function acmeTask(secret: string) {
+    const sent = await gateway(acme, ids.a2a, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: { messageId: `m-${secret}`, role: 'ROLE_USER', parts: [{ text: `task ${secret}` }] } },
+    });
+    const task = sent.body.result.task as { id: string; contextId: string };
+    const unsealed = (id: string) => id.slice(0, id.lastIndexOf('.'));
+    return { sealed: task, raw: { id: unsealed(task.id), contextId: unsealed(task.contextId) } };
+  }
+
+  it("another tenant naming acme's task in snake_case reaches it in its own namespace only", async () => {
+    const secret = 'acme-secret-quarterly-numbers';
+    const { raw } = await acmeTask(secret);
+    // The agent's ids are no secret (each sealed id shows its own); the binding is what keeps them apart.
+    const res = await gateway(globex, ids.globexA2a, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'SendMessage',
+      params: {
+        message: {
+          messageId: 'm-evil',
+          role: 'ROLE_USER',
+          task_id: raw.id,
+          context_id: raw.contextId,
+          parts: [{ text: 'more' }],
+        },
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.body)).not.toContain(secret);
+    expect(a2a.requests.at(-1)!.body.params).toMatchObject({
+      message: { task_id: `${globex.id}:${raw.id}`, context_id: `${globex.id}:${raw.contextId}` },
+    });
+
+    const push = await gateway(globex, ids.globexA2a, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'CreateTaskPushNotificationConfig',
+      params: { task_id: raw.id, id: 'cfg-1', url: 'https://globex.example/hook' },
+    });
+    expect(push.status).toBe(200);
+    expect(a2a.requests.at(-1)!.body.params).toEqual({
+      task_id: `${globex.id}:${raw.id}`,
+      id: 'cfg-1',
+      url: 'https://globex.example/hook',
+    });
+  });
+
+  it('lets the owner continue its task with snake_case ids, unsealed like camelCase ones', async () => {
+    const { sealed, raw } = await acmeTask('own');
+    const res = await gateway(acme, ids.a2a, {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'SendMessage',
+      params: {
+        message: {
+          message_id: 'm-own',
+          role: 'ROLE_USER',
+          task_id: sealed.id,
+          context_id: sealed.contextId,
+          parts: [{ text: 'more' }],
+        },
+      },
+    });
+    expect(res.body.result.task).toMatchObject({ id: sealed.id, status: { state: 'TASK_STATE_COMPLETED' } });
+    expect(a2a.requests.at(-1)!.body.params).toMatchObject({ message: { task_id: raw.id, context_id: raw.contextId } });
+  });
+
+  it('refuses with -32602 an id that is no string, which the agent would read as its string, without asking the agent', async () => {
+    const { raw } = await acmeTask('wrapped');
+    const before = a2a.requests.length;
+    const getTask = await gateway(globex, ids.globexA2a, { jsonrpc: '2.0', id: 5, method: 'GetTask', params: { id: [raw.id] } });
+    expect(getTask.body).toEqual({
+      jsonrpc: '2.0',
+      id: 5,
+      error: {
+        code: -32602,
+        message: "params.id must be a string or null: task and context ids are bound to the caller's tenant",
+      },
+    });
+    const send = await gateway(globex, ids.globexA2a, {
+      jsonrpc: '2.0',
+      id: 6,
+      method: 'SendMessage',
+      params: { message: { messageId: 'm-wrapped', role: 'ROLE_USER', taskId: [raw.id], parts: [{ text: 'more' }] } },
+    });
+    expect(send.body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/^params\.message\.taskId must be/) });
+    expect(a2a.requests.length).toBe(before);
+  });
+
+  it('passes ListTasks with a context_id, bound to the caller like a contextId', async () => {
+    const res = await gateway(globex, ids.globexA2a, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'ListTasks',
+      params: { context_id: 'acme-ctx' },
+    });
+    expect(res.body).toMatchObject({ id: 7, result: { tasks: [] } });
+    expect(a2a.requests.at(-1)!.body.params).toEqual({ context_id: `${globex.id}:acme-ctx` });
+  });
+});
+
 describe('POST /api/v1/agents/{agent_id}/gateway to an MCP agent', () => {
   it('passes the session through, its id bound to the tenant, and streams the answer as it comes', async () => {
     const init = await gateway(

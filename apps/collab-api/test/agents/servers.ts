@@ -69,13 +69,21 @@ const holdUntilClosed = () => new Promise<void>((resolve) => held.add(resolve));
 
 /**
  * Echoes the text it is sent. `task ...` starts a task, which waits for more input; a message
- * naming that task completes it (`turn 2`). `slow` answers once the server closes.
+ * naming that task completes it (`turn 2`). `slow` answers once the server closes; `large <n>`
+ * answers a text of n characters.
  */
 class EchoExecutor implements AgentExecutor {
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const text = context.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
     if (text === 'slow') await holdUntilClosed();
-    if (context.task || text.startsWith('task')) {
+    const large = /^large (\d+)$/.exec(text);
+    if (large) {
+      bus.publish(
+        AgentEvent.message(
+          Message.fromJSON({ messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text: 'x'.repeat(Number(large[1])) }] }),
+        ),
+      );
+    } else if (context.task || text.startsWith('task')) {
       const turn = (context.task?.history.length ?? 0) + 1;
       bus.publish(
         AgentEvent.task(
@@ -185,8 +193,10 @@ export async function startA2aV03Agent(): Promise<TestAgent> {
 }
 
 /**
- * An MCP server over streamable HTTP that keeps sessions, with tools `echo` ({text}) and
- * `slow` (answers after 5 s).
+ * An MCP server over streamable HTTP that keeps sessions, with tools `echo` ({text}), `slow`
+ * (answers once the server closes), `large` ({characters}: a text of that many) and `chatty`
+ * ({notifications, characters}: that many log messages of that many characters on the answer's
+ * event stream first, then `done`).
  */
 export async function startMcpAgent(): Promise<TestAgent & { sessions: () => string[] }> {
   const app = express();
@@ -194,7 +204,7 @@ export async function startMcpAgent(): Promise<TestAgent & { sessions: () => str
   app.use(recorder(requests));
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const newServer = () => {
-    const server = new McpServer({ name: 'echo-mcp', version: '1.0.0' });
+    const server = new McpServer({ name: 'echo-mcp', version: '1.0.0' }, { capabilities: { logging: {} } });
     server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, ({ text }) => ({
       content: [{ type: 'text', text: `echo: ${text}` }],
     }));
@@ -202,6 +212,27 @@ export async function startMcpAgent(): Promise<TestAgent & { sessions: () => str
       await holdUntilClosed();
       return { content: [{ type: 'text', text: 'late' }] };
     });
+    server.registerTool(
+      'large',
+      { description: 'Answers a text of `characters` characters', inputSchema: { characters: z.number().int() } },
+      ({ characters }) => ({ content: [{ type: 'text', text: 'x'.repeat(characters) }] }),
+    );
+    server.registerTool(
+      'chatty',
+      {
+        description: 'Logs `notifications` messages of `characters` characters, then answers',
+        inputSchema: { notifications: z.number().int(), characters: z.number().int() },
+      },
+      async ({ notifications, characters }, extra) => {
+        for (let sent = 0; sent < notifications; sent++) {
+          await extra.sendNotification({
+            method: 'notifications/message',
+            params: { level: 'info', data: 'x'.repeat(characters) },
+          });
+        }
+        return { content: [{ type: 'text', text: 'done' }] };
+      },
+    );
     return server;
   };
   app.post('/mcp', async (req, res) => {
@@ -247,4 +278,33 @@ export async function startRedirect(location: string): Promise<TestAgent> {
   });
   const { server, base } = await listen(app);
   return { url: base, requests, close: () => stop(server) };
+}
+
+export interface ScriptedAgent extends TestAgent {
+  /** What its card's GET answers (JSON): an A2A 1.0 card whose JSON-RPC interface is its `/rpc`, unless a test sets another. */
+  card: () => unknown;
+  /** Answers every request but the card's (A2A's `/rpc`, or an MCP agent's endpoint): a test sets it. */
+  answer: express.RequestHandler;
+}
+
+/** An agent that answers as the test says, for answers no SDK's server gives (too large, endless, to another request). */
+export async function startScriptedAgent(): Promise<ScriptedAgent> {
+  const app = express();
+  const requests: SeenRequest[] = [];
+  app.use(recorder(requests));
+  const { server, base } = await listen(app);
+  const agent: ScriptedAgent = {
+    url: base,
+    requests,
+    card: () => AgentCard.toJSON(echoCard('Scripted', `${base}/rpc`, '1.0')),
+    answer: (_req, res) => {
+      res.status(501).end();
+    },
+    close: () => stop(server),
+  };
+  app.get('/.well-known/agent-card.json', (_req, res) => {
+    res.type('application/json').send(JSON.stringify(agent.card()));
+  });
+  app.use((req, res, next) => agent.answer(req, res, next));
+  return agent;
 }

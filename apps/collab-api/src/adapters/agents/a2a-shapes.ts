@@ -188,10 +188,19 @@ const TASK_ADDRESSED_METHODS = new Set([
 ]);
 
 /**
+ * The fields that hold a task or context id, and those that hold a list of task ids, in both
+ * spellings an agent reads: proto JSON's camelCase and its proto field names (@a2a-js/sdk's
+ * fromJSON takes `task_id` where `taskId` is missing), so that neither reaches the agent unbound.
+ */
+const ID_FIELDS = new Set(['taskId', 'task_id', 'contextId', 'context_id']);
+const ID_LIST_FIELDS = new Set(['referenceTaskIds', 'reference_task_ids']);
+
+/**
  * `value` (a message, request params or a result, of either version) with every task and context
- * id passed through `map`: `taskId`, `contextId` and `referenceTaskIds` wherever they are, the
- * `id` of every task (an object with `id`, `contextId` and `status`), and `params.id` of the
- * methods that address a task by it (give `method` for request params).
+ * id passed through `map`: the ID_FIELDS and ID_LIST_FIELDS wherever they are, the `id` of every
+ * task (an object with `id`, a context id and `status`), and `params.id` of the methods that
+ * address a task by it (give `method` for request params). Ids that are no strings are left as
+ * they are: unboundId finds them in a request before it is sent.
  */
 export function mapTaskIds<T>(value: T, map: (id: string) => string, method?: string): T {
   const walk = (node: unknown): unknown => {
@@ -199,10 +208,10 @@ export function mapTaskIds<T>(value: T, map: (id: string) => string, method?: st
     if (!isObject(node)) return node;
     return Object.fromEntries(
       Object.entries(node).map(([key, child]) => {
-        if ((key === 'taskId' || key === 'contextId' || (key === 'id' && isTask(node))) && typeof child === 'string') {
+        if ((ID_FIELDS.has(key) || (key === 'id' && isTask(node))) && typeof child === 'string') {
           return [key, map(child)];
         }
-        if (key === 'referenceTaskIds' && Array.isArray(child)) {
+        if (ID_LIST_FIELDS.has(key) && Array.isArray(child)) {
           return [key, (child as unknown[]).map((entry) => (typeof entry === 'string' ? map(entry) : entry))];
         }
         return [key, walk(child)];
@@ -216,8 +225,46 @@ export function mapTaskIds<T>(value: T, map: (id: string) => string, method?: st
   return mapped as T;
 }
 
+/**
+ * Pure: where request `params` hold a task or context id that mapTaskIds cannot bind, as
+ * `params.<path>`; undefined when they hold none. An id is a string, or null for none (a list of
+ * them, for ID_LIST_FIELDS): an agent's SDK reads any other value as its string (`["<id>"]` as
+ * `<id>`), which would reach the agent unbound.
+ */
+export function unboundId(params: unknown, method: string): string | undefined {
+  const find = (node: unknown, path: string): string | undefined => {
+    if (Array.isArray(node)) {
+      for (const [index, child] of node.entries()) {
+        const found = find(child, `${path}[${index}]`);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    if (!isObject(node)) return undefined;
+    for (const [key, child] of Object.entries(node)) {
+      const at = `${path}.${key}`;
+      if (ID_FIELDS.has(key)) {
+        if (!isBindable(child)) return at;
+      } else if (ID_LIST_FIELDS.has(key)) {
+        if (child !== null && !(Array.isArray(child) && child.every((entry) => typeof entry === 'string'))) return at;
+      } else {
+        const found = find(child, at);
+        if (found) return found;
+      }
+    }
+    return undefined;
+  };
+  if (TASK_ADDRESSED_METHODS.has(method) && isObject(params) && 'id' in params && !isBindable(params.id)) return 'params.id';
+  return find(params, 'params');
+}
+
+function isBindable(id: unknown): boolean {
+  return typeof id === 'string' || id === null;
+}
+
 function isTask(node: Json): boolean {
-  return typeof node.id === 'string' && typeof node.contextId === 'string' && 'status' in node;
+  const contextId = node.contextId ?? node.context_id;
+  return typeof node.id === 'string' && typeof contextId === 'string' && 'status' in node;
 }
 
 function isObject(value: unknown): value is Json {

@@ -10,9 +10,9 @@ import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestT
 import { isLegacyJsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import { A2AError, isJsonRpcError, toJsonRpcError } from '@a2a-js/sdk/errors';
 import { LRUCache } from 'lru-cache';
-import { mapTaskIds, readA2aMessage, v1ToV03Result } from './a2a-shapes.js';
+import { mapTaskIds, readA2aMessage, unboundId, v1ToV03Result } from './a2a-shapes.js';
 import { AgentCallError, type AgentClient, type ForwardedAnswer, type JsonRpcError, type JsonRpcRequest } from './interface.js';
-import { callFetch, readJsonBody, timed } from './network.js';
+import { readJsonBody, readJsonRpcAnswer, runCall } from './network.js';
 
 export interface A2aClientOptions {
   /** The checked fetch of network.ts. */
@@ -65,18 +65,29 @@ export function gatewayRefusal(request: JsonRpcRequest): JsonRpcError | undefine
       message: `${request.method} is not passed through the gateway: only A2A methods that name no task, or the caller's own, are`,
     };
   }
-  const params = request.params;
-  const contextId = typeof params === 'object' && params !== null && 'contextId' in params ? params.contextId : undefined;
+  const unbound = unboundId(request.params, request.method);
+  if (unbound) {
+    return {
+      code: -32602,
+      message: `${unbound} must be a string or null: task and context ids are bound to the caller's tenant`,
+    };
+  }
+  const params = (typeof request.params === 'object' && request.params !== null ? request.params : {}) as Record<string, unknown>;
+  // Either spelling, as the agent reads either (a2a-shapes.ts ID_FIELDS).
+  const contextId = params.contextId ?? params.context_id;
   if (request.method === 'ListTasks' && (typeof contextId !== 'string' || contextId === '')) {
     return {
       code: -32602,
-      message: "ListTasks passes through the gateway with a contextId only: the agent's whole list holds other tenants' tasks",
+      message:
+        "ListTasks passes through the gateway with a contextId (or context_id) only: the agent's whole list holds other tenants' tasks",
     };
   }
   return undefined;
 }
 
 export function createA2aClient(options: A2aClientOptions): AgentClient {
+  // The SDK reads a SendMessage answer whole whatever its type: every body is capped whole.
+  const calls = { fetch: options.fetch, timeoutSeconds: options.timeoutSeconds, eventStreams: false };
   // No cache at a TTL of 0: a card is read for every call (lru-cache's ttl 0 would keep it for ever).
   const cards =
     options.cardTtlSeconds > 0
@@ -101,8 +112,7 @@ export function createA2aClient(options: A2aClientOptions): AgentClient {
     readMessage: readA2aMessage,
 
     send: (endpointUrl, message, call) =>
-      timed(options.timeoutSeconds, async (signal) => {
-        const fetchImpl = callFetch(options.fetch, signal, call.requestId);
+      runCall(calls, call.requestId, async ({ signal, fetch: fetchImpl }) => {
         const factory = new ClientFactory({
           transports: [
             new JsonRpcTransportFactory({ fetchImpl, legacyCompat: LEGACY }),
@@ -134,8 +144,7 @@ export function createA2aClient(options: A2aClientOptions): AgentClient {
       }),
 
     forward: (endpointUrl, request, call) =>
-      timed(options.timeoutSeconds, async (signal): Promise<ForwardedAnswer> => {
-        const fetchImpl = callFetch(options.fetch, signal, call.requestId);
+      runCall(calls, call.requestId, async ({ fetch: fetchImpl }): Promise<ForwardedAnswer> => {
         const refusal = gatewayRefusal(request);
         if (refusal) return rpcError(request, refusal);
         const legacy = isLegacyJsonRpcMethod(request.method);
@@ -154,10 +163,7 @@ export function createA2aClient(options: A2aClientOptions): AgentClient {
           headers: { 'content-type': 'application/json', accept: 'application/json', 'A2A-Version': legacy ? '0.3' : '1.0' },
           body: JSON.stringify({ ...request, params: mapTaskIds(request.params, call.ids.toAgent, request.method) }),
         });
-        const answer = await readJsonBody(response, 'The agent');
-        if (typeof answer !== 'object' || answer === null || !('jsonrpc' in answer)) {
-          throw new AgentCallError('invalid_response', `The agent answered HTTP ${response.status} without a JSON-RPC response`);
-        }
+        const answer = await readJsonRpcAnswer(response, request);
         return { status: 200, body: { json: mapTaskIds(answer, call.ids.fromAgent) }, headers: {} };
       }),
   };

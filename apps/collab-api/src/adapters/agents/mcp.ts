@@ -8,8 +8,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { parseInput } from '@repo/errors';
-import { AgentCallError, type AgentClient, type ForwardedAnswer } from './interface.js';
-import { callFetch, readJsonBody, timed } from './network.js';
+import type { AgentClient, ForwardedAnswer } from './interface.js';
+import { isEventStream, readJsonRpcAnswer, runCall } from './network.js';
 
 export interface McpClientOptions {
   /** The checked fetch of network.ts. */
@@ -26,16 +26,16 @@ const CLIENT_INFO = { name: 'collab-api', version: '1.0.0' };
 
 export function createMcpClient(options: McpClientOptions): AgentClient {
   const timeout = options.timeoutSeconds * 1000;
+  // The SDK reads an event stream one event at a time: its events are capped, not its length.
+  const calls = { fetch: options.fetch, timeoutSeconds: options.timeoutSeconds, eventStreams: true };
   return {
     // Other fields are dropped: a message for a whole project may carry an A2A message too.
     readMessage: (input) => parseInput(z.object({ message: toolCall }), 'body', { message: input }).message,
 
     send: (endpointUrl, message, call) =>
-      timed(options.timeoutSeconds, async (signal) => {
+      runCall(calls, call.requestId, async ({ signal, fetch }) => {
         const { tool, arguments: args } = message as z.output<typeof toolCall>;
-        const transport = new StreamableHTTPClientTransport(new URL(endpointUrl), {
-          fetch: callFetch(options.fetch, signal, call.requestId),
-        });
+        const transport = new StreamableHTTPClientTransport(new URL(endpointUrl), { fetch });
         const client = new Client(CLIENT_INFO);
         try {
           await client.connect(transport, { signal, timeout });
@@ -58,7 +58,7 @@ export function createMcpClient(options: McpClientOptions): AgentClient {
       }),
 
     forward: (endpointUrl, request, call) =>
-      timed(options.timeoutSeconds, async (signal): Promise<ForwardedAnswer> => {
+      runCall(calls, call.requestId, async ({ fetch }): Promise<ForwardedAnswer> => {
         const headers: Record<string, string> = {
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
@@ -67,27 +67,15 @@ export function createMcpClient(options: McpClientOptions): AgentClient {
         if (session) headers['mcp-session-id'] = call.ids.toAgent(session);
         const version = call.headers['mcp-protocol-version'];
         if (version) headers['mcp-protocol-version'] = version;
-        const response = await callFetch(
-          options.fetch,
-          signal,
-          call.requestId,
-        )(endpointUrl, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(request),
-        });
+        const response = await fetch(endpointUrl, { method: 'POST', headers, body: JSON.stringify(request) });
         const agentSession = response.headers.get('mcp-session-id');
         const answerHeaders: Record<string, string> = agentSession ? { 'mcp-session-id': call.ids.fromAgent(agentSession) } : {};
         // A notification or a response is accepted with 202 and no body.
         if (response.status === 202) return { status: 202, headers: answerHeaders };
-        if (response.ok && response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+        if (response.ok && response.body && isEventStream(response)) {
           return { status: 200, body: { stream: response.body, contentType: 'text/event-stream' }, headers: answerHeaders };
         }
-        const answer = await readJsonBody(response, 'The agent');
-        if (typeof answer !== 'object' || answer === null || !('jsonrpc' in answer)) {
-          throw new AgentCallError('invalid_response', `The agent answered HTTP ${response.status} without a JSON-RPC response`);
-        }
-        return { status: 200, body: { json: answer }, headers: answerHeaders };
+        return { status: 200, body: { json: await readJsonRpcAnswer(response, request) }, headers: answerHeaders };
       }),
   };
 }
