@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
+import { MAX_JSON_CONTAINERS } from '@repo/http';
 import { createTestContext, type TestContext } from './context.js';
 
 // The tests differ only in settings: each runs its own app instance (with its own in-process
@@ -56,6 +57,14 @@ describe('API keys (INBOX_API_KEYS)', () => {
     } finally {
       server.close();
       await ctx.close();
+    }
+  });
+
+  it('do not make the JSON of any body parsed past a million objects and arrays (413), the providers’ webhooks’ too', async () => {
+    const body = `[${Array.from({ length: MAX_JSON_CONTAINERS }, () => '{}').join(',')}]`;
+    for (const path of ['/webhooks/mailgun', '/v1/messages']) {
+      const res = await request(base.app).post(path).set('content-type', 'application/json').send(body);
+      expect({ path, status: res.status, code: res.body.error?.code }).toEqual({ path, status: 413, code: 'payload_too_large' });
     }
   });
 

@@ -17,6 +17,11 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 
 /** The `type` of the error a body parser's verify step raises for a body that is not UTF-8. */
 export const INVALID_UTF8 = 'encoding.invalid_utf8';
+/**
+ * The `type` of the error a body parser's verify step raises for a body of more objects and arrays
+ * than its `limit` (a plain Error: body-parser sets `status` on what verify throws).
+ */
+export const TOO_MANY_CONTAINERS = 'entity.too_many_containers';
 
 // Accept a caller's id only if it is short and harmless to echo and to log.
 const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -102,6 +107,10 @@ export function toAppError(err: unknown): AppError | undefined {
         typeof limit === 'number' ? `Request body is larger than the limit of ${limit} bytes` : 'Request body is too large',
         typeof limit === 'number' ? { limit_bytes: limit } : undefined,
       );
+    case TOO_MANY_CONTAINERS:
+      return new PayloadTooLargeError(`Request body holds more than ${String(limit)} objects and arrays`, {
+        max_containers: limit,
+      });
     case 'entity.parse.failed':
       return new ValidationError([{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }]);
     case 'encoding.unsupported':

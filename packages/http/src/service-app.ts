@@ -5,7 +5,7 @@ import { errorHandler, type ErrorFormat, notFoundHandler, requestId, ServiceUnav
 import { requestLogger, type Logger } from './logger.js';
 import { type Metrics, metricsMiddleware } from './metrics.js';
 import { docsRouter, openApiDocument, type OpenAPIRegistry } from './openapi.js';
-import { requireUtf8 } from './well-formed.js';
+import { checkJsonBody } from './well-formed.js';
 
 export interface ServiceAppOptions {
   service: string;
@@ -122,7 +122,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 
   if (options.beforeBody) app.use(options.beforeBody);
   if (options.rawBodyRoutes) app.use(options.rawBodyRoutes);
-  const parseJson = express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024, verify: requireUtf8 });
+  const parseJson = express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024, verify: checkJsonBody });
   if (options.jsonBodyPaths) app.use(options.jsonBodyPaths, parseJson);
   else app.use(parseJson);
   app.use(options.routes);

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { collabErrorFormat, inboxErrorFormat, NotFoundError, UnauthorizedError } from '@repo/errors';
 import { createMetrics, createServiceApp, OpenAPIRegistry, type ServiceAppOptions } from '../src/index.js';
+import { MAX_JSON_CONTAINERS } from '../src/well-formed.js';
 
 function captureLogs() {
   const lines: Record<string, unknown>[] = [];
@@ -159,6 +160,31 @@ describe('request handling', () => {
     });
     const good = await request(buildTestApp().app).post('/v1/things').send({ name: 'café' });
     expect(good.body).toEqual({ name: 'café' });
+  });
+
+  it('refuses with 413, before parsing it, a body of more objects and arrays than MAX_JSON_CONTAINERS', async () => {
+    const { app } = buildTestApp({ jsonLimitBytes: 8 * 1024 * 1024 });
+    const many = (count: number) => `[${Array.from({ length: count }, () => '{}').join(',')}]`;
+    const refused = await request(app).post('/v1/things').set('content-type', 'application/json').send(many(MAX_JSON_CONTAINERS));
+    // The array itself is one more.
+    expect({ status: refused.status, body: refused.body as unknown }).toEqual({
+      status: 413,
+      body: {
+        error: {
+          code: 'payload_too_large',
+          message: `Request body holds more than ${MAX_JSON_CONTAINERS} objects and arrays`,
+          details: { max_containers: MAX_JSON_CONTAINERS },
+        },
+      },
+    });
+    const taken = await request(app)
+      .post('/v1/things')
+      .set('content-type', 'application/json')
+      .send(many(MAX_JSON_CONTAINERS - 1));
+    expect({ status: taken.status, length: (taken.body as unknown[]).length }).toEqual({
+      status: 201,
+      length: MAX_JSON_CONTAINERS - 1,
+    });
   });
 
   it('rejects a JSON body over the limit with 413', async () => {
