@@ -124,6 +124,20 @@ describe('POST /webhooks/mailgun/events', () => {
     expect(await setup.deliveryEvents(setup.a, id)).toEqual([]);
   });
 
+  it('changes nothing for a message of an inbox being deleted (gone for the API), and appends no event', async () => {
+    const mailgunId = freshId();
+    const id = await sendAs('b', mailgunId);
+    // As deleteInbox leaves it once marked, while it waits for sends (or after a crash there).
+    await setup.ctx.db.inbox.update({ where: { id: setup.b.inbox.id }, data: { deletedAt: new Date() } });
+    try {
+      const res = await post({ ...documented('complained.json'), message: { headers: { 'message-id': mailgunId } } });
+      expect(res.body).toEqual({ events: 1, matched: 0, updated: 0 });
+      expect(await setup.ctx.db.event.count({ where: { messageId: id, type: 'message.complained' } })).toBe(0);
+    } finally {
+      await setup.ctx.db.inbox.update({ where: { id: setup.b.inbox.id }, data: { deletedAt: null } });
+    }
+  });
+
   it('answers an event of mail it did not send 200, changing nothing', async () => {
     const before = await setup.ctx.db.event.count();
     const res = await post({ ...documented('delivered.json'), message: { headers: { 'message-id': freshId() } } });

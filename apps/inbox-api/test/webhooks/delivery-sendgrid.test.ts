@@ -234,3 +234,37 @@ describe('SendGrid signatures and events, pure', () => {
     expect(sendgridDeliveryEvents(names.map((event) => ({ event, sg_message_id: 'abc.def' })))).toEqual([]);
   });
 });
+
+// Last: its 3,000 events would fill the other tests' first page of events.
+describe('a batch as large as SendGrid sends', () => {
+  it('applies 3,000 events of as many messages in one go (one update a message passed the transaction’s time)', async () => {
+    const id = await sendAs('a', freshId());
+    const prefix = `batch${Date.now()}x`;
+    // 3,000 more messages sent through SendGrid, copied in SQL (sends would take minutes).
+    const columns = (
+      await setup.ctx.db.$queryRaw<{ column_name: string }[]>`
+        SELECT column_name FROM information_schema.columns
+         WHERE table_name = 'messages' AND table_schema = current_schema() AND is_generated = 'NEVER'
+           AND column_name NOT IN ('id', 'transport_message_id', 'provider_message_id')`
+    ).map((row) => `"${row.column_name}"`);
+    await setup.ctx.db.$executeRawUnsafe(
+      `INSERT INTO messages (id, transport_message_id, provider_message_id, ${columns.join(', ')})
+       SELECT gen_random_uuid(), '${prefix}' || n, '<copy-${prefix}-' || n || '@x>', ${columns.join(', ')}
+         FROM messages, generate_series(1, 3000) AS n WHERE id = '${id}'::uuid`,
+    );
+    const batch = Array.from({ length: 3000 }, (_, n) => ({
+      ...documented('delivered.json'),
+      sg_message_id: `${prefix}${n + 1}.filter0001`,
+    }));
+    const res = await post(JSON.stringify(batch));
+    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { events: 3000, matched: 3000, updated: 3000 } });
+    expect(
+      await setup.ctx.db.message.count({ where: { transportMessageId: { startsWith: prefix }, deliveryStatus: 'delivered' } }),
+    ).toBe(3000);
+    const events = await setup.ctx.db.event.findMany({
+      where: { type: 'message.delivered', data: { path: ['delivery_status'], equals: 'delivered' } },
+      select: { messageId: true },
+    });
+    expect(events.filter((event) => event.messageId !== id).length).toBeGreaterThanOrEqual(3000);
+  });
+});
