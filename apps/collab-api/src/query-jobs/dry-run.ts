@@ -5,7 +5,7 @@ import { QueryFailure } from '../adapters/warehouse/query/index.js';
 import { costMicros, formatUsd, parseUsd } from '../quota/rules.js';
 import { readableCatalog } from './readable.js';
 import type { DryRunResponse } from './schemas.js';
-import { type QueryJobDeps, savedQueryToRun } from './service.js';
+import { checkTimeout, type QueryJobDeps, savedQueryToRun } from './service.js';
 
 /** How a dry run answers a query a run would refuse: the job's reason as a status (a rule or an unreadable table: 403), its message as is. */
 export function dryRunRefusal(failure: QueryFailure): Error {
@@ -20,8 +20,9 @@ export function dryRunRefusal(failure: QueryFailure): Error {
 export async function dryRunQuery(
   deps: Pick<QueryJobDeps, 'db' | 'config' | 'queryEngine'>,
   actor: Actor,
-  input: { query_id: string; query_text: string },
+  input: { query_id: string; query_text: string; timeout_seconds?: number },
 ): Promise<DryRunResponse> {
+  checkTimeout(deps.config, input.timeout_seconds);
   const query = await savedQueryToRun(deps.db, actor, input);
   const catalog = await readableCatalog(deps.db, { projectId: query.projectId, tenantId: actor.tenantId });
   const estimate = await deps.queryEngine

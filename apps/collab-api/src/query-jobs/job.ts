@@ -58,6 +58,16 @@ async function end(db: Database, jobId: string, outcome: EndOutcome): Promise<vo
   });
 }
 
+/**
+ * Ends a job that will have no result: a retry may find one that its killed attempt stored
+ * (`query_job:result-stored`), which nothing else would ever remove. Dropped first, so that a kill
+ * between the two leaves the job to a retry that drops it again.
+ */
+async function endWithoutResult(deps: Deps, jobId: string, outcome: EndOutcome): Promise<void> {
+  await deps.queryEngine.dropResult(jobId);
+  await end(deps.db, jobId, outcome);
+}
+
 /** end(), charging what the warehouse processed until then, in one statement (charged only if this ends it). */
 async function endCharged(deps: Deps, jobId: string, outcome: EndOutcome, usage: QueryUsage): Promise<void> {
   const failure = failureOf(outcome);
@@ -94,15 +104,15 @@ async function run(deps: Deps, jobId: string, context: JobContext): Promise<JobR
   const { job, refusal } = started;
   // A retry of a job whose cancel its stopped attempt did not finish: nothing is known of what it processed.
   if (job.cancelRequestedAt) {
-    await end(deps.db, job.id, { status: 'CANCELLED' });
+    await endWithoutResult(deps, job.id, { status: 'CANCELLED' });
     return;
   }
   if (refusal) {
-    await end(deps.db, job.id, { status: 'FAILED', failure: { reason: 'quotaExceeded', message: refusal.message } });
+    await endWithoutResult(deps, job.id, { status: 'FAILED', failure: { reason: 'quotaExceeded', message: refusal.message } });
     return;
   }
   if (!job.projectReachable) {
-    await end(deps.db, job.id, {
+    await endWithoutResult(deps, job.id, {
       status: 'FAILED',
       failure: { reason: 'accessDenied', message: "The query's project is no longer reachable by your tenant" },
     });
@@ -318,7 +328,10 @@ async function endDone(deps: Deps, jobId: string, outcome: QueryOutcome): Promis
 
 /** Out of retries (its worker kept stopping): the job fails rather than staying RUNNING. */
 export async function queryJobGaveUp(deps: Deps, jobId: string): Promise<void> {
-  await end(deps.db, jobId, {
+  // One that ended (DONE among them: its result is its own) is left as it is.
+  const job = await deps.db.queryJob.findUnique({ where: { id: jobId }, select: { status: true } });
+  if (job?.status !== 'PENDING' && job?.status !== 'RUNNING') return;
+  await endWithoutResult(deps, jobId, {
     status: 'FAILED',
     failure: { reason: 'backendError', message: 'The job stopped before it finished, and its retries ran out' },
   });

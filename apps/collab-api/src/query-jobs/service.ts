@@ -161,16 +161,24 @@ function withResults<T extends Pick<QueryJob, 'status' | 'resultsExpireAt'>>(job
   return job;
 }
 
+/** 400 for a run's own time limit past the service's (a dry run refuses it as the run would). */
+export function checkTimeout(
+  config: Pick<Deps['config'], 'COLLAB_QUERY_TIMEOUT_SECONDS'>,
+  timeoutSeconds: number | undefined,
+): void {
+  const limit = config.COLLAB_QUERY_TIMEOUT_SECONDS;
+  if (timeoutSeconds !== undefined && timeoutSeconds > limit) {
+    throw new BadRequestError(`timeout_seconds may be at most ${limit}, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)`);
+  }
+}
+
 /**
  * Queues a run of a saved query: the text must be the saved one, the project still reachable and
  * the tenant's quota not used up (checked under the tenant's usage lock). The job and its queue
  * entry commit together; the entry takes its turn between tenants (scheduling.ts).
  */
 export async function runQuery(deps: QueryJobDeps, actor: Actor, input: RunQueryInput): Promise<{ job_id: string }> {
-  const limit = deps.config.COLLAB_QUERY_TIMEOUT_SECONDS;
-  if (input.timeout_seconds !== undefined && input.timeout_seconds > limit) {
-    throw new BadRequestError(`timeout_seconds may be at most ${limit}, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)`);
-  }
+  checkTimeout(deps.config, input.timeout_seconds);
   const query = await savedQueryToRun(deps.db, actor, input);
   // On one connection, each statement prepared (pg-boss's insert apart): a fraction of an ORM transaction's event-loop time.
   const jobId = await pgTransaction(deps.db, async (client) => {

@@ -205,18 +205,21 @@ describe('maximum_bytes_billed', () => {
 });
 
 describe('timeout_seconds', () => {
-  it('refuses zero, negative, fractional, non-numeric and huge values (422), and one over the service limit (400)', async () => {
-    for (const value of [0, -1, 1.5, 1e20, '10', '', true, null, {}]) {
-      expectValidationError(await run({ timeout_seconds: value }), 'timeout_seconds');
-    }
-    for (const value of [31, 2_147_483_647]) {
-      const res = await run({ timeout_seconds: value });
-      expect({ status: res.status, body: res.body }).toEqual({
-        status: 400,
-        body: { detail: "timeout_seconds may be at most 30, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)" },
-      });
-    }
-  });
+  it.each([false, true])(
+    'refuses zero, negative, fractional, non-numeric and huge values (422), and one over the service limit (400); dry run %p',
+    async (dryRun) => {
+      for (const value of [0, -1, 1.5, 1e20, '10', '', true, null, {}]) {
+        expectValidationError(await run({ timeout_seconds: value, dry_run: dryRun }), 'timeout_seconds');
+      }
+      for (const value of [31, 2_147_483_647]) {
+        const res = await run({ timeout_seconds: value, dry_run: dryRun });
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 400,
+          body: { detail: "timeout_seconds may be at most 30, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)" },
+        });
+      }
+    },
+  );
 
   it("stops a query at the run's own limit, and accepts the service's limit itself", async () => {
     const heavy = 'SELECT count(*) AS n FROM sales.orders, range(20000) x(a), range(20000) y(b) WHERE a + b >= 0';

@@ -122,6 +122,49 @@ describe('kill -9 during a query job, then a restart', () => {
     },
   );
 
+  it('at query_job:result-stored, then cancelled while down: the restart ends it CANCELLED and keeps none of its rows', async () => {
+    const doomed = await start({ ...env, TEST_CRASH_POINT: 'query_job:result-stored' });
+    const exited = once(doomed.child, 'exit');
+    const run = await client(doomed.url, token).call('POST', '/api/v1/queries/run', {
+      query_id: query.id,
+      query_text: query.text,
+    });
+    expect(run.status).toBe(202);
+    const jobId = String(run.body.job_id);
+    expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
+    const stored = `collab_results.r_${jobId.replaceAll('-', '_')}`;
+    const storedRows = async () => {
+      const catalog = await openWarehouseCatalog(dataDir);
+      try {
+        return await catalog.run(`SELECT count(*) FROM ${stored}`).then(
+          () => true,
+          () => false,
+        );
+      } finally {
+        catalog.close();
+      }
+    };
+    expect(await storedRows()).toBe(true);
+    // What POST .../cancel writes for a RUNNING job, while no process runs it.
+    await db.queryJob.update({ where: { id: jobId }, data: { cancelRequestedAt: new Date() } });
+
+    const restarted = await start(env);
+    try {
+      const job = await until(
+        async () => (await client(restarted.url, token).call('GET', `/api/v1/query-jobs/${jobId}`)).body,
+        (body) => body.status !== 'PENDING' && body.status !== 'RUNNING',
+        'the query job',
+      );
+      expect(job).toMatchObject({ status: 'CANCELLED', results_expire_at: null });
+      expect(await restarted.stop()).toBe(0);
+    } finally {
+      if (restarted.child.exitCode === null) await restarted.stop();
+    }
+    // No result: nothing would ever sweep rows left behind (the sweep follows results_expire_at).
+    expect(await storedRows()).toBe(false);
+    expect(await db.queryCost.count({ where: { queryJobId: jobId } })).toBe(0);
+  });
+
   it.each([
     ['query_job:stopped', 0],
     ['query_job:stopped-recorded', 1],
