@@ -4,8 +4,36 @@
  */
 import type { Field } from '../adapters/warehouse/index.js';
 
-/** How much of the file is read for it: a first record longer than this is taken for data. */
-export const HEADER_PROBE_BYTES = 64 * 1024;
+/**
+ * How much of the file is read for it: a first record longer than this is taken for data. A header
+ * of the widest table (10,000 columns of 300-character names, quoted, with spaces around) fits:
+ * 64 KB took a header of 250 long names for a row of data.
+ */
+export const HEADER_PROBE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Where the first record of CSV text ends (the index of the line break after it), scanning on from
+ * `scan` (what an earlier call returned, for text that has grown since): -1 while it has not ended.
+ * Linear over the text however often it is called, as a file is read a chunk at a time.
+ */
+export function firstRecordEnd(text: string, scan: FirstRecordScan): number {
+  for (; scan.at < text.length; scan.at++) {
+    const c = text.charCodeAt(scan.at);
+    if (c === QUOTE) scan.quoted = !scan.quoted;
+    else if (!scan.quoted && (c === LF || c === CR)) return scan.at;
+  }
+  return -1;
+}
+
+/** Where firstRecordEnd's scan stands: how far it has read, and whether it is inside quotes (a doubled quote flips twice). */
+export interface FirstRecordScan {
+  at: number;
+  quoted: boolean;
+}
+
+const QUOTE = 0x22;
+const LF = 0x0a;
+const CR = 0x0d;
 
 /**
  * The first record of CSV text (comma-delimited, `"`-quoted, quotes doubled inside, quoted

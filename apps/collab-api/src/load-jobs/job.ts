@@ -11,6 +11,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { AppError } from '@repo/errors';
 import { LocalObjectStorage } from '@repo/storage';
 import type { Field, LoadResult, PreparedLoad, TableRef } from '../adapters/warehouse/index.js';
@@ -31,7 +32,7 @@ import {
   inTurn,
   requireNoChangeUnderWay,
 } from '../warehouse-changes/index.js';
-import { firstCsvRecord, HEADER_PROBE_BYTES, isHeader } from './csv-header.js';
+import { firstCsvRecord, firstRecordEnd, type FirstRecordScan, HEADER_PROBE_BYTES, isHeader } from './csv-header.js';
 
 /** Thrown into the load when a cancel was asked for. */
 class Cancelled extends Error {}
@@ -55,13 +56,15 @@ export async function runLoadJob(deps: Deps, loadJobId: string, context: JobCont
     return finish(deps, job, { status: 'Completed', result: committed });
   }
 
-  let change;
+  let turn;
   try {
-    change = await takeTurn(deps, table);
+    turn = await takeTurn(deps, table);
   } catch (error) {
     if (error instanceof LoadFailure) return finish(deps, job, failed(error));
     throw error;
   }
+  // The table as its turn found it: a PATCH before the turn (a column made private) is kept, and none comes during it.
+  const { change, table: inTurnTable } = turn;
   const cancel = new AbortController();
   const signal = AbortSignal.any([cancel.signal, context.signal]);
   const watch = watchJob(deps, job, change.id, cancel);
@@ -69,18 +72,18 @@ export async function runLoadJob(deps: Deps, loadJobId: string, context: JobCont
   let result: LoadResult | undefined;
   try {
     await applyChange(changeDeps(deps), change, async () => {
-      const prepared = await deps.warehouse.prepareLoad(ref, {
+      const prepared = await deps.warehouse.prepareLoad(tableRef(inTurnTable), {
         loadId: job.id,
         format: job.sourceFormat,
         disposition: job.writeDisposition,
-        fields: fieldsOf(table),
+        fields: fieldsOf(inTurnTable),
         autodetect: job.autodetect,
-        csvHeader: job.sourceFormat === 'CSV' && !job.autodetect ? await headerOf(deps, job, table) : undefined,
+        csvHeader: job.sourceFormat === 'CSV' && !job.autodetect ? await headerOf(deps, job, inTurnTable) : undefined,
         source: { uri: job.sourceUri, localFile: () => localCopy(deps, job, workDir) },
         signal,
       });
       deps.crashPoint('load_job:prepared');
-      result = await commitLoad(deps, table, change.id, prepared, signal);
+      result = await commitLoad(deps, inTurnTable, change.id, prepared, signal);
       deps.crashPoint('load_job:committed');
     });
   } catch (error) {
@@ -109,8 +112,10 @@ export async function loadJobGaveUp(deps: Deps, loadJobId: string, reason: strin
     if (committed.fields) await adoptColumns(deps, table, committed.fields);
     return finish(deps, job, { status: 'Completed', result: committed });
   }
+  // The reason is the last attempt's error: logged, not shown (it may name the service's own code and database).
+  deps.logger.warn({ loadJobId, reason }, 'load job out of retries');
   const failure = new LoadFailure(
-    `The load stopped before it finished (${reason}) and was tried again until the retries ran out; nothing was loaded`,
+    'The load stopped before it finished and was tried again until the retries ran out; nothing was loaded',
   );
   await finish(deps, job, failed(failure));
 }
@@ -120,7 +125,7 @@ type Outcome =
   | { status: 'Failed'; details: { message: string; problems: LoadFailure['problems']; problem_count: number } }
   | { status: 'Cancelled' };
 
-function failed(error: Error): Outcome {
+function failed(error: LoadFailure | AppError): Outcome {
   const problems = error instanceof LoadFailure ? error.problems : [];
   const count = error instanceof LoadFailure ? error.problemCount : 0;
   return { status: 'Failed', details: { message: error.message, problems, problem_count: count } };
@@ -147,7 +152,7 @@ async function finish(deps: Deps, job: LoadJob, outcome: Outcome): Promise<void>
 /**
  * The table's turn in the outbox: a change whose plan leaves the columns as they are (all a
  * reconciler may do if the process stops before the load changes them), waiting while another
- * change of the table or its dataset is under way.
+ * change of the table or its dataset is under way; with the table as read under its lock.
  */
 async function takeTurn(deps: Deps, table: Table) {
   const tenant = { tenantId: table.tenantId };
@@ -157,7 +162,7 @@ async function takeTurn(deps: Deps, table: Table) {
     if (!current) throw new LoadFailure('The table was deleted; nothing was loaded');
     await requireNoChangeUnderWay(tx, { changing: table.id, relyingOn: [table.datasetId] });
     const fields = fieldsOf(current);
-    return addChange(
+    const change = await addChange(
       tx,
       {
         kind: 'update_table',
@@ -169,6 +174,7 @@ async function takeTurn(deps: Deps, table: Table) {
       },
       deps.config.COLLAB_WAREHOUSE_LEASE_SECONDS,
     );
+    return { change, table: current };
   });
 }
 
@@ -256,18 +262,26 @@ function watchJob(deps: Deps, job: LoadJob, changeId: string, cancel: AbortContr
 /** The CSV file's first record when it names the table's columns (see csv-header.ts); undefined when it is data. */
 async function headerOf(deps: Deps, job: LoadJob, table: Table): Promise<string[] | undefined> {
   const { stream } = await deps.storage.open(job.storageKey);
+  const decoder = new StringDecoder('utf8');
+  const scan: FirstRecordScan = { at: 0, quoted: false };
   let text = '';
-  let record: string[] | undefined;
+  let end = -1;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      text += chunk.toString('utf8');
-      record = firstCsvRecord(text.slice(0, HEADER_PROBE_BYTES));
-      if (record || text.length >= HEADER_PROBE_BYTES) break;
+      text += decoder.write(chunk);
+      end = firstRecordEnd(text, scan);
+      if (end >= 0 || text.length >= HEADER_PROBE_BYTES) break;
     }
   } finally {
     stream.destroy();
   }
-  record ??= text.length < HEADER_PROBE_BYTES ? firstCsvRecord(text, true) : undefined;
+  // Parsed once, when its end is known (or the file ended first).
+  const record =
+    end >= 0 && end < HEADER_PROBE_BYTES
+      ? firstCsvRecord(text.slice(0, end + 1))
+      : text.length < HEADER_PROBE_BYTES
+        ? firstCsvRecord(text, true)
+        : undefined;
   // Names as DuckDB's reader takes a header's: without the spaces around them.
   return record && isHeader(record, fieldsOf(table)) ? record.map((name) => name.trim()) : undefined;
 }

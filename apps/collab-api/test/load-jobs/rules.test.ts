@@ -17,7 +17,7 @@ import {
   keepingNullable,
 } from '../../src/adapters/warehouse/load/rules.js';
 import { matchColumns } from '../../src/adapters/warehouse/load/staging.js';
-import { firstCsvRecord, isHeader } from '../../src/load-jobs/csv-header.js';
+import { firstCsvRecord, firstRecordEnd, isHeader } from '../../src/load-jobs/csv-header.js';
 import { formatOfFileName, keySafeFileName } from '../../src/load-jobs/formats.js';
 import { keepingPrivateFlags } from '../../src/tables/fields.js';
 
@@ -176,6 +176,17 @@ describe('CSV headers', () => {
     expect(firstCsvRecord('\uFEFFa,"b,c","d\n""e"""\nnext')).toEqual(['a', 'b,c', 'd\n"e"']);
     expect(firstCsvRecord('a,"open')).toBeUndefined();
     expect(firstCsvRecord('a,b', true)).toEqual(['a', 'b']);
+  });
+
+  it('finds where the first record ends, a chunk at a time, line breaks in quotes skipped', () => {
+    const scan = { at: 0, quoted: false };
+    let text = 'a,"b\n';
+    expect(firstRecordEnd(text, scan)).toBe(-1);
+    text += 'c""d",e';
+    expect(firstRecordEnd(text, scan)).toBe(-1);
+    text += '\r\nnext\n';
+    expect(firstRecordEnd(text, scan)).toBe(text.indexOf('\r'));
+    expect(firstCsvRecord(text.slice(0, scan.at + 1))).toEqual(['a', 'b\nc"d', 'e']);
   });
 
   it('takes a first record for a header when it names columns of the table, each once', () => {

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 // avsc is CommonJS: its functions hang off the default export under Node's ESM.
 import avsc from 'avsc';
+import { bigLong } from '../avro-long.js';
 import type { Field, FieldType } from '../schema.js';
 import { readLines, stageObjects } from './json.js';
 import { LoadFailure } from './problems.js';
@@ -45,7 +46,10 @@ export const readAvro: Reader = async (sql, file, options) => {
 async function readAvroAsLines(sql: Parameters<Reader>[0], file: string, ndjson: string, options: Parameters<Reader>[2]) {
   let columns: Column[] | undefined;
   try {
-    const decoder = avsc.createFileDecoder(file);
+    // Longs as BigInts (avsc's own are numbers, and refuse a value past 2^53): every digit is loaded.
+    const decoder = avsc.createFileDecoder(file, {
+      parseHook: (schema: unknown) => avsc.Type.forSchema(schema as avsc.Schema, { registry: { long: bigLong } }),
+    });
     const out = createWriteStream(ndjson);
     // The schema as the file wrote it: the decoder's type leaves out logical types it was not given.
     decoder.on('metadata', (_type: unknown, _codec: unknown, header: { meta: Record<string, Buffer> }) => {
@@ -56,7 +60,7 @@ async function readAvroAsLines(sql: Parameters<Reader>[0], file: string, ndjson:
     });
     for await (const record of decoder as AsyncIterable<Record<string, unknown>>) {
       const line = Object.fromEntries(columns!.map((column) => [column.key, column.toJson(record[column.key])]));
-      if (!out.write(`${JSON.stringify(line)}\n`)) await once(out, 'drain');
+      if (!out.write(`${JSON.stringify(line, exactIntegers)}\n`)) await once(out, 'drain');
     }
     out.end();
     await once(out, 'close');
@@ -161,7 +165,13 @@ function scalar(schema: AvroSchema): { type: FieldType; toJson: (value: unknown)
 }
 
 function isoTimestamp(value: unknown, perMillisecond: number): string | undefined {
-  return typeof value === 'number' ? new Date(value / perMillisecond).toISOString() : undefined;
+  const time = typeof value === 'bigint' ? Number(value) : value;
+  return typeof time === 'number' ? new Date(time / perMillisecond).toISOString() : undefined;
+}
+
+/** JSON.stringify's replacer: a BigInt as a JSON number of all its digits (Node's JSON.rawJSON; TypeScript's lib lacks it). */
+function exactIntegers(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(value.toString()) : value;
 }
 
 /** An Avro decimal: a big-endian two's-complement integer, `scale` digits after the point. */

@@ -86,17 +86,17 @@ export const readJson: Reader = async (sql, file, options) => {
     UNION ALL
     SELECT ${line}, NULL, CASE WHEN NOT json_valid(line) THEN 'invalid JSON' ELSE 'not a JSON object (one object per line)' END
       FROM lines WHERE trim(line) <> '' AND (NOT json_valid(line) OR json_type(CAST(line AS JSON)) <> 'OBJECT')
+    UNION ALL
+    SELECT ${line}, NULL, 'two keys name one column (they differ only in case)'
+      FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT'
+       AND len(list_distinct(list_transform(json_keys(line), k -> lower(k)))) < len(list_distinct(json_keys(line)))
     ${
       known === undefined
         ? ''
         : `UNION ALL
     SELECT row_no, key, 'the table has no column of this name' FROM (
       SELECT ${line} AS row_no, unnest(list_filter(json_keys(line), k -> NOT list_contains([${known}], lower(k)))) AS key
-        FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT')
-    UNION ALL
-    SELECT ${line}, NULL, 'two keys name one column (they differ only in case)'
-      FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT'
-       AND len(list_distinct(list_transform(json_keys(line), k -> lower(k)))) < len(list_distinct(json_keys(line)))`
+        FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT')`
     }`;
   const [{ count }] = (await rowsOf(sql, `SELECT count(*)::INTEGER AS count FROM (${problems})`)) as [{ count: number }];
   if (count > 0) {
@@ -114,14 +114,20 @@ export const readJson: Reader = async (sql, file, options) => {
   return { fields, declaredModes: false };
 };
 
-/** Per field, the keys of the file's objects that name it (in any case; a line has one at most, checked above). */
+/**
+ * Per field, the keys of the file's objects that name it (in any case; a line has one at most,
+ * checked above). Keys are folded by DuckDB's lower(), as the checks above fold them: JavaScript's
+ * folds `İD` to `i̇d`, so a key DuckDB took for `id` filled no column.
+ */
 async function spellingsOf(sql: Parameters<Reader>[0], fields: Field[]): Promise<string[][]> {
   const rows = await rowsOf(
     sql,
-    `SELECT DISTINCT unnest(json_keys(line)) AS key FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT'`,
+    `SELECT key, lower(key) AS folded FROM (
+       SELECT DISTINCT unnest(json_keys(line)) AS key FROM lines WHERE json_valid(line) AND json_type(CAST(line AS JSON)) = 'OBJECT')`,
   );
+  // Column names are ASCII letters, digits and underscores: both languages fold them alike.
   const spellings = new Map(fields.map((field) => [field.name.toLowerCase(), [] as string[]]));
-  for (const { key } of rows) spellings.get(String(key).toLowerCase())?.push(String(key));
+  for (const { key, folded } of rows) spellings.get(String(folded))?.push(String(key));
   // A key no line has: its own name, whose value is null in every line.
   return fields.map((field) => {
     const found = spellings.get(field.name.toLowerCase())!;

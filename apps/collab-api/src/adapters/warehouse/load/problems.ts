@@ -19,11 +19,24 @@ export class LoadFailure extends Error {
   readonly problemCount: number;
 
   constructor(message: string, problems: LoadProblem[] = [], problemCount = problems.length) {
-    super(message);
+    super(storable(message));
     this.name = 'LoadFailure';
-    this.problems = problems.slice(0, PROBLEMS_LISTED);
+    this.problems = problems.slice(0, PROBLEMS_LISTED).map((problem) => ({
+      ...problem,
+      column: problem.column === null ? null : storable(problem.column),
+      reason: storable(problem.reason),
+    }));
     this.problemCount = problemCount;
   }
+}
+
+/**
+ * Text of the file (a value, a key) quoted in a problem, as Postgres stores it in the job's
+ * error_details: a NUL written out (jsonb refuses it, and the job's end failed until its retries
+ * ran out), a lone surrogate as U+FFFD.
+ */
+function storable(text: string): string {
+  return text.toWellFormed().replaceAll('\u0000', '\\u0000');
 }
 
 /** The failure for a file with `count` problems, of which `first` are the first few in file order. */
