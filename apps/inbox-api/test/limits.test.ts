@@ -1,7 +1,8 @@
 import { once } from 'node:events';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { MAX_JSON_CONTAINERS } from '@repo/http';
+import { statusLineBeforeBody } from '@repo/testing';
 import { createTestContext, type TestContext } from './context.js';
 
 // The tests differ only in settings: each runs its own app instance (with its own in-process
@@ -40,17 +41,7 @@ describe('API keys (INBOX_API_KEYS)', () => {
     const ctx = await base.replica({ INBOX_API_KEYS: 'key-one' });
     const server = ctx.app.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    /** The status line answered to a POST that declares 40 MB of JSON and sends its first bytes only. */
-    const statusLine = async (path: string) => {
-      const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
-      await once(socket, 'connect');
-      let answer = '';
-      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40000000\r\n\r\n[{},`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      socket.destroy();
-      return answer.split('\r\n')[0];
-    };
+    const statusLine = (path: string) => statusLineBeforeBody((server.address() as AddressInfo).port, path);
     try {
       expect(await statusLine('/v1/messages')).toBe('HTTP/1.1 401 Unauthorized');
       expect(await statusLine('/nowhere')).toBe('HTTP/1.1 404 Not Found');

@@ -5,15 +5,13 @@
  * carried, so the tests see that every call of a caller's request or session presents that
  * caller's key, and nothing else.
  */
-import { once } from 'node:events';
-import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createLogger, createMetrics, type RunningServer, serve } from '@repo/http';
-import { entryCommand } from '@repo/testing';
+import { entryCommand, statusLineBeforeBody } from '@repo/testing';
 import { InboxApiClient } from '../src/api-client.js';
 import { buildHttpApp } from '../src/http-app.js';
 import { createMcpServer } from '../src/mcp-server.js';
@@ -188,20 +186,7 @@ describe.each(['http', 'sse'] as const)('a key scoped to one inbox, over %s', (t
 });
 
 describe.each(['http', 'sse'] as const)('a request without a key, over %s', (transport) => {
-  /** The status line answered to a POST that declares 40 MB of JSON and sends its first bytes only. */
-  async function statusLine(base: string, path: string): Promise<string | undefined> {
-    const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
-    await once(socket, 'connect');
-    let answer = '';
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-    socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
-        'Accept: application/json, text/event-stream\r\nContent-Length: 40000000\r\n\r\n[{},{},',
-    );
-    await delay(500);
-    socket.destroy();
-    return answer.split('\r\n')[0];
-  }
+  const statusLine = (base: string, path: string) => statusLineBeforeBody(Number(new URL(base).port), path);
 
   it('is refused before its body is read (no one without a key makes the process parse 50 MB), as is a path of nothing', async () => {
     const base = await startMcp(transport);

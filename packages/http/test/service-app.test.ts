@@ -1,10 +1,11 @@
 import { once } from 'node:events';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
 import { pino } from 'pino';
 import request from 'supertest';
 import { z } from 'zod';
+import { statusLineBeforeBody } from '@repo/testing';
 import { collabErrorFormat, inboxErrorFormat, NotFoundError, UnauthorizedError } from '@repo/errors';
 import { createMetrics, createServiceApp, OpenAPIRegistry, type ServiceAppOptions } from '../src/index.js';
 import { MAX_JSON_CONTAINERS } from '../src/well-formed.js';
@@ -204,24 +205,12 @@ describe('request handling', () => {
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
-    /** Sends the head of a request that declares 40 MB and the first bytes of it, then waits: the status line, if one comes. */
-    const statusLine = async (path: string, headers = '') => {
-      const socket = net.connect(port, '127.0.0.1');
-      await once(socket, 'connect');
-      let answer = '';
-      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-      socket.write(
-        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}Content-Length: 40000000\r\n\r\n[{},`,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      socket.destroy();
-      return answer.split('\r\n')[0];
-    };
+    const statusLine = (path: string, headers?: Record<string, string>) => statusLineBeforeBody(port, path, { headers });
     try {
       expect(await statusLine('/v1/things')).toBe('HTTP/1.1 401 Unauthorized');
       expect(await statusLine('/elsewhere')).toBe('HTTP/1.1 404 Not Found');
       // With a key the body is read: body-parser answers (413 past the limit) only once all of it has come.
-      expect(await statusLine('/v1/things', 'Authorization: Bearer k\r\n')).toBe('');
+      expect(await statusLine('/v1/things', { Authorization: 'Bearer k' })).toBe('');
     } finally {
       server.close();
     }

@@ -6,3 +6,4 @@ export { entryCommand, runToExit, type ServiceProcess, startService } from './pr
 export { readmePath, readmeSection, replaceSection } from './readme.js';
 export { describeSchemaDrift } from './schema-drift.js';
 export { checkOpenApiDocument, type OpenApiCheck } from './openapi-check.js';
+export { statusLineBeforeBody } from './requests.js';
