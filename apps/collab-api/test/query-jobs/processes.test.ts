@@ -90,48 +90,54 @@ describe('kill -9 during a query job, then a restart', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it.each(['query_job:result-stored', 'query_job:done'])(
-    'at %s: the job ends DONE with its whole result, charged once',
-    async (point) => {
-      const doomed = await start({ ...env, TEST_CRASH_POINT: point });
-      const exited = once(doomed.child, 'exit');
-      const run = await client(doomed.url, token).call('POST', '/api/v1/queries/run', {
-        query_id: query.id,
-        query_text: query.text,
-      });
-      expect(run.status).toBe(202);
-      const jobId = String(run.body.job_id);
-      expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
-
-      const restarted = await start(env);
-      try {
-        const restartedApi = client(restarted.url, token);
-        const job = await until(
-          async () => (await restartedApi.call('GET', `/api/v1/query-jobs/${jobId}`)).body,
-          (body) => body.status !== 'PENDING' && body.status !== 'RUNNING',
-          'the query job',
-        );
-        expect(job).toMatchObject({ status: 'DONE', total_rows: 1 });
-        const results = (await restartedApi.call('GET', `/api/v1/query-jobs/${jobId}/results`)).body;
-        expect(results).toMatchObject({ total_rows: 1, rows: [{ data: { n: ROWS, total: (ROWS * (ROWS - 1)) / 2 } }] });
-        expect(await db.queryCost.count({ where: { queryJobId: jobId } })).toBe(1);
-        expect(await restarted.stop()).toBe(0);
-      } finally {
-        if (restarted.child.exitCode === null) await restarted.stop();
-      }
-    },
-  );
-
-  it('at query_job:result-stored, then cancelled while down: the restart ends it CANCELLED and keeps none of its rows', async () => {
-    const doomed = await start({ ...env, TEST_CRASH_POINT: 'query_job:result-stored' });
+  /** Runs the saved query on a server killed at `point`; answers the job's id once the process is gone. */
+  async function runKilledAt(point: string): Promise<string> {
+    const doomed = await start({ ...env, TEST_CRASH_POINT: point });
     const exited = once(doomed.child, 'exit');
     const run = await client(doomed.url, token).call('POST', '/api/v1/queries/run', {
       query_id: query.id,
       query_text: query.text,
     });
     expect(run.status).toBe(202);
-    const jobId = String(run.body.job_id);
     expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
+    return String(run.body.job_id);
+  }
+
+  /** Restarts the service, waits until the job has ended, hands `check` its API and the job, and stops it cleanly. */
+  async function afterRestart(
+    jobId: string,
+    check: (api: ReturnType<typeof client>, job: Record<string, unknown>) => Promise<void>,
+  ) {
+    const restarted = await start(env);
+    try {
+      const api = client(restarted.url, token);
+      const job = await until(
+        async () => (await api.call('GET', `/api/v1/query-jobs/${jobId}`)).body,
+        (body) => body.status !== 'PENDING' && body.status !== 'RUNNING',
+        'the query job',
+      );
+      await check(api, job);
+      expect(await restarted.stop()).toBe(0);
+    } finally {
+      if (restarted.child.exitCode === null) await restarted.stop();
+    }
+  }
+
+  it.each(['query_job:result-stored', 'query_job:done'])(
+    'at %s: the job ends DONE with its whole result, charged once',
+    async (point) => {
+      const jobId = await runKilledAt(point);
+      await afterRestart(jobId, async (api, job) => {
+        expect(job).toMatchObject({ status: 'DONE', total_rows: 1 });
+        const results = (await api.call('GET', `/api/v1/query-jobs/${jobId}/results`)).body;
+        expect(results).toMatchObject({ total_rows: 1, rows: [{ data: { n: ROWS, total: (ROWS * (ROWS - 1)) / 2 } }] });
+        expect(await db.queryCost.count({ where: { queryJobId: jobId } })).toBe(1);
+      });
+    },
+  );
+
+  it('at query_job:result-stored, then cancelled while down: the restart ends it CANCELLED and keeps none of its rows', async () => {
+    const jobId = await runKilledAt('query_job:result-stored');
     const stored = `collab_results.r_${jobId.replaceAll('-', '_')}`;
     const storedRows = async () => {
       const catalog = await openWarehouseCatalog(dataDir);
@@ -147,19 +153,10 @@ describe('kill -9 during a query job, then a restart', () => {
     expect(await storedRows()).toBe(true);
     // What POST .../cancel writes for a RUNNING job, while no process runs it.
     await db.queryJob.update({ where: { id: jobId }, data: { cancelRequestedAt: new Date() } });
-
-    const restarted = await start(env);
-    try {
-      const job = await until(
-        async () => (await client(restarted.url, token).call('GET', `/api/v1/query-jobs/${jobId}`)).body,
-        (body) => body.status !== 'PENDING' && body.status !== 'RUNNING',
-        'the query job',
-      );
+    await afterRestart(jobId, (_api, job) => {
       expect(job).toMatchObject({ status: 'CANCELLED', results_expire_at: null });
-      expect(await restarted.stop()).toBe(0);
-    } finally {
-      if (restarted.child.exitCode === null) await restarted.stop();
-    }
+      return Promise.resolve();
+    });
     // No result: nothing would ever sweep rows left behind (the sweep follows results_expire_at).
     expect(await storedRows()).toBe(false);
     expect(await db.queryCost.count({ where: { queryJobId: jobId } })).toBe(0);
