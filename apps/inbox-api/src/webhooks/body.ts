@@ -83,17 +83,17 @@ export function fieldText(body: WebhookBody, name: string, charset = 'utf-8'): s
  * UTF-8, else windows-1252.
  */
 export function decodeText(bytes: Buffer, charset: string): string {
-  const label = charset.trim().toLowerCase() || 'utf-8';
-  if (!isKnownCharset(label)) return isUtf8(bytes) ? bytes.toString('utf8') : new TextDecoder('windows-1252').decode(bytes);
-  return new TextDecoder(label).decode(bytes);
+  const decoder = decoderOf(charset.trim().toLowerCase() || 'utf-8');
+  if (decoder) return decoder.decode(bytes);
+  return isUtf8(bytes) ? bytes.toString('utf8') : new TextDecoder('windows-1252').decode(bytes);
 }
 
-function isKnownCharset(label: string): boolean {
+/** TextDecoder's decoder for a label, or undefined for a label it does not know. */
+function decoderOf(label: string) {
   try {
-    new TextDecoder(label);
-    return true;
+    return new TextDecoder(label);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
