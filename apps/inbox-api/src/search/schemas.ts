@@ -2,6 +2,17 @@ import { z } from 'zod';
 import { messageFilters } from '../messages/schemas.js';
 import { id, pageOf, pageQuery, timestamp } from '../shared/schemas.js';
 
+/**
+ * Postgres parses `q` (websearch_to_tsquery) with a stack of 32 operators: each `-` of a run that
+ * only spaces and ( ) ! | & < separate nests one more negation, and 33 of them fail the statement
+ * ("tsquery stack too small"). Half of that leaves room for what else the text nests.
+ */
+export const MAX_NEGATIONS_IN_A_ROW = 16;
+
+export function negationsTooDeep(q: string): boolean {
+  return (q.match(/[-\s()!|&<]+/g) ?? []).some((run) => run.split('-').length - 1 > MAX_NEGATIONS_IN_A_ROW);
+}
+
 export const searchQuery = z
   .object({
     q: z
@@ -10,6 +21,9 @@ export const searchQuery = z
       .min(1)
       .max(200)
       .regex(/^[^\p{Cc}]*$/u, { error: 'Must not contain control characters' })
+      .refine((q) => !negationsTooDeep(q), {
+        error: `Must not hold more than ${MAX_NEGATIONS_IN_A_ROW} \`-\` (negations) in a row (spaces and ( ) ! | & < between them do not break the row)`,
+      })
       .meta({
         description:
           'Words to find (web-search syntax: `"a phrase"`, `-word`, `or`), also matched as a case-insensitive substring ' +

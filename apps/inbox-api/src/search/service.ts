@@ -21,6 +21,10 @@ interface ScoredRow {
   created_at: Date | null;
   oldest_at: Date;
   oldest_id: string;
+  newest_at: Date;
+  newest_id: string;
+  /** Whether the substring part ran: the full-text matches were at most the candidates. */
+  substring_ran: boolean;
   total: number;
   matched: number;
   /** Null on the row read past the page (it only tells that a next page exists). */
@@ -46,8 +50,12 @@ interface MessageColumns {
  */
 export const SEARCH_CANDIDATES = 200;
 
-/** The page_token's key: the item's (score, created_at, id), then the oldest candidate's (created_at, id). */
-const KEY_SHAPE = ['number', 'date', 'uuid', 'date', 'uuid'] as const;
+/**
+ * The page_token's key: the item's (score, created_at, id); then what the first page fixed of the
+ * pages after it: its oldest and newest candidates' (created_at, id), whether its substring part
+ * ran, and whether more matched than it ranked.
+ */
+const KEY_SHAPE = ['number', 'date', 'uuid', 'date', 'uuid', 'date', 'uuid', 'boolean', 'boolean'] as const;
 
 /**
  * One search over every inbox of the scope (or those named, each within it: 404 otherwise),
@@ -57,8 +65,9 @@ const KEY_SHAPE = ['number', 'date', 'uuid', 'date', 'uuid'] as const;
  * index, for parts of words and addresses). The newest SEARCH_CANDIDATES matches are ranked:
  * ts_rank_cd normalised to [0, 1) (subject words weigh more), plus SUBSTRING_BONUS for the exact
  * text; ties newest first. `total` counts them, `total_is_lower_bound` says more match. Paged by
- * keyset on (score, created_at, id), the token also fixing the oldest candidate so that later
- * pages rank the same set (messages arriving meanwhile only add to it), or by offset.
+ * keyset on (score, created_at, id), the token also fixing the first page's range of candidates
+ * (its oldest and newest) and whether its substring part ran, so that later pages rank the same
+ * set, whatever arrives meanwhile (newer mail waits for a new search), or by offset.
  *
  * A word in about 1 % of messages would read every match's row (the GIN bitmap) or test ten thousands
  * newest first: the full-text matches are looked for among the newest messages first (windowStart,
@@ -79,7 +88,7 @@ export async function search(
   const inboxIds = await inboxesToSearch(db, scope, query.inbox_ids);
   const key = decodePageToken(query, 'search', KEY_SHAPE);
   if (inboxIds.length === 0) return { ...page([], 0), total_is_lower_bound: false };
-  // Later pages are bounded by the token's oldest candidate already.
+  // Later pages are bounded by the range of candidates their token fixes.
   const start = key ? null : windowStart === undefined ? await estimatedWindowStart(db, query.q, candidateCount) : windowStart;
   const tsquery = Prisma.sql`websearch_to_tsquery(${CONFIG}, ${query.q})`;
   const pattern = containsPattern(query.q);
@@ -89,10 +98,18 @@ export async function search(
   if (query.labels) {
     filters.push(Prisma.sql`EXISTS (SELECT FROM messages m WHERE m.id = s.message_id AND m.labels @> ${query.labels}::text[])`);
   }
-  // Later pages rank the candidates of the first: those not older than its oldest.
-  if (key) filters.push(Prisma.sql`(s.created_at, s.message_id) >= (${key[3]}::timestamptz, ${key[4]}::uuid)`);
+  // Later pages rank the candidates of the first: those from its oldest to its newest.
+  if (key) {
+    filters.push(Prisma.sql`(s.created_at, s.message_id) >= (${key[3]}::timestamptz, ${key[4]}::uuid)`);
+    filters.push(Prisma.sql`(s.created_at, s.message_id) <= (${key[5]}::timestamptz, ${key[6]}::uuid)`);
+  }
   const where = Prisma.join(filters, ' AND ');
-  const limit = key ? Prisma.empty : Prisma.sql`LIMIT ${candidateCount + 1}`;
+  // A later page ranks at most twice the candidates: the first page's, and room for mail that committed
+  // among them after it; a forged token that widens the range gets no more.
+  const bound = key ? 2 * candidateCount : candidateCount;
+  const limit = Prisma.sql`LIMIT ${key ? bound : candidateCount + 1}`;
+  // The first page runs the substring part when the full-text matches are all among its candidates; later pages as it did.
+  const substringRuns = key ? Prisma.sql`${key[7]}::boolean` : Prisma.sql`(SELECT count(*) FROM full_text) <= ${candidateCount}`;
   const skip = key ? 0 : (query.offset ?? 0);
   const fullTextMatches = (condition: Prisma.Sql) => Prisma.sql`
       SELECT s.message_id, s.created_at, s.ctid AS tid FROM message_search s
@@ -111,7 +128,7 @@ export async function search(
     WITH ${fullText}, substring AS MATERIALIZED (
       -- Runs only when full_text holds every full-text match: leaving those out de-duplicates.
       SELECT s.message_id, s.created_at, s.ctid AS tid FROM message_search s
-       WHERE (SELECT count(*) FROM full_text) <= ${candidateCount} AND ${where} AND s.search_text LIKE ${pattern}
+       WHERE ${substringRuns} AND ${where} AND s.search_text LIKE ${pattern}
          AND (s.search_vector @@ ${tsquery}) IS NOT TRUE
        ORDER BY s.created_at DESC, s.message_id DESC ${limit}
     ), matches AS MATERIALIZED (
@@ -119,9 +136,11 @@ export async function search(
        ORDER BY created_at DESC, message_id DESC ${limit}
     ), candidates AS MATERIALIZED (
       SELECT * FROM matches
-       ORDER BY created_at DESC, message_id DESC ${key ? Prisma.empty : Prisma.sql`LIMIT ${candidateCount}`}
+       ORDER BY created_at DESC, message_id DESC LIMIT ${bound}
     ), oldest AS (
       SELECT created_at, message_id FROM candidates ORDER BY created_at, message_id LIMIT 1
+    ), newest AS (
+      SELECT created_at, message_id FROM candidates ORDER BY created_at DESC, message_id DESC LIMIT 1
     ), scored AS (
       -- Back to each candidate's row by its tid (no index lookup): the statement's one snapshot sees the same row.
       SELECT c.message_id AS id, c.created_at,
@@ -130,9 +149,10 @@ export async function search(
         FROM candidates c JOIN message_search s ON s.ctid = c.tid
     )
     SELECT p.id, p.score, p.created_at, o.created_at AS oldest_at, o.message_id AS oldest_id,
+           n.created_at AS newest_at, n.message_id AS newest_id, ${substringRuns} AS substring_ran,
            (SELECT count(*) FROM candidates)::int AS total, (SELECT count(*) FROM matches)::int AS matched,
            ${messageJson(query.q)} AS message
-      FROM oldest o
+      FROM oldest o CROSS JOIN newest n
       LEFT JOIN LATERAL (
         SELECT *, row_number() OVER (ORDER BY score DESC, created_at DESC, id DESC) AS position FROM scored
          ${key ? Prisma.sql`WHERE (score, created_at, id) < (${key[0]}::float8, ${key[1]}::timestamptz, ${key[2]}::uuid)` : Prisma.empty}
@@ -144,7 +164,7 @@ export async function search(
      ORDER BY p.position`;
   const first = rows[0];
   const total = first?.total ?? 0;
-  const totalIsLowerBound = (first?.matched ?? 0) > total;
+  const totalIsLowerBound = key ? (key[8] as boolean) : (first?.matched ?? 0) > total;
   const scored = rows.filter((row): row is ScoredRow & { id: string; score: number; created_at: Date } => row.id !== null);
   const { items, next } = keysetPage(scored, query.limit, 'search', (row) => [
     row.score,
@@ -152,6 +172,10 @@ export async function search(
     row.id,
     row.oldest_at,
     row.oldest_id,
+    row.newest_at,
+    row.newest_id,
+    row.substring_ran,
+    totalIsLowerBound,
   ]);
   const results = items.flatMap((row) => (row.message ? [toResult(row, row.message, query.q)] : []));
   return { ...page(results, total, next), total_is_lower_bound: totalIsLowerBound };

@@ -5,7 +5,9 @@ import { paginationQuery } from '@repo/http';
 /**
  * Paging of every list: `limit` with `offset` (and `total`), as lists always took them, or a
  * cursor: `page_token` in, `next_page_token` out. A cursor is the sort key of the last item of the
- * page before (keyset), so pages neither skip nor repeat items when others are written meanwhile.
+ * page before (keyset), so pages neither skip nor repeat items when others are written meanwhile;
+ * an item whose sort key changes meanwhile (a thread's last activity) moves, and a walk already past
+ * its new place does not list it.
  */
 export const pageTokenQuery = {
   page_token: z
@@ -46,10 +48,13 @@ export function page<T>(items: T[], total: number, nextPageToken: string | null 
   return { items, count: items.length, total, next_page_token: nextPageToken };
 }
 
-/** A sort key's values: strings, numbers, big integers (event ids) or timestamps (carried as ISO strings). */
-export type KeyValue = string | number | bigint | Date;
+/**
+ * A sort key's values: strings, numbers, big integers (event ids) or timestamps (carried as ISO
+ * strings); booleans for what a first page fixed of those after it (search).
+ */
+export type KeyValue = string | number | bigint | Date | boolean;
 
-type KeyShape = 'date' | 'string' | 'uuid' | 'number' | 'bigint';
+type KeyShape = 'date' | 'string' | 'uuid' | 'number' | 'bigint' | 'boolean';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // What the key columns hold: timestamps of years 1 to 9999 (Postgres holds more, JavaScript's ISO
@@ -74,7 +79,7 @@ export function encodePageToken(list: string, key: KeyValue[]): string {
 
 /**
  * The sort key a page_token carries, checked against the list and the key's shape (`'date'`,
- * `'string'`, `'uuid'`, `'number'`, `'bigint'` per column) and what its column can hold, so that
+ * `'string'`, `'uuid'`, `'number'`, `'bigint'`, `'boolean'` per column) and what its column can hold, so that
  * no forged token reaches the database (a non-UUID id, a year 275,000 date, a bigint past int8
  * made it fail: 500); undefined without a token. 400 when it is not one of ours, or when it comes
  * with an offset.
@@ -109,6 +114,10 @@ export function decodePageToken(
       const number = BigInt(digits);
       if (number < INT8.min || number > INT8.max) throw invalid();
       return number;
+    }
+    if (kind === 'boolean') {
+      if (typeof value !== 'boolean') throw invalid();
+      return value;
     }
     if (kind === 'uuid') {
       if (typeof value !== 'string' || !UUID.test(value)) throw invalid();

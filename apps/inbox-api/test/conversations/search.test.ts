@@ -1,6 +1,6 @@
 import { createTestContext, type TestContext } from '../context.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
-import { searchQuery } from '../../src/search/schemas.js';
+import { negationsTooDeep, searchQuery } from '../../src/search/schemas.js';
 import { search as searchService } from '../../src/search/service.js';
 import { renderEscapedSnippet, renderSnippet, START_MARK, STOP_MARK, substringSnippet } from '../../src/search/snippet.js';
 
@@ -149,6 +149,81 @@ describe('GET /v1/search', () => {
     expect(seen.filter((id) => id !== late.body.id)).toHaveLength(3);
     // Through HTTP: small result sets are counted exactly.
     expect((await as(ctx.app, orgKey).get('/v1/search?q=march').expect(200)).body.total_is_lower_bound).toBe(false);
+  });
+
+  it('pages exactly the set the first page ranked, whatever arrives between pages', async () => {
+    const scope = { organizationId: orgId };
+    const send = (subject: string, body: string) =>
+      operator.post('/v1/messages', { inbox_id: two.id, to: ['partner@example.com'], subject, body }).expect(201);
+    const walk = async (q: string, candidates: number, between?: () => Promise<unknown>) => {
+      const pages = [await searchService(ctx.db, scope, searchQuery.parse({ q, limit: '1' }), candidates)];
+      await between?.();
+      while (pages.at(-1)!.next_page_token) {
+        const query = searchQuery.parse({ q, limit: '1', page_token: pages.at(-1)!.next_page_token });
+        pages.push(await searchService(ctx.db, scope, query, candidates));
+      }
+      return { pages, ids: pages.flatMap((page) => page.items.map((item) => item.id)) };
+    };
+    // More full-text matches than candidates, then newer mail holding the word only inside another:
+    // the first page leaves the substring part out, and so must the pages after it.
+    for (let i = 0; i < 4; i += 1) await send(`Zebra ${i}`, 'A zebra crossing.');
+    for (let i = 0; i < 2; i += 1) await send(`Part ${i}`, 'An xzebrax crossing.');
+    const zebras = await walk('zebra', 3);
+    expect(zebras.pages.map((page) => [page.total, page.total_is_lower_bound])).toEqual(zebras.pages.map(() => [3, true]));
+    expect(zebras.pages.flatMap((page) => page.items.map((item) => item.subject)).sort()).toEqual([
+      'Zebra 1',
+      'Zebra 2',
+      'Zebra 3',
+    ]);
+
+    // Fewer full-text matches than candidates, with the substring part: newer full-text matches
+    // arriving after the first page must neither drop that part nor join the walk.
+    await send('Quokka', 'A quokka smiles.');
+    for (let i = 0; i < 2; i += 1) await send(`Part ${i}`, 'An xquokkax smiles.');
+    const first = (await walk('quokka', 3)).ids;
+    const quokkas = await walk('quokka', 3, async () => {
+      for (let i = 0; i < 4; i += 1) await send(`Late ${i}`, 'A late quokka.');
+    });
+    expect(quokkas.ids).toEqual(first);
+    expect(quokkas.pages.map((page) => [page.total, page.total_is_lower_bound])).toEqual(quokkas.pages.map(() => [3, false]));
+
+    // A forged token that widens the range: still at most twice the candidates ranked.
+    const decoded = JSON.parse(Buffer.from(zebras.pages[0]!.next_page_token!, 'base64url').toString('utf8')) as unknown[];
+    decoded.splice(4, 4, { t: '0001-01-01T00:00:00.000Z' }, '00000000-0000-0000-0000-000000000000');
+    decoded.splice(6, 0, { t: '9999-12-31T00:00:00.000Z' }, 'ffffffff-ffff-ffff-ffff-ffffffffffff');
+    decoded[8] = true; // and the substring part run: 5 full-text matches of quokka and 2 of xquokkax
+    const forged = Buffer.from(JSON.stringify(decoded)).toString('base64url');
+    const widened = await searchService(ctx.db, scope, searchQuery.parse({ q: 'quokka', limit: '1', page_token: forged }), 3);
+    expect(widened.total).toBe(6);
+    // Through HTTP, a token of another shape (before this one) is not ours.
+    const old = Buffer.from(JSON.stringify(['search', ...decoded.slice(1, 6)])).toString('base64url');
+    expect((await as(ctx.app, orgKey).get(`/v1/search?q=quokka&page_token=${old}`)).status).toBe(400);
+  });
+
+  it('refuses more negations in a row than Postgres parses, and parses every query it takes', async () => {
+    for (const q of ['-'.repeat(33), `hello ${'-'.repeat(32)}`, `a ${'- '.repeat(17)}b`, `a${'-('.repeat(17)}b`]) {
+      const res = await as(ctx.app, orgKey).get(`/v1/search?q=${encodeURIComponent(q)}`);
+      expect({ q, status: res.status, body: JSON.stringify(res.body) }).toEqual({
+        q,
+        status: 400,
+        body: expect.stringContaining('(negations) in a row'),
+      });
+    }
+    for (const q of ['-'.repeat(16), `hello ${'-'.repeat(16)}x`, `-a ${'-b '.repeat(40)}`, 'well-known state-of-the-art x-y-z']) {
+      expect(negationsTooDeep(q)).toBe(false);
+      await as(ctx.app, orgKey)
+        .get(`/v1/search?q=${encodeURIComponent(q)}`)
+        .expect(200);
+    }
+    // Random queries of operators and words (a fixed seed): every one the rule takes, Postgres parses.
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % n);
+    const parts = ['-', '-', '-', ' ', '(', ')', '!', '|', '&', '<', '"', 'or', 'cat', 'x-y', ':'];
+    for (let i = 0; i < 300; i += 1) {
+      const q = Array.from({ length: 20 + random(60) }, () => parts[random(parts.length)]).join('');
+      if (negationsTooDeep(q)) continue;
+      await ctx.db.$queryRaw`SELECT websearch_to_tsquery('english', ${q})::text`;
+    }
   });
 
   it('answers 404 for inboxes out of reach and 400 for bad input', async () => {
