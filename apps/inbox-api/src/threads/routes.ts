@@ -10,6 +10,8 @@ export function threadRoutes(api: InboxApi, deps: Deps): void {
     path: '/v1/threads',
     tags: ['threads'],
     summary: 'List the threads of an inbox, newest activity first',
+    description:
+      'A thread that gets new mail while you page moves to the front: a walk by `page_token` already past its old place does not list it (and never lists a thread twice). Start again from the first page, or follow `GET /v1/events`, to see threads that moved.',
     query: listThreadsQuery,
     response: threadPage,
     errors: [404],

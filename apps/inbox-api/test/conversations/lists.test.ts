@@ -142,6 +142,44 @@ describe('cursor paging', () => {
     expect(pages).toBe(3);
   });
 
+  it('pages threads by last activity: a thread that moves ahead of the cursor is not listed twice, and leads the next walk', async () => {
+    const box = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'movers' });
+    const threads: string[] = [];
+    for (const subject of ['T0', 'T1', 'T2']) {
+      const sent = await operator
+        .post('/v1/messages', { inbox_id: box.id, to: ['p@example.com'], subject, body: 'x' })
+        .expect(201);
+      threads.push(sent.body.thread_id);
+      await new Promise((resolve) => setTimeout(resolve, 3)); // distinct last_message_at (ms), so the order is by time
+    }
+    const walk = async (between?: () => Promise<unknown>) => {
+      const seen: string[] = [];
+      let token: string | null = null;
+      do {
+        const body = await list(`/v1/threads?inbox_id=${box.id}&limit=1${token ? `&page_token=${token}` : ''}`);
+        seen.push(...body.items.map((item) => item.id));
+        token = body.next_page_token;
+        if (seen.length === 1) await between?.();
+      } while (token);
+      return seen;
+    };
+    // After the first page (T2), T0 gets a reply and moves to the front, ahead of the cursor: the
+    // walk lists T1 and not T0 (the threads' documented exception); T2, already listed, stays once.
+    const moved = await walk(() =>
+      operator
+        .post('/v1/messages', {
+          inbox_id: box.id,
+          to: ['p@example.com'],
+          subject: 'Re: T0',
+          body: 'y',
+          reply_to_thread_id: threads[0],
+        })
+        .expect(201),
+    );
+    expect(moved).toEqual([threads[2], threads[1]]);
+    expect(await walk()).toEqual([threads[0], threads[2], threads[1]]);
+  });
+
   it('pages searches, and keeps offset and total working', async () => {
     const all = (await list(`/v1/messages?inbox_id=${inbox.id}&q=leaf&limit=200`)).items.map((item) => item.id);
     expect(all).toHaveLength(7);
