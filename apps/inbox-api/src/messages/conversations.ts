@@ -26,7 +26,10 @@ export async function replyToMessage(
     bcc: input.bcc,
   });
   if (recipients.to.length === 0) {
-    throw new BadRequestError('The message has nobody to reply to but this inbox', { message_id: message.id });
+    throw new BadRequestError(
+      'The message has nobody to reply to but this inbox (addresses that are not plain name@domain are left out)',
+      { message_id: message.id },
+    );
   }
   // A received mail may name any number of addresses; a reply names no more than a send may.
   const crowded = (['to', 'cc', 'bcc'] as const).find((field) => recipients[field].length > MAX_RECIPIENTS);

@@ -1,5 +1,5 @@
 import { parseMailboxes } from '../adapters/mail/mime.js';
-import { MAX_SUBJECT_LENGTH } from './schemas.js';
+import { isSendableAddress, MAX_SUBJECT_LENGTH } from './schemas.js';
 
 /**
  * Rules of replies and forwards: their subject, recipients and forwarded body, derived from the
@@ -32,11 +32,22 @@ function capSubject(subject: string): string {
   return subject.length > MAX_SUBJECT_LENGTH ? subject.slice(0, MAX_SUBJECT_LENGTH) : subject;
 }
 
-/** Bare addresses of header values (`"Name" <a@b>` or `a@b`). */
+/**
+ * Bare addresses of header values (`"Name" <a@b>` or `a@b`), as the transport will read them, and
+ * only those a send could name. A sender's `<ceo"@rival.test,>` parses once into `ceo"@rival.test,`,
+ * which no block list matches, and the transport parses that again into `ceo@rival.test`: so the
+ * values are parsed until they stay the same, and what is still not plain name@domain is left out.
+ */
 export function bareAddresses(values: readonly string[]): string[] {
-  return parseMailboxes([...values])
-    .map((mailbox) => mailbox.address.trim())
-    .filter((address) => address.includes('@'));
+  const parse = (texts: readonly string[]) => parseMailboxes([...texts]).map((mailbox) => mailbox.address.trim());
+  let addresses = parse(values);
+  for (let pass = 0; pass < 3; pass += 1) {
+    const again = parse(addresses);
+    if (again.length === addresses.length && again.every((address, i) => address === addresses[i])) break;
+    addresses = again;
+  }
+  // A domain's trailing dot is the same domain, fully qualified: the lists match it as such.
+  return addresses.filter((address) => isSendableAddress(address.endsWith('.') ? address.slice(0, -1) : address));
 }
 
 /** `values` without those in `exclude` and without repeats, compared case-insensitively; the first spelling stays. */

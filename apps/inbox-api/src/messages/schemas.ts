@@ -6,17 +6,20 @@ import { label, labelList } from './labels.js';
 /** Characters of an attachment's name at most: sent, or received (webhooks/mime.ts cuts longer ones). */
 export const MAX_FILENAME_LENGTH = 255;
 
-// One address, as the API takes it: no display name, no comments, nothing a header could be smuggled in.
+/**
+ * One address as this service sends to it: no display name, no comments, nothing a header could be
+ * smuggled in, nothing a mail transport would read as another address than the one checked.
+ */
+const SENDABLE_ADDRESS =
+  /^[^\s\p{Cc}@<>()",;:\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/u;
+
+export const isSendableAddress = (address: string): boolean => address.length <= 320 && SENDABLE_ADDRESS.test(address);
+
 const emailAddress = z
   .string()
   .trim()
   .max(320, { abort: true })
-  .regex(
-    /^[^\s\p{Cc}@<>()",;:\\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/u,
-    {
-      error: 'Must be an e-mail address such as name@example.com',
-    },
-  )
+  .regex(SENDABLE_ADDRESS, { error: 'Must be an e-mail address such as name@example.com' })
   .meta({ example: 'someone@example.com' });
 
 /** The longest subject, in characters (UTF-16 units): sent here, and stored of inbound mail (inbound-mail.ts). */

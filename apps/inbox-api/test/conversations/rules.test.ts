@@ -90,6 +90,17 @@ describe('replyRecipients', () => {
     });
   });
 
+  it('reads addresses as the transport will, and leaves out what is not plain name@domain', () => {
+    const junk = {
+      ...inbound,
+      replyToAddresses: ['ceo"@rival.test,', '"ceo@rival.test(', 'Desk <desk@Example.org.>', '"no domain"', 'x@[127.0.0.1]'],
+    };
+    expect(replyRecipients(junk, { inboxAddress: 'agent@inbox.test', replyAll: false }).to).toEqual([
+      'ceo@rival.test',
+      'desk@Example.org.',
+    ]);
+  });
+
   it('has nobody to answer when the inbox wrote to itself', () => {
     const self = { ...inbound, fromAddress: 'agent@inbox.test', toAddresses: ['agent@inbox.test'], ccAddresses: [] };
     expect(replyRecipients(self, { inboxAddress: 'agent@inbox.test', replyAll: true }).to).toEqual([]);

@@ -371,6 +371,37 @@ describe('addresses of received mail', () => {
     expect(await sentCount(inbox.id)).toBe(0);
   });
 
+  it('are checked as the transport will read them: junk around a blocked address does not get a reply past the lists', async () => {
+    const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'junk-addresses', organization_id: org.id });
+    await as(ctx.app, manager).post('/v1/lists', {
+      organization_id: org.id,
+      direction: 'send',
+      type: 'block',
+      entry: 'rival.test',
+    });
+    // Each parses once into an address of no blocked domain (`ceo"@rival.test,`), and again, in the
+    // transport, into ceo@rival.test.
+    for (const [headers, replyAll] of [
+      [{ From: 'friend@ok.test', 'Reply-To': 'Boss <ceo"@rival.test,>' }, false],
+      [{ From: 'friend@ok.test', 'Reply-To': 'Boss <"ceo@rival.test(>' }, false],
+      [{ From: 'Boss <ceo"@rival.test,>' }, false],
+      [{ From: 'friend@ok.test', Cc: 'Boss <ceo"@rival.test,>' }, true],
+    ] as const) {
+      const stored = await deliver(inbox, headers);
+      const reply = await as(ctx.app, manager).post(`/v1/messages/${stored.messages[0]!.message_id}/reply`, {
+        body: 'Our prices',
+        reply_all: replyAll,
+      });
+      expect({ headers, status: reply.status, code: reply.body.error?.code, blocked: reply.body.error?.details }).toEqual({
+        headers,
+        status: 403,
+        code: 'recipient_blocked',
+        blocked: expect.objectContaining({ addresses: ['ceo@rival.test'] }),
+      });
+    }
+    expect(await sentCount(inbox.id)).toBe(0);
+  });
+
   it('give a reply no more recipients per field than a send may name (400), and nothing is sent', async () => {
     const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'crowded', organization_id: org.id });
     const cc = Array.from({ length: 120 }, (_, i) => `guest${i}@example.com`).join(', ');
