@@ -157,6 +157,33 @@ describe('join-only private columns', () => {
     }
   });
 
+  it('refuses a join of the column with itself made through other columns, and allows one reference joined to many', async () => {
+    for (const sql of [
+      // Two references of hr.ids, each equal to the same column: a self-join by two steps.
+      'SELECT a.name, b.name FROM hr.ids a JOIN sales.orders o ON a.secret = o.person JOIN hr.ids b ON b.secret = o.person',
+      'SELECT a.name, b.name FROM hr.ids a JOIN hr.visits v ON a.secret = v.email JOIN hr.ids b ON v.email = b.secret',
+      // ...through a filter's equality of two columns of the caller's own.
+      'SELECT a.name FROM hr.ids a JOIN sales.orders o ON a.secret = o.person, hr.ids b JOIN sales.guesses g ON b.secret = g.guess WHERE o.person = g.guess',
+      // ...through two references of one CTE, materialized or not.
+      'WITH p AS MATERIALIZED (SELECT name, secret FROM hr.ids) SELECT p1.name FROM p p1 JOIN sales.orders o ON p1.secret = o.person JOIN p p2 ON p2.secret = o.person',
+      'WITH p AS (SELECT name, secret FROM hr.ids) SELECT p1.name FROM p p1 JOIN sales.orders o ON p1.secret = o.person JOIN p p2 ON p2.secret = o.person',
+      // ...through a chain of three equalities.
+      'SELECT a.name FROM hr.ids a JOIN sales.orders o ON a.secret = o.person JOIN sales.guesses g ON g.guess = o.person JOIN hr.ids b ON b.secret = g.guess',
+    ]) {
+      expect({ sql, refused: await refusal(sql) }).toEqual({
+        sql,
+        refused: expect.stringMatching(/^Column hr\.ids\.secret is join-only .*joins two references of it/),
+      });
+    }
+    for (const sql of [
+      'SELECT i.name FROM hr.ids i JOIN sales.orders o ON o.person = i.secret JOIN sales.guesses g ON g.guess = i.secret',
+      'SELECT a.name FROM sales.orders o JOIN hr.ids a ON a.secret = o.person JOIN hr.ids b ON b.name = o.person',
+      'SELECT a.name, b.team FROM hr.ids a JOIN sales.orders o ON a.secret = o.person JOIN hr.ids b ON b.name = a.name',
+    ]) {
+      expect({ sql, refused: await refusal(sql) }).toEqual({ sql, refused: undefined });
+    }
+  });
+
   it("leaves the owner's own queries unrestricted", async () => {
     for (const sql of [
       "SELECT name FROM hr.ids WHERE secret LIKE 'alice-ssn-1%'",
@@ -174,6 +201,7 @@ describe('join-only private columns', () => {
     const lineage = (uses: Lineage['uses'], opaque = false): Lineage => ({
       columns: [{ sources: [], opaque, made: opaque }],
       uses,
+      equalities: [],
       read: new Map(),
     });
     expect(joinOnlyRefusal(lineage([], true), true)).toMatch(/cannot follow/);

@@ -70,10 +70,23 @@ export type ClauseUse =
   | { clause: 'join'; comparison: string; left: Derivation; right: Derivation; computed: boolean }
   | { clause: Clause; columns: Derivation };
 
+/** A source column as one reference of its table reads it: each scan, and each reference to a CTE, is one. */
+export interface ReferencedColumn extends SourceColumn {
+  reference: string;
+}
+
+/** Two sides the query compares for equality (a join key, or `=` in a filter), by the references their values come from. */
+export interface Equality {
+  left: ReferencedColumn[];
+  right: ReferencedColumn[];
+}
+
 export interface Lineage {
   /** Per result column, in order. */
   columns: Derivation[];
   uses: ClauseUse[];
+  /** Every equality of the query: which references' rows it ties together. */
+  equalities: Equality[];
   /** Columns the scans read, by catalog key (what the cost counts). */
   read: Map<string, Set<string>>;
 }
@@ -91,17 +104,23 @@ export class LineageUnknown extends Error {
 
 type Node = Record<string, unknown>;
 
-/** A column while the plan is walked: source ids (`table\0column`), opacity and whether the query makes its values. */
+/**
+ * A column while the plan is walked: source ids (`table\0column`), the references they come through
+ * (`id\u0001reference`), opacity and whether the query makes its values.
+ */
 interface Col {
   ids: ReadonlySet<string>;
+  refs: ReadonlySet<string>;
   opaque: boolean;
   made: boolean;
 }
 
-const NONE: Col = { ids: new Set(), opaque: false, made: false };
-const OPAQUE: Col = { ids: new Set(), opaque: true, made: true };
+const NONE: Col = { ids: new Set(), refs: new Set(), opaque: false, made: false };
+const OPAQUE: Col = { ids: new Set(), refs: new Set(), opaque: true, made: true };
 // Values the query makes from no column: a table function's rows, a scan's rowid.
-const GENERATED: Col = { ids: new Set(), opaque: false, made: true };
+const GENERATED: Col = { ids: new Set(), refs: new Set(), opaque: false, made: true };
+const REFERENCE = '\u0001';
+const EQUALITIES = new Set(['COMPARE_EQUAL', 'COMPARE_NOT_DISTINCT_FROM']);
 const madeOf = (col: Col): Col => (col.made ? col : { ...col, made: true });
 // A recursive CTE's lineage grows with each pass; more passes than this is not a plan DuckDB makes.
 const MAX_RECURSION_PASSES = 64;
@@ -109,14 +128,16 @@ const MAX_RECURSION_PASSES = 64;
 function union(cols: readonly Col[]): Col {
   if (cols.length === 1) return cols[0]!;
   const ids = new Set<string>();
+  const refs = new Set<string>();
   let opaque = false;
   let made = false;
   for (const col of cols) {
     for (const id of col.ids) ids.add(id);
+    for (const ref of col.refs) refs.add(ref);
     opaque ||= col.opaque;
     made ||= col.made;
   }
-  return { ids, opaque, made };
+  return { ids, refs, opaque, made };
 }
 
 function sameCols(a: readonly Col[], b: readonly Col[]): boolean {
@@ -137,6 +158,8 @@ export function planLineage(
   const sources = new Map<string, SourceColumn>();
   const read = new Map<string, Set<string>>();
   const uses = new Map<string, ClauseUse>();
+  const equalities: Equality[] = [];
+  let references = 0;
   // Every binding the plan has made so far ("table_index.column_index"): BOUND_COLUMN_REF points there.
   const bindings = new Map<string, Col>();
   const ctes = new Map<number, Col[]>();
@@ -152,6 +175,27 @@ export function planLineage(
     if (col.ids.size === 0 && !col.opaque) return;
     const entry: ClauseUse = { clause, columns: derivation(col) };
     uses.set(JSON.stringify(entry), entry);
+  };
+  const referenced = (col: Col): ReferencedColumn[] =>
+    [...col.refs].map((ref) => {
+      const [id, reference] = ref.split(REFERENCE) as [string, string];
+      return { ...sources.get(id)!, reference };
+    });
+  const equality = (left: Col, right: Col) => {
+    if (left.refs.size > 0 && right.refs.size > 0) equalities.push({ left: referenced(left), right: referenced(right) });
+  };
+  /** The equalities (`=`, IS NOT DISTINCT FROM) anywhere in a filter's or a join's expression. */
+  const equalitiesIn = (expression: unknown, input: readonly Col[]): void => {
+    if (Array.isArray(expression)) {
+      for (const item of expression) equalitiesIn(item, input);
+      return;
+    }
+    if (!expression || typeof expression !== 'object') return;
+    const n = expression as Node;
+    if (n.expression_class === 'BOUND_COMPARISON' && EQUALITIES.has(String(n.type))) {
+      equality(derive(n.left, input), derive(n.right, input));
+    }
+    for (const child of Object.values(n)) equalitiesIn(child, input);
   };
   const joinUse = (comparison: string, left: Col, right: Col, computed: boolean) => {
     if (left.ids.size + right.ids.size === 0 && !left.opaque && !right.opaque) return;
@@ -226,6 +270,7 @@ export function planLineage(
       case 'LOGICAL_FILTER': {
         const input = only();
         for (const expression of list(op.expressions)) use('where', derive(expression, input));
+        equalitiesIn(op.expressions, input);
         return mapped(input, op.projection_map);
       }
       case 'LOGICAL_AGGREGATE_AND_GROUP_BY': {
@@ -286,6 +331,7 @@ export function planLineage(
         const [left, right] = pair(op, children);
         const condition = derive(op.condition, [...left, ...right]);
         joinUse('ANY', condition, NONE, true);
+        equalitiesIn(op.condition, [...left, ...right]);
         return joined(op, left, right, madeOf(condition));
       }
       case 'LOGICAL_CROSS_PRODUCT':
@@ -317,7 +363,12 @@ export function planLineage(
       case 'LOGICAL_CTE_REF': {
         const cte = ctes.get(Number(op.cte_index));
         if (!cte) throw new LineageUnknown('a reference to a CTE the plan has not defined');
-        const out = cte.length === width(op.chunk_types) ? cte : Array.from({ length: width(op.chunk_types) }, () => OPAQUE);
+        // Each reference reads the CTE's rows anew: its columns come through references of their own.
+        const reference = `cte${String(op.table_index)}`;
+        const out =
+          cte.length === width(op.chunk_types)
+            ? cte.map((col) => ({ ...col, refs: new Set([...col.refs].map((ref) => `${ref}/${reference}`)) }))
+            : Array.from({ length: width(op.chunk_types) }, () => OPAQUE);
         register(op.table_index, out);
         return out;
       }
@@ -392,11 +443,13 @@ export function planLineage(
       const l = derive(condition.left, left);
       const r = derive(condition.right, right);
       joinUse(String(condition.comparison), l, r, !bare(condition.left) || !bare(condition.right));
+      if (EQUALITIES.has(String(condition.comparison))) equality(l, r);
       parts.push(l, r);
     }
     if (op.predicate) {
       const predicate = derive(op.predicate, [...left, ...right]);
       joinUse('PREDICATE', predicate, NONE, true);
+      equalitiesIn(op.predicate, [...left, ...right]);
       parts.push(predicate);
     }
     return joined(op, left, right, union([GENERATED, ...parts]));
@@ -431,6 +484,7 @@ export function planLineage(
     let input: Col[] = [];
     let cols: Col[];
     if (name === 'seq_scan') {
+      const reference = `scan${(references += 1)}`;
       const data = (op.function_data ?? {}) as Node;
       const table = data.catalog === options.catalog ? options.standIn(String(data.schema), String(data.table)) : undefined;
       if (!table || children.length > 0) throw new QueryRefused('The query reads a table that is not readable');
@@ -444,7 +498,7 @@ export function planLineage(
         sources.set(id, { table: table.key, column: column.name, masked: column.masked });
         const columns = read.get(table.key) ?? new Set<string>();
         read.set(table.key, columns.add(column.name));
-        return { ids: new Set([id]), opaque: false, made: false };
+        return { ids: new Set([id]), refs: new Set([`${id}${REFERENCE}${reference}`]), opaque: false, made: false };
       });
     } else if (ALLOWED_TABLE_FUNCTIONS.has(name) && children.length <= 1) {
       // Rows made from the arguments, and from the input rows of an in-out call (a lateral unnest).
@@ -464,7 +518,7 @@ export function planLineage(
   };
 
   const columns = visit(plan).map(derivation);
-  return { columns, uses: [...uses.values()], read };
+  return { columns, uses: [...uses.values()], equalities, read };
 }
 
 /** An expression that names one column as it is: no function, operator or cast around it. */

@@ -14,7 +14,7 @@
  *
  * Fail closed: a query whose shape these checks cannot prove keeps the rules is refused, saying why.
  */
-import type { Lineage, SourceColumn } from './lineage.js';
+import type { Equality, Lineage, ReferencedColumn, SourceColumn } from './lineage.js';
 
 /** An aggregation threshold: groups need at least `minDistinct` distinct values of `privacyUnit`. */
 export interface AggregationRule {
@@ -110,6 +110,43 @@ export function joinOnlyRefusal(lineage: Lineage | undefined, readsMaskedTable: 
     if (shared) {
       return `Column ${named(shared)} ${JOIN_ONLY}; this query joins it with itself, which would show which rows share a value`;
     }
+  }
+  const linked = selfLinkedColumn(lineage.equalities);
+  if (linked) {
+    return `Column ${named(linked)} ${JOIN_ONLY}; this query joins two references of it through columns equal to both (p1.x = t.y AND p2.x = t.y), which joins it with itself and would show which rows share a value`;
+  }
+  return undefined;
+}
+
+/**
+ * A masked column that equalities tie to itself through other columns: two references of its
+ * table (two scans, or two references of one CTE) whose values end up in one class of columns
+ * the query holds equal (`p1.ssn = a.ssn AND p2.ssn = a.ssn`), as a direct self-join would.
+ */
+export function selfLinkedColumn(equalities: readonly Equality[]): SourceColumn | undefined {
+  const parent = new Map<string, string>();
+  const root = (key: string): string => {
+    let at = key;
+    while (parent.get(at) !== undefined && parent.get(at) !== at) at = parent.get(at)!;
+    parent.set(key, at);
+    return at;
+  };
+  const keyOf = (column: ReferencedColumn) => `${column.table}\u0000${column.column}\u0000${column.reference}`;
+  const columns = new Map<string, ReferencedColumn>();
+  for (const { left, right } of equalities) {
+    const sides = [...left, ...right];
+    for (const column of sides) columns.set(keyOf(column), column);
+    const first = root(keyOf(sides[0]!));
+    for (const column of sides.slice(1)) parent.set(root(keyOf(column)), first);
+  }
+  // Per class, the references of each masked column in it.
+  const seen = new Map<string, string>();
+  for (const [key, column] of columns) {
+    if (!column.masked) continue;
+    const slot = `${root(key)}\u0000${column.table}\u0000${column.column}`;
+    const reference = seen.get(slot);
+    if (reference !== undefined && reference !== column.reference) return column;
+    seen.set(slot, column.reference);
   }
   return undefined;
 }
