@@ -22,7 +22,9 @@ export interface ReconcileReport {
   events: number;
 }
 
-type ReconcilerDeps = Pick<Deps, 'db' | 'storage' | 'mailer' | 'logger' | 'crashPoint' | 'config'> & { leaseSeconds: number };
+type ReconcilerDeps = Pick<Deps, 'db' | 'storage' | 'mailer' | 'logger' | 'jobs' | 'crashPoint' | 'config'> & {
+  leaseSeconds: number;
+};
 
 /**
  * Puts right what a crash (or kill) interrupted, all of it safe to run on several replicas at

@@ -2,6 +2,7 @@ import type { Logger } from '@repo/http';
 import type { ObjectStorage } from '@repo/storage';
 import type { InterruptedSend, MailTransport, OutboundMail } from '../adapters/mail/index.js';
 import type { Database } from '../database.js';
+import type { JobQueue } from '../jobs/queue.js';
 import type { Attachment, Message } from '../generated/prisma/client.js';
 import { readAttachment } from './attachments.js';
 import { interruptedOutcome, markFailed, markSent } from './outbox.js';
@@ -12,6 +13,7 @@ export interface InterruptedSendDeps {
   storage: ObjectStorage;
   mailer: MailTransport;
   logger: Logger;
+  jobs: JobQueue;
   leaseSeconds: number;
 }
 
@@ -71,12 +73,12 @@ async function resolveSend(deps: InterruptedSendDeps, messageId: string): Promis
       result: toSendResult(message, message.attachments),
     });
   } else {
-    await markFailed(deps.db, {
-      messageId,
-      provider: deps.mailer.name,
-      reason: outcome.reason!,
-      notSent: confirmation === 'not-sent',
-    });
+    await markFailed(
+      deps.db,
+      { messageId, provider: deps.mailer.name, reason: outcome.reason!, notSent: confirmation === 'not-sent' },
+      // The draft's job may be the one that stopped with the process: its next attempt is queued here.
+      (tx, draftId) => deps.jobs.send('send-draft', { draft_id: draftId }, { tx }),
+    );
   }
   deps.logger.info({ messageId, status: outcome.status }, 'resolved an interrupted send');
   return true;

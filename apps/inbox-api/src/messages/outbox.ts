@@ -128,11 +128,14 @@ export async function markSent(
  * Marks a send failed with `reason`, releases its Idempotency-Key so the client may try again, and
  * appends `message.failed`. `notSent`: the transport surely did not take it; a scheduled draft that
  * claimed the message (drafts/service.ts) is freed then, so that its next attempt sends it anew (a
- * send whose outcome is unknown keeps its draft, which is then not sent twice).
+ * send whose outcome is unknown keeps its draft, which is then not sent twice); `onDraftFreed`
+ * runs for it in the same transaction (the reconciler queues that attempt there: the draft's own
+ * job may have died with the process that sent it).
  */
 export async function markFailed(
   db: Database,
   send: { messageId: string; provider: string; reason: string; notSent: boolean },
+  onDraftFreed?: (tx: Prisma.TransactionClient, draftId: string) => Promise<unknown>,
 ): Promise<void> {
   await db.$transaction(async (tx) => {
     const { count } = await tx.message.updateMany({
@@ -147,8 +150,14 @@ export async function markFailed(
       },
     });
     await tx.idempotencyKey.deleteMany({ where: { messageId: send.messageId, completedAt: null } });
-    if (send.notSent)
-      await tx.draft.updateMany({ where: { messageId: send.messageId, status: 'scheduled' }, data: { messageId: null } });
+    if (send.notSent) {
+      const freed = await tx.draft.updateManyAndReturn({
+        where: { messageId: send.messageId, status: 'scheduled' },
+        data: { messageId: null },
+        select: { id: true },
+      });
+      for (const draft of freed) await onDraftFreed?.(tx, draft.id);
+    }
     if (count > 0) await appendMessageEvent(tx, 'message.failed', send.messageId);
   });
 }

@@ -121,6 +121,48 @@ it('does not send a draft again when its send was interrupted with the outcome u
   }
 });
 
+it('queues the next attempt of a draft whose interrupted send surely did not go, as its job may have died with the process', async () => {
+  const { inbox, draft } = await draftOf('Job died with it');
+  const recipient = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'job-died-recipient', organization_id: org.id });
+  await as(ctx.app, agent)
+    .patch(`/v1/drafts/${draft.id}`, { to: [recipient.email_address] })
+    .expect(200);
+  const mailer = ctx.deps.mailer as { -readonly [K in keyof MailTransport]: MailTransport[K] };
+  const send = mailer.send;
+  let attempts = 0;
+  let stop!: (error: Error) => void;
+  const stopped = new Promise<never>((_resolve, reject) => (stop = reject));
+  // The first attempt does not come back while the test runs, as if its process stopped there; the
+  // local transport then finds no copy delivered: surely not sent.
+  mailer.send = (mail: OutboundMail) => (++attempts === 1 ? stopped : send.call(mailer, mail));
+  try {
+    void as(ctx.app, agent)
+      .post(`/v1/drafts/${draft.id}/send`)
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+    await until(() => attempts > 0);
+    // The draft's backstop job died with the process that held it: no job of the draft is left.
+    await ctx.db.$executeRaw`DELETE FROM pgboss.job WHERE name = 'send-draft' AND data->>'draft_id' = ${draft.id}`;
+    await sleep(2500); // the send lease (2 s) ends
+    expect(await resolveInterruptedSends({ ...ctx.deps, leaseSeconds: 2 })).toBe(1);
+    let final: { status: string; message_id: string | null } = { status: '', message_id: null };
+    for (const end = Date.now() + 15_000; final.status !== 'sent' && Date.now() < end; await sleep(200)) {
+      final = (await as(ctx.app, agent).get(`/v1/drafts/${draft.id}`).expect(200)).body;
+    }
+    expect(final.status).toBe('sent');
+    expect(attempts).toBe(2);
+    expect(await ctx.db.message.count({ where: { inboxId: recipient.id, direction: 'inbound' } })).toBe(1);
+    expect(
+      await ctx.db.message.findMany({ where: { inboxId: inbox.id }, select: { status: true }, orderBy: { createdAt: 'asc' } }),
+    ).toEqual([{ status: 'failed' }, { status: 'sent' }]);
+  } finally {
+    mailer.send = send;
+    stop(new Error('the process stopped'));
+  }
+});
+
 describe('who sends a draft: the API key that wrote it', () => {
   const inFuture = (ms: number) => new Date(Date.now() + ms).toISOString();
   async function statusOf(draftId: string, wanted: string) {
