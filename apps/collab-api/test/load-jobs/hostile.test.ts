@@ -9,6 +9,7 @@ import avro from 'avsc';
 import request from 'supertest';
 import { bigLong } from '../../src/adapters/warehouse/avro-long.js';
 import { bearer, createTestContext, type TestContext } from '../context.js';
+import { avroFile, parquetFile } from './files.js';
 import { ended, load, loadFixture, type LoadFixture, rowsOf, schemaOf, upload } from './helpers.js';
 
 let ctx: TestContext;
@@ -85,6 +86,97 @@ it('loads an Avro long past 2^53 with every digit', async () => {
   const job = await load(ctx, fixture.token, table, { fileName: 'big.avro', content: Buffer.concat(chunks) });
   expect({ status: job.status, error: job.error_details?.message ?? null }).toEqual({ status: 'Completed', error: null });
   expect(await rowsOf(ctx, fixture, table)).toEqual([{ n: String(2n ** 60n + 1n) }]);
+});
+
+it('fails an Avro file cut short inside a block, loading none of the blocks before the cut', async () => {
+  const table = await fixture.table([
+    { name: 'id', type: 'INT64' },
+    { name: 's', type: 'STRING' },
+  ]);
+  const encoder = new avro.streams.BlockEncoder(
+    {
+      type: 'record',
+      name: 'r',
+      fields: [
+        { name: 'id', type: 'long' },
+        { name: 's', type: 'string' },
+      ],
+    },
+    { blockSize: 100_000 },
+  );
+  const chunks: Buffer[] = [];
+  encoder.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise((resolve) => encoder.on('end', resolve));
+  for (let id = 0; id < 10_000; id += 1) encoder.write({ id, s: `row ${id} ${'x'.repeat(40)}` });
+  encoder.end();
+  await done;
+  const whole = Buffer.concat(chunks);
+  // avsc itself ends without a word at any of these cuts (the last block's sync marker, its data).
+  for (const cut of [1, 16, 17, 5_000]) {
+    const job = await load(ctx, fixture.token, table, { fileName: 'cut.avro', content: whole.subarray(0, whole.length - cut) });
+    expect({ cut, status: job.status, message: job.error_details?.message }).toEqual({
+      cut,
+      status: 'Failed',
+      message: expect.stringMatching(/^The file could not be read as Avro: it ends inside a block/),
+    });
+  }
+  expect(await rowsOf(ctx, fixture, table)).toEqual([]);
+  const job = await load(ctx, fixture.token, table, { fileName: 'whole.avro', content: whole });
+  expect({ status: job.status, rows: job.statistics.rows_loaded }).toEqual({ status: 'Completed', rows: 10_000 });
+});
+
+it('keeps decimals with more than 9 digits after the point exactly (as text, autodetecting), or refuses them: never rounds', async () => {
+  const exact = '1.123456789012';
+  // 1123456789012 × 10^-12, as Avro writes a decimal: big-endian two's complement.
+  const avroDecimal = await avroFile(
+    {
+      type: 'record',
+      name: 'd',
+      fields: [{ name: 'd', type: { type: 'bytes', logicalType: 'decimal', precision: 20, scale: 12 } }],
+    },
+    [{ d: Buffer.from(1_123_456_789_012n.toString(16).padStart(12, '0'), 'hex') }],
+  );
+  const parquetDecimal = await parquetFile(`SELECT ${exact}::DECIMAL(18,12) AS d`);
+  const table = await fixture.table([{ name: 'x', type: 'STRING' }]);
+  for (const [fileName, content] of [
+    ['dec.avro', avroDecimal],
+    ['dec.parquet', parquetDecimal],
+  ] as const) {
+    const job = await load(ctx, fixture.token, table, {
+      fileName,
+      content,
+      autodetect: true,
+      write_disposition: 'WRITE_TRUNCATE',
+    });
+    expect({ fileName, status: job.status }).toEqual({ fileName, status: 'Completed' });
+    expect(await schemaOf(ctx, fixture.token, table)).toMatchObject([{ name: 'd', type: 'STRING' }]);
+    expect(await rowsOf(ctx, fixture, table)).toEqual([{ d: exact }]);
+  }
+  // Into a NUMERIC column, the value is refused with its row, as the warehouse refuses it.
+  const numeric = await fixture.table([{ name: 'n', type: 'NUMERIC' }]);
+  const job = await load(ctx, fixture.token, numeric, { fileName: 'n.csv', content: `n\n1.5\n${exact}\n` });
+  expect({ status: job.status, problems: job.error_details?.problems }).toEqual({
+    status: 'Failed',
+    problems: [{ row: 2, column: 'n', reason: `expected a NUMERIC value, got "${exact}"` }],
+  });
+  expect(await rowsOf(ctx, fixture, numeric)).toEqual([]);
+});
+
+it('checks a wide file in passes of columns, and lists the problems of every pass in file order', async () => {
+  const names = Array.from({ length: 250 }, (_, i) => `c${i}`);
+  const table = await fixture.table(names.map((name) => ({ name, type: 'INT64' })));
+  const row = (bad: Record<string, string>) => names.map((name) => bad[name] ?? '1').join(',');
+  const csv = `${names.join(',')}\n${row({ c200: 'x' })}\n${row({ c3: 'y', c120: 'z' })}\n`;
+  const job = await load(ctx, fixture.token, table, { fileName: 'wide.csv', content: csv });
+  expect({ status: job.status, problems: job.error_details?.problems, count: job.error_details?.problem_count }).toEqual({
+    status: 'Failed',
+    problems: [
+      { row: 1, column: 'c200', reason: 'expected a INT64 value, got "x"' },
+      { row: 2, column: 'c120', reason: 'expected a INT64 value, got "z"' },
+      { row: 2, column: 'c3', reason: 'expected a INT64 value, got "y"' },
+    ],
+    count: 3,
+  });
 });
 
 it('keeps a private flag a PATCH set while the load waited for its turn', async () => {

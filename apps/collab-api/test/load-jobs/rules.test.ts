@@ -38,7 +38,12 @@ describe('value rules, evaluated by DuckDB', () => {
   it.each<[FieldType, string[], string[]]>([
     ['INT64', ['1', ' -42 ', '+7'], ['1.5', '1e3', 'x', '99999999999999999999']],
     ['FLOAT64', ['1.5', '-2e3', ' 3 '], ['x', '1,5']],
-    ['NUMERIC', ['12.345', '-0.5', '.5'], ['x', '1.2.3']],
+    // Exactly or not at all: the warehouse refuses a NUMERIC of more than 9 digits after the point.
+    [
+      'NUMERIC',
+      ['12.345', '-0.5', '.5', '1.123456789', '1.1234567890000', '1e-9', '1.5e3'],
+      ['x', '1.2.3', '1.1234567891', '1e-10'],
+    ],
     ['BOOL', ['true', 'F', 'yes', 'n', '1', '0'], ['maybe', '2']],
     ['DATE', ['2026-11-23'], ['2026-13-01', 'today']],
     ['DATETIME', ['2026-11-23 10:00:00', '2026-11-23T10:00:00'], ['10:00']],
@@ -97,6 +102,10 @@ describe('autodetect', () => {
   it('maps DuckDB types to columns: lists REPEATED, nested values JSON', () => {
     expect(inferredField('a', 'BIGINT')).toEqual({ name: 'a', type: 'INT64', mode: 'NULLABLE', private: false });
     expect(inferredField('a', 'DECIMAL(18,3)').type).toBe('NUMERIC');
+    // Decimals NUMERIC cannot hold exactly are their text (there is no BIGNUMERIC column).
+    expect(inferredField('a', 'DECIMAL(18,12)').type).toBe('STRING');
+    expect(inferredField('a', 'DECIMAL(38,0)').type).toBe('STRING');
+    expect(inferredField('a', 'DECIMAL(38,9)').type).toBe('NUMERIC');
     expect(inferredField('a', 'TIMESTAMP WITH TIME ZONE').type).toBe('TIMESTAMP');
     expect(inferredField('a', 'TIMESTAMP').type).toBe('DATETIME');
     expect(inferredField('a', 'VARCHAR[]')).toMatchObject({ type: 'STRING', mode: 'REPEATED' });

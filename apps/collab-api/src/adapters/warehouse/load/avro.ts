@@ -6,7 +6,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 // avsc is CommonJS: its functions hang off the default export under Node's ESM.
@@ -15,11 +15,13 @@ import { bigLong } from '../avro-long.js';
 import type { Field, FieldType } from '../schema.js';
 import { readLines, stageObjects } from './json.js';
 import { LoadFailure } from './problems.js';
-import { columnNames } from './rules.js';
+import { columnNames, decimalColumnType } from './rules.js';
 import { matchColumns, type Reader } from './staging.js';
 
 type AvroSchema =
-  string | AvroSchema[] | { type: AvroSchema; logicalType?: string; items?: AvroSchema; scale?: number; name?: string };
+  | string
+  | AvroSchema[]
+  | { type: AvroSchema; logicalType?: string; items?: AvroSchema; scale?: number; precision?: number; name?: string };
 
 interface AvroField {
   name: string;
@@ -51,6 +53,12 @@ async function readAvroAsLines(sql: Parameters<Reader>[0], file: string, ndjson:
       parseHook: (schema: unknown) => avsc.Type.forSchema(schema as avsc.Schema, { registry: { long: bigLong } }),
     });
     const out = createWriteStream(ndjson);
+    // What the blocks decoded take of the file: all of it after the header, or the file was cut short.
+    let blockBytes = 0;
+    decoder.on('block', (block: { valueCount: number; compressedDataLength: number }) => {
+      blockBytes +=
+        varintLength(block.valueCount) + varintLength(block.compressedDataLength) + block.compressedDataLength + SYNC_BYTES;
+    });
     // The schema as the file wrote it: the decoder's type leaves out logical types it was not given.
     decoder.on('metadata', (_type: unknown, _codec: unknown, header: { meta: Record<string, Buffer> }) => {
       const written = JSON.parse(header.meta['avro.schema']!.toString('utf8')) as { fields?: AvroField[] };
@@ -64,6 +72,13 @@ async function readAvroAsLines(sql: Parameters<Reader>[0], file: string, ndjson:
     }
     out.end();
     await once(out, 'close');
+    // avsc ends without a word where the file stops inside a block: the blocks before it would load alone.
+    const { size } = await stat(file);
+    if ((await headerLength(file, size)) + blockBytes !== size) {
+      throw new LoadFailure(
+        'The file could not be read as Avro: it ends inside a block (cut short or damaged); nothing was loaded',
+      );
+    }
   } catch (error) {
     if (error instanceof LoadFailure) throw error;
     throw new LoadFailure(`The file could not be read as Avro: ${error instanceof Error ? error.message : String(error)}`);
@@ -140,8 +155,11 @@ function scalar(schema: AvroSchema): { type: FieldType; toJson: (value: unknown)
     case 'time-micros':
       return { type: 'TIME', toJson: (value) => isoTimestamp(value, 1000)?.slice(11, 23) };
     case 'decimal': {
-      const scale = typeof schema === 'object' && !Array.isArray(schema) ? (schema.scale ?? 0) : 0;
-      return { type: 'NUMERIC', toJson: (value) => (Buffer.isBuffer(value) ? decimalText(value, scale) : value) };
+      const { scale = 0, precision = 38 } = typeof schema === 'object' && !Array.isArray(schema) ? schema : {};
+      return {
+        type: decimalColumnType(precision, scale),
+        toJson: (value) => (Buffer.isBuffer(value) ? decimalText(value, scale) : value),
+      };
     }
   }
   switch (type) {
@@ -172,6 +190,41 @@ function isoTimestamp(value: unknown, perMillisecond: number): string | undefine
 /** JSON.stringify's replacer: a BigInt as a JSON number of all its digits (Node's JSON.rawJSON; TypeScript's lib lacks it). */
 function exactIntegers(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(value.toString()) : value;
+}
+
+const SYNC_BYTES = 16;
+
+/** The bytes of a non-negative long as Avro writes it (zigzag, then 7 bits a byte). */
+function varintLength(value: number): number {
+  let length = 1;
+  for (let zigzag = 2 * value; zigzag >= 128; zigzag = Math.floor(zigzag / 128)) length += 1;
+  return length;
+}
+
+/** The container's header (magic, metadata, sync marker), as the specification writes it. */
+const HEADER = avsc.Type.forSchema({
+  name: 'Header',
+  type: 'record',
+  fields: [
+    { name: 'magic', type: { type: 'fixed', name: 'Magic', size: 4 } },
+    { name: 'meta', type: { type: 'map', values: 'bytes' } },
+    { name: 'sync', type: { type: 'fixed', name: 'Sync', size: SYNC_BYTES } },
+  ],
+});
+
+/** How many bytes the file's header takes: read in growing pieces, as its metadata may be large. */
+async function headerLength(file: string, size: number): Promise<number> {
+  const handle = await open(file);
+  try {
+    for (let wanted = Math.min(size, 64 * 1024); ; wanted = Math.min(size, wanted * 4)) {
+      const { buffer, bytesRead } = await handle.read({ buffer: Buffer.alloc(wanted), position: 0 });
+      const { offset } = HEADER.decode(buffer.subarray(0, bytesRead), 0);
+      if (offset >= 0) return offset;
+      if (wanted === size) throw new LoadFailure('The file could not be read as Avro: its header is cut short');
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 /** An Avro decimal: a big-endian two's-complement integer, `scale` digits after the point. */

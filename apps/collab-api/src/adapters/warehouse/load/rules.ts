@@ -12,6 +12,8 @@ const FALSE_WORDS = ['false', 'f', 'no', 'n', '0'];
 const BASE64 = '([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?';
 const INTEGER = '[+-]?[0-9]+';
 const DECIMAL = '[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?';
+// A decimal NUMERIC holds exactly: at most 9 digits after the point (trailing zeros aside), no exponent.
+const NUMERIC_EXACT = '[+-]?([0-9]+([.][0-9]{0,9}0*)?|[.][0-9]{1,9}0*)';
 
 const words = (list: string[]) => list.map((word) => `'${word}'`).join(', ');
 
@@ -30,7 +32,11 @@ function parsed(type: FieldType, v: string): string {
     case 'FLOAT64':
       return `TRY_CAST(${t} AS DOUBLE)`;
     case 'NUMERIC':
-      return `(CASE WHEN regexp_full_match(${t}, '${DECIMAL}') THEN TRY_CAST(${t} AS DECIMAL(38, 9)) END)`;
+      // TRY_CAST alone rounds 1.1234567891 to 9 digits; the warehouse refuses such a value (Invalid NUMERIC value).
+      // With an exponent, it is exact when a cast with 9 more digits after the point says the same.
+      return `(CASE WHEN regexp_full_match(${t}, '${NUMERIC_EXACT}') THEN TRY_CAST(${t} AS DECIMAL(38, 9))
+        WHEN regexp_full_match(${t}, '${DECIMAL}') AND TRY_CAST(${t} AS DECIMAL(38, 18)) = TRY_CAST(${t} AS DECIMAL(38, 9))
+        THEN TRY_CAST(${t} AS DECIMAL(38, 9)) END)`;
     case 'BOOL':
       return `(CASE WHEN lower(${t}) IN (${words(TRUE_WORDS)}) THEN true WHEN lower(${t}) IN (${words(FALSE_WORDS)}) THEN false END)`;
     case 'DATE':
@@ -161,7 +167,8 @@ function scalarType(duckDbType: string): FieldType {
   const type = duckDbType.toUpperCase();
   if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/.test(type)) return 'INT64';
   if (type === 'DOUBLE' || type === 'FLOAT') return 'FLOAT64';
-  if (type.startsWith('DECIMAL')) return 'NUMERIC';
+  const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(type);
+  if (decimal) return decimalColumnType(Number(decimal[1]), Number(decimal[2]));
   if (type === 'BOOLEAN') return 'BOOL';
   if (type === 'DATE') return 'DATE';
   if (type === 'TIME' || type === 'TIME WITH TIME ZONE') return 'TIME';
@@ -170,6 +177,15 @@ function scalarType(duckDbType: string): FieldType {
   if (type === 'BLOB') return 'BYTES';
   if (type === 'VARCHAR' || type === 'UUID') return 'STRING';
   return 'JSON';
+}
+
+/**
+ * The column for decimals of `precision` digits, `scale` after the point: NUMERIC where it holds
+ * them all (29 digits before the point, 9 after), otherwise STRING, their exact text (there is no
+ * BIGNUMERIC column; NUMERIC would refuse every value with more digits after the point).
+ */
+export function decimalColumnType(precision: number, scale: number): FieldType {
+  return scale <= 9 && precision - scale <= 29 ? 'NUMERIC' : 'STRING';
 }
 
 /**

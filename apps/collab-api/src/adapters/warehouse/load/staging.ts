@@ -94,7 +94,6 @@ export async function stageView(
   );
 }
 
-/** A reader's failure to read the file at all, with DuckDB's reason (its first line, no paths). */
 /**
  * DuckDB's Out of Memory error as the load's failure, which is not retried: another attempt needs
  * as much (a 2,000-column JSON file was tried for 80 s before). Any other error as it is.
@@ -108,6 +107,7 @@ export function outOfMemory(error: unknown): unknown {
   );
 }
 
+/** A reader's failure to read the file at all, with DuckDB's reason (its first line, no paths). */
 export function unreadable(format: string, error: unknown): LoadFailure {
   const message = duckDbMessage(error);
   const reason = message.split('\n')[0]!.replace(/(?<=^|[\s"'(])\/[^\s"']+/g, '<file>');
