@@ -16,6 +16,7 @@ import { searchRoutes } from './search/routes.js';
 import { threadRoutes } from './threads/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { webhookOutRoutes } from './webhooks-out/routes.js';
+import { MAX_BODY_CHARS } from './messages/schemas.js';
 
 export function buildApp(deps: Deps): Express {
   const openapi = new OpenAPIRegistry();
@@ -82,10 +83,20 @@ export function buildApp(deps: Deps): Express {
     beforeBody,
     routes: router,
     rawBodyRoutes: rawBodyRouter,
-    // Attachments arrive base64-encoded (4 bytes per 3) inside the JSON body, next to the text.
-    jsonLimitBytes: Math.ceil((deps.config.INBOX_MAX_ATTACHMENT_BYTES * 4) / 3) + 2 * 1024 * 1024,
+    jsonLimitBytes: jsonLimitBytes(deps.config.INBOX_MAX_ATTACHMENT_BYTES),
     // Bodies of other paths (404) are never read: that limit is tens of megabytes.
     jsonBodyPaths: ['/v1', '/webhooks'],
     trustProxyHops: deps.config.TRUST_PROXY_HOPS,
   });
+}
+
+/**
+ * The largest JSON body a send may need: attachments of INBOX_MAX_ATTACHMENT_BYTES in base64 (4
+ * bytes per 3), wrapped in lines of 64 as PEM and MIME write it (each `\r\n` 4 bytes of JSON), a
+ * body of MAX_BODY_CHARS characters written as JSON escapes (6 bytes each at most), and 2 MiB for the
+ * rest; a send within every documented limit is never refused for its size.
+ */
+export function jsonLimitBytes(maxAttachmentBytes: number): number {
+  const base64 = Math.ceil((maxAttachmentBytes * 4) / 3);
+  return Math.ceil((base64 * 68) / 64) + 6 * MAX_BODY_CHARS + 2 * 1024 * 1024;
 }

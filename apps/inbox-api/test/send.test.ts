@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { readAttachment } from '../src/messages/attachments.js';
 import { createTestContext, type TestContext } from './context.js';
@@ -216,6 +217,26 @@ describe('a large body', () => {
 });
 
 describe('limits', () => {
+  it('takes a send at every documented limit at once: attachments of exactly the limit, base64 in lines of 64, and a body of 1,000,000 CJK characters', async () => {
+    const small = await createTestContext({ INBOX_MAX_ATTACHMENT_BYTES: '300000' });
+    try {
+      const sender = (await request(small.app).post('/v1/inboxes').send({ name: 'S', email_username: 's' })).body;
+      const content = randomBytes(300_000).toString('base64').replace(/.{64}/g, '$&\r\n');
+      const res = await request(small.app)
+        .post('/v1/messages')
+        .send({
+          inbox_id: sender.id,
+          to: ['a@example.com'],
+          subject: 'At the limits',
+          body: '東'.repeat(1_000_000),
+          attachments: [{ filename: 'big', content_type: 'application/octet-stream', content }],
+        });
+      expect({ status: res.status, error: res.body.error?.message }).toEqual({ status: 201, error: undefined });
+    } finally {
+      await small.close();
+    }
+  });
+
   it('answers 413 payload_too_large when attachments exceed the limit, sending nothing', async () => {
     const small = await createTestContext({ INBOX_MAX_ATTACHMENT_BYTES: '1000' });
     try {
@@ -235,7 +256,7 @@ describe('limits', () => {
       expect(await small.db.message.count()).toBe(0);
       const huge = await request(small.app)
         .post('/v1/messages')
-        .send({ inbox_id: sender.id, to: ['a@example.com'], subject: 'Huge', body: 'x'.repeat(3 * 1024 * 1024) });
+        .send({ inbox_id: sender.id, to: ['a@example.com'], subject: 'Huge', body: 'x'.repeat(9 * 1024 * 1024) });
       expect(huge.status).toBe(413);
     } finally {
       await small.close();

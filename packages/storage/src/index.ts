@@ -1,5 +1,6 @@
 export {
   describeStored,
+  hashInTurns,
   STORAGE_BACKENDS,
   type DownloadUrlOptions,
   type ObjectStorage,

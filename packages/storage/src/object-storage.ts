@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import { PayloadTooLargeError } from '@repo/errors';
@@ -24,11 +24,16 @@ const HASH_BYTES_PER_TURN = 1024 * 1024;
 
 export async function describeStored(body: Buffer): Promise<StoredObject> {
   const hash = createHash('sha256');
-  for (let start = 0; start < body.length; start += HASH_BYTES_PER_TURN) {
-    if (start > 0) await setImmediate();
-    hash.update(body.subarray(start, start + HASH_BYTES_PER_TURN));
-  }
+  await hashInTurns(hash, body);
   return { size: body.length, sha256: hash.digest('hex') };
+}
+
+/** Adds `bytes` to `hash` a part (HASH_BYTES_PER_TURN) per turn of the event loop. */
+export async function hashInTurns(hash: Hash, bytes: Buffer): Promise<void> {
+  for (let start = 0; start < bytes.length; start += HASH_BYTES_PER_TURN) {
+    if (start > 0) await setImmediate();
+    hash.update(bytes.subarray(start, start + HASH_BYTES_PER_TURN));
+  }
 }
 
 /**

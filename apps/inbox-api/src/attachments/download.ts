@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
-import { ForbiddenError, requestIdOf } from '@repo/errors';
+import { ForbiddenError, requestIdOf, UpstreamError } from '@repo/errors';
 import type { Logger } from '@repo/http';
-import { attachmentDisposition, type OpenedObject, signUrlPath, verifyUrlToken } from '@repo/storage';
+import { attachmentDisposition, hashInTurns, type OpenedObject, signUrlPath, verifyUrlToken } from '@repo/storage';
 
 /** Where download links of attachments held by the app itself (local and database storage) lead. */
 export interface DownloadLinks {
@@ -153,20 +154,62 @@ export async function* base64JsonPieces(
 }
 
 /**
+ * The content as it is read, failing where it is not what was recorded with it: shorter or longer
+ * than `size`, or of another SHA-256 than `contentHash` (`sha256:<hex>`). Each chunk goes on when
+ * the next one comes; the last only once the whole was checked, so that content changed behind the
+ * service's back never arrives whole.
+ */
+export async function* asRecorded(
+  content: AsyncIterable<Buffer>,
+  recorded: { id: string; size: number; contentHash: string },
+): AsyncGenerator<Buffer> {
+  const changed = (how: string) =>
+    new UpstreamError(`The stored content of this attachment is not the one recorded (${how}): it is not sent`, {
+      details: { attachment_id: recorded.id },
+    });
+  const hash = createHash('sha256');
+  let read = 0;
+  let held: Buffer | undefined;
+  for await (const chunk of content) {
+    read += chunk.length;
+    if (read > recorded.size) break;
+    await hashInTurns(hash, chunk);
+    if (held) yield held;
+    held = chunk;
+  }
+  if (read !== recorded.size)
+    throw changed(`${read > recorded.size ? 'more' : 'fewer'} bytes than the ${recorded.size} recorded`);
+  if (`sha256:${hash.digest('hex')}` !== recorded.contentHash) throw changed('another SHA-256');
+  if (held) yield held;
+}
+
+/** `pieces` with their first already read (its failure thrown here), then the rest as they come. */
+async function started<T>(pieces: AsyncGenerator<T>): Promise<AsyncGenerator<T>> {
+  const first = await pieces.next();
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    yield* pieces;
+  })();
+}
+
+/**
  * Sends the content as it is read, never the whole file in memory: the bytes themselves, or
  * (`base64`) the JSON `{content, content_type, filename}` with the content base64-encoded on the
- * way (304 to an If-None-Match that names the ETag; headers alone to HEAD). Should reading fail
- * once bytes are out, the connection is cut (short of its Content-Length, so that no client takes
- * it for the whole) and the failure logged; a client that goes away just ends it.
+ * way (304 to an If-None-Match that names the ETag; headers alone to HEAD), its length the size
+ * recorded with it. Should reading fail once bytes are out, or the stored content turn out other
+ * than recorded (asRecorded), the connection is cut (short of its Content-Length, so that no client
+ * takes it for the whole) and the failure logged; a client that goes away just ends it.
  */
 export async function sendDownload(
   req: Request,
   res: Response,
-  download: { format: 'binary' | 'base64'; file: DownloadedFile; opened: OpenedObject },
+  // `size`: the one recorded with the content, which the response promises whatever the storage now holds.
+  download: { format: 'binary' | 'base64'; file: DownloadedFile & { id: string; size: number }; opened: OpenedObject },
   logger: Logger,
 ): Promise<void> {
   const { file, opened } = download;
-  const headers = download.format === 'base64' ? base64Headers(file, opened.size) : downloadHeaders(file, opened.size);
+  const headers = download.format === 'base64' ? base64Headers(file, file.size) : downloadHeaders(file, file.size);
   // setHeader, not Express's set, which would add a charset the bytes may not be in.
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   const notModified = req.fresh;
@@ -180,9 +223,12 @@ export async function sendDownload(
   let readFailure: unknown;
   opened.stream.once('error', (error) => (readFailure = error));
   try {
-    if (download.format === 'base64') {
-      await pipeline(base64JsonPieces(opened.stream, base64Json(file, opened.size), opened.size), res);
-    } else await pipeline(opened.stream, res);
+    const content = asRecorded(opened.stream, file);
+    const pieces: AsyncGenerator<string | Buffer> =
+      download.format === 'base64' ? base64JsonPieces(content, base64Json(file, file.size), file.size) : content;
+    // The first piece before the response is piped: a failure that comes before any byte is answered as an
+    // error (pipeline would destroy the response, and with it the connection).
+    await pipeline(await started(pieces), res);
   } catch (error) {
     if (!res.headersSent) {
       // Nothing went out: the error handler answers, without this download's headers.

@@ -107,7 +107,7 @@ export async function openAttachmentContent(
   // Without a link (the API key was checked), only Cloud Storage content opens: others answer 403.
   if (!signed && attachment.storageBackend !== 'gcs') checkDownloadToken(attachmentId, query, deps.links.secret);
 
-  return { format: query.format, file: attachment, opened: await opened(deps.storage, attachment) };
+  return { format: query.format, file: attachment, opened: await openAttachment(deps.storage, attachment) };
 }
 
 /** The attachment, or 404; so is one of an inbox being deleted, or outside the scope. */
@@ -126,16 +126,6 @@ async function requireMessage(db: Database, scope: Scope, messageId: string): Pr
     isUuid(messageId) &&
     (await db.message.count({ where: { id: messageId, inbox: { deletedAt: null, ...inboxFilter(scope) } } })) > 0;
   if (!found) throw new NotFoundError('Message not found', { message_id: messageId });
-}
-
-/** Opens the attachment's content; an object that is gone is reported by attachment, not by its internal key. */
-async function opened(storage: ObjectStorage, attachment: Attachment): Promise<OpenedObject> {
-  try {
-    return await openAttachment(storage, attachment);
-  } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
-    throw new NotFoundError('The content of this attachment is missing from storage', { attachment_id: attachment.id });
-  }
 }
 
 function toListItem(attachment: Omit<Attachment, 'content'>): AttachmentListItem {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
-import { ServiceUnavailableError } from '@repo/errors';
+import { NotFoundError, ServiceUnavailableError } from '@repo/errors';
 import { describeStored, type ObjectStorage, type OpenedObject } from '@repo/storage';
 import { type Database, pgStatements, type Statements, textRows } from '../database.js';
 import { type Attachment, Prisma } from '../generated/prisma/client.js';
@@ -115,20 +115,28 @@ export function objectKeys(stored: readonly Pick<StoredAttachment, 'storageKey'>
   return stored.flatMap((attachment) => (attachment.storageKey === null ? [] : [attachment.storageKey]));
 }
 
-/** An attachment's bytes, from its record or its object (NotFoundError when the object is gone). */
-export function readAttachment(storage: ObjectStorage, attachment: AttachmentPlace): Promise<Buffer> {
+/** An attachment's bytes, from its record or its object (missingContent when the object is gone). */
+export async function readAttachment(storage: ObjectStorage, attachment: AttachmentPlace): Promise<Buffer> {
   const place = placeOf(attachment);
-  return 'content' in place ? Promise.resolve(place.content) : storage.get(place.key);
+  return 'content' in place ? place.content : storage.get(place.key).catch(missingContent(attachment));
 }
 
-/** An attachment's bytes as a stream (download.ts), from its record or its object. */
+/** An attachment's bytes as a stream (download.ts), from its record or its object (missingContent when it is gone). */
 export async function openAttachment(storage: ObjectStorage, attachment: AttachmentPlace): Promise<OpenedObject> {
   const place = placeOf(attachment);
-  if (!('content' in place)) return storage.open(place.key);
+  if (!('content' in place)) return storage.open(place.key).catch(missingContent(attachment));
   return { stream: Readable.from(place.content, { objectMode: false }), size: place.content.length };
 }
 
-type AttachmentPlace = Pick<Attachment, 'storageKey' | 'content'>;
+/** An object gone from storage, reported by its attachment, never by its internal key. */
+const missingContent =
+  (attachment: AttachmentPlace) =>
+  (error: unknown): never => {
+    if (!(error instanceof NotFoundError)) throw error;
+    throw new NotFoundError('The content of this attachment is missing from storage', { attachment_id: attachment.id });
+  };
+
+type AttachmentPlace = Pick<Attachment, 'id' | 'storageKey' | 'content'>;
 
 function placeOf(attachment: AttachmentPlace): { content: Buffer } | { key: string } {
   const { content, storageKey } = attachment;

@@ -66,7 +66,10 @@ const bccField = recipients('Blind copy recipients: on the envelope only, never 
 const labelsField = labelList.optional().meta({
   description: 'Labels of the sent message besides `sent`: lower-case slugs of at most 64 characters',
 });
-const markdownBody = z.string().max(1_000_000).meta({ description: 'Markdown, converted to HTML' });
+/** The longest body of a send, in characters. */
+export const MAX_BODY_CHARS = 1_000_000;
+
+const markdownBody = z.string().max(MAX_BODY_CHARS).meta({ description: 'Markdown, converted to HTML' });
 const attachmentsField = z.array(attachmentInput).max(100).optional();
 
 export const sendMessageBody = z

@@ -1,5 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parse } from 'content-disposition';
 import request from 'supertest';
@@ -276,6 +279,63 @@ describe('GET /v1/attachments/{attachment_id}/content', () => {
     expect(res.body.error.code).toBe('not_found');
   });
 
+  it('never serves stored content that is not the one recorded (cut short, longer, other bytes): 502 before a byte, else cut', async () => {
+    const size = 200 * 1024;
+    const sent = await sendWithFiles(ctx.app, {
+      inboxId: inboxB.id,
+      files: [{ filename: 'changed.bin', content_type: 'application/octet-stream', content: randomBytes(size) }],
+    });
+    const record = await ctx.db.attachment.findUniqueOrThrow({ where: { id: sent.attachments[0]!.id } });
+    const file = path.join(ctx.dataDir, 'objects', ...record.storageKey!.split('/'));
+    const { download_url: url } = await metadataOf(record.id);
+    // The whole of it read before the answer (one chunk): refused with a clear error, naming the attachment.
+    await writeFile(file, randomBytes(1000));
+    for (const format of ['', '&format=base64']) {
+      const res = await request(ctx.app).get(`${pathOf(url)}${format}`);
+      expect({ format, status: res.status, error: res.body.error }).toEqual({
+        format,
+        status: 502,
+        error: expect.objectContaining({ code: 'upstream_error', details: { attachment_id: record.id } }),
+      });
+    }
+    // Once bytes are out (a file of several chunks), the connection is cut short of its Content-Length.
+    const server = ctx.app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const get = (query: string) =>
+      new Promise<{ status: number; complete: boolean; received: number; promised: number }>((resolve) => {
+        http.get(`http://127.0.0.1:${port}${pathOf(url)}${query}`, (res) => {
+          let received = 0;
+          res.on('data', (chunk: Buffer) => (received += chunk.length));
+          res.on('close', () =>
+            resolve({
+              status: res.statusCode!,
+              complete: res.complete,
+              received,
+              promised: Number(res.headers['content-length']),
+            }),
+          );
+        });
+      });
+    try {
+      for (const changed of [randomBytes(size), randomBytes(size + 1)]) {
+        await writeFile(file, changed);
+        for (const query of ['', '&format=base64']) {
+          const cut = await get(query);
+          expect({ length: changed.length, query, status: cut.status, complete: cut.complete }).toEqual({
+            length: changed.length,
+            query,
+            status: 200,
+            complete: false,
+          });
+          expect(cut.received).toBeLessThan(cut.promised);
+        }
+      }
+    } finally {
+      server.close();
+    }
+  });
+
   it('answers 404, naming no storage key, when the stored content has gone', async () => {
     const sent = await sendWithFiles(ctx.app, {
       inboxId: inboxB.id,
@@ -290,6 +350,11 @@ describe('GET /v1/attachments/{attachment_id}/content', () => {
       message: 'The content of this attachment is missing from storage',
       details: { attachment_id: record.id },
     });
+    // A forward that would carry it says the same.
+    const forward = await request(ctx.app)
+      .post(`/v1/messages/${sent.id}/forward`)
+      .send({ to: ['a@example.com'] });
+    expect({ status: forward.status, error: forward.body.error }).toEqual({ status: 404, error: res.body.error });
   });
 });
 
