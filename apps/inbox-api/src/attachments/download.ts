@@ -233,6 +233,7 @@ export async function sendDownload(
     if (!res.headersSent) {
       // Nothing went out: the error handler answers, without this download's headers.
       for (const name of Object.keys(headers)) res.removeHeader(name);
+      opened.stream.destroy();
       throw error;
     }
     // pipeline has destroyed the response, and with it the connection.
