@@ -8,20 +8,30 @@ export interface ReconcileReport {
   interrupted: number;
   /** Warehouse objects dropped or made again so that the warehouse holds exactly the live records' objects. */
   repaired: number;
+  /** Temporary files of uploads and exports a crash cut short (local storage). */
+  partialWrites: number;
 }
 
-type ReconcilerDeps = Pick<Deps, 'db' | 'warehouse' | 'logger'> & { leaseSeconds: number };
+type ReconcilerDeps = Pick<Deps, 'db' | 'warehouse' | 'storage' | 'logger'> & { leaseSeconds: number };
+
+/**
+ * A temporary file of a write that has not grown for this long was left by a process that stopped
+ * (local storage writes an export or an uploaded file there, then renames it into place).
+ */
+const PARTIAL_WRITE_IDLE_MS = 60 * 60_000;
 
 /**
  * Puts right what a crash (or kill) interrupted, safe to run on several replicas at once and
- * again after a crash of its own: warehouse changes recorded but not finished, past their lease;
- * with `sweep`, also any other difference between the warehouse and the records (objects without
- * a live record, live records without their object).
+ * again after a crash of its own: warehouse changes recorded but not finished, past their lease,
+ * and temporary files of writes to storage that stopped (PARTIAL_WRITE_IDLE_MS); with `sweep`, also
+ * any other difference between the warehouse and the records (objects without a live record, live
+ * records without their object).
  */
 export async function reconcile(deps: ReconcilerDeps, options: { sweep: boolean }): Promise<ReconcileReport> {
   const interrupted = await resolveInterruptedChanges(deps);
   const repaired = options.sweep ? await sweepWarehouse(deps) : 0;
-  return { interrupted, repaired };
+  const partialWrites = await deps.storage.sweepPartialWrites(new Date(Date.now() - PARTIAL_WRITE_IDLE_MS));
+  return { interrupted, repaired, partialWrites };
 }
 
 /**
@@ -51,5 +61,6 @@ export function startReconciler(
 }
 
 function logReport(logger: Logger, report: ReconcileReport): void {
-  if (Object.values(report).some((count) => count > 0)) logger.info(report, 'reconciled the warehouse with the records');
+  if (Object.values(report).some((count) => count > 0))
+    logger.info(report, 'reconciled the warehouse and storage with the records');
 }

@@ -6,6 +6,8 @@
  * talking to its loopback server.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { createLogger } from '@repo/http';
 import type { Actor } from '../src/access/index.js';
 import { type Field, physicalNames, type WarehouseDataset } from '../src/adapters/warehouse/index.js';
@@ -97,10 +99,10 @@ describe.each([
     const archived = await createTable(deps(), editor, { name: 'Archived', dataset_id: kept.id, schema: schema('a') });
     await ctx.db.table.update({ where: { id: archived.id }, data: { archivedAt: new Date(), liveName: null } });
 
-    expect(await run()).toEqual({ interrupted: 0, repaired: 6 });
+    expect(await run()).toEqual({ interrupted: 0, repaired: 6, partialWrites: 0 });
     await expectAgreement();
     expect(await backend.columnsOf(lost.id, lostTable.id)).toEqual(['x']);
-    expect(await run()).toEqual({ interrupted: 0, repaired: 0 });
+    expect(await run()).toEqual({ interrupted: 0, repaired: 0, partialWrites: 0 });
   });
 
   it.each([
@@ -113,9 +115,9 @@ describe.each([
     ).rejects.toThrow('crashed');
     expect(await ctx.db.warehouseChange.count()).toBe(1);
     // Within its lease, the change is left to its process.
-    expect(await run(false)).toEqual({ interrupted: 0, repaired: 0 });
+    expect(await run(false)).toEqual({ interrupted: 0, repaired: 0, partialWrites: 0 });
     await expire();
-    expect(await run(false)).toEqual({ interrupted: 1, repaired: 0 });
+    expect(await run(false)).toEqual({ interrupted: 1, repaired: 0, partialWrites: 0 });
     expect(await ctx.db.dataset.findFirstOrThrow({ where: { name: `Made ${step}` } })).toMatchObject({ archivedAt: null });
     await expectAgreement();
   });
@@ -133,7 +135,7 @@ describe.each([
     await expect(archiveTable(crashingAt(`delete_table:${step}`), editor, deleted.id)).rejects.toThrow('crashed');
     await expire();
 
-    expect(await run()).toEqual({ interrupted: 3, repaired: 0 });
+    expect(await run()).toEqual({ interrupted: 3, repaired: 0, partialWrites: 0 });
     await expectAgreement();
     expect(await ctx.db.table.findFirstOrThrow({ where: { name: 'Created', datasetId: dataset.id } })).toMatchObject({
       archivedAt: null,
@@ -154,7 +156,7 @@ describe.each([
     await backend.dropDataset(dataset.id);
     await expire();
 
-    expect(await run()).toEqual({ interrupted: 1, repaired: 1 });
+    expect(await run()).toEqual({ interrupted: 1, repaired: 1, partialWrites: 0 });
     expect(await ctx.db.dataset.findUniqueOrThrow({ where: { id: dataset.id } })).toMatchObject({
       name: 'Refused later',
       archivedAt: null,
@@ -168,10 +170,33 @@ describe.each([
       updateDataset(crashingAt('update_dataset:recorded'), editor, dataset.id, { name: 'Busy still' }),
     ).rejects.toThrow('crashed');
     await backend.dropDataset(dataset.id);
-    expect(await run()).toEqual({ interrupted: 0, repaired: 0 });
+    expect(await run()).toEqual({ interrupted: 0, repaired: 0, partialWrites: 0 });
     await expire();
     await run();
     await expectAgreement();
+  });
+});
+
+describe('storage', () => {
+  it('removes the temporary files of writes a crash cut short, once an hour has passed without them growing', async () => {
+    const ctx = await createTestContext();
+    try {
+      const temporary = path.join(ctx.dataDir, 'objects', '.tmp');
+      await mkdir(temporary, { recursive: true });
+      const [stale, fresh] = [path.join(temporary, randomUUID()), path.join(temporary, randomUUID())];
+      await writeFile(stale, 'an export cut short');
+      await writeFile(fresh, 'an export under way');
+      const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+      await utimes(stale, twoHoursAgo, twoHoursAgo);
+      expect(await reconcile({ ...ctx.deps, leaseSeconds: 60, logger }, { sweep: false })).toEqual({
+        interrupted: 0,
+        repaired: 0,
+        partialWrites: 1,
+      });
+      expect(await readdir(temporary)).toEqual([path.basename(fresh)]);
+    } finally {
+      await ctx.close();
+    }
   });
 });
 

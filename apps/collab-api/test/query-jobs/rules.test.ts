@@ -111,6 +111,10 @@ describe('job states and pages', () => {
 
   it('names columns and files', () => {
     expect(uniqueNames(['a', 'A', 'a', '', 'b'])).toEqual(['a', 'A_2', 'a_3', 'column', 'b']);
+    expect(uniqueNames(['a', 'a', 'a_2', 'x_2', 'x', 'x'])).toEqual(['a', 'a_2', 'a_2_2', 'x_2', 'x', 'x_3']);
+    // 20,000 columns of one name (SELECT 1 a, 1 a, ...): each suffix found at once, not tried from _2 again.
+    const many = uniqueNames(Array.from({ length: 20_000 }, () => 'a'));
+    expect([many[1], many.at(-1), new Set(many).size]).toEqual(['a_2', 'a_20000', 20_000]);
     expect(avroNames(['count_star()', '1st', 'ok', 'ok'])).toEqual(['count_star__', '_1st', 'ok', 'ok_2']);
     expect(exportFile('CSV', 'GZIP')).toEqual({ extension: 'csv.gz', contentType: 'application/gzip' });
     expect(exportFile('JSON', 'DEFLATE')).toEqual({ extension: 'json.deflate', contentType: 'application/zlib' });

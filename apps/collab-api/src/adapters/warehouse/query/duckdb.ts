@@ -308,12 +308,20 @@ function storedColumns(columns: ResultColumn[]): string {
   return columns.length === 0 ? '1' : columns.map((_, i) => `c${i}`).join(', ');
 }
 
-/** Names as the answer keys rows by them: a repeated name gets `_2`, `_3`, ... */
+/**
+ * Names as the answer keys rows by them: a repeated name gets `_2`, `_3`, ... Each name remembers
+ * the next suffix to try, so that 20,000 columns of one name cost linear time (trying from `_2`
+ * each time held the event loop 15 s).
+ */
 export function uniqueNames(names: string[]): string[] {
   const seen = new Set<string>();
+  const nextSuffix = new Map<string, number>();
   return names.map((name) => {
     let unique = name === '' ? 'column' : name;
-    for (let n = 2; seen.has(unique.toLowerCase()); n += 1) unique = `${name}_${n}`;
+    const key = name.toLowerCase();
+    let n = nextSuffix.get(key) ?? 2;
+    for (; seen.has(unique.toLowerCase()); n += 1) unique = `${name}_${n}`;
+    nextSuffix.set(key, n);
     seen.add(unique.toLowerCase());
     return unique;
   });
