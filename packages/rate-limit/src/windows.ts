@@ -10,6 +10,11 @@ export interface WindowedRateLimit<W extends string> {
    * may have limits of its own, and changing them keeps what was counted.
    */
   consume(key: string, limits: Readonly<Record<W, number>>): Promise<void>;
+  /**
+   * Gives back the unit a consume with the same `limits` took, for a request that was not made
+   * after all (refused by a later check, or a retry another request already answered).
+   */
+  giveBack(key: string, limits: Readonly<Record<W, number>>): Promise<void>;
 }
 
 export interface WindowedRateLimitOptions<W extends string> {
@@ -49,9 +54,14 @@ export function createWindowedRateLimit<W extends string>(options: WindowedRateL
   const exceeded = (name: W, limit: number, state: RateLimiterRes) =>
     new RateLimitedError(`Too many ${options.describe}: at most ${limit} per ${name}`, state.msBeforeNext / 1000);
 
+  const limitedBy = (limits: Readonly<Record<W, number>>) => windows.filter((window) => limits[window.name] > 0);
+  const giveBack = async (key: string, limited: typeof windows) => {
+    await Promise.all(limited.map((window) => window.limiter.reward(key).catch(() => undefined)));
+  };
+
   return {
     async consume(key, limits) {
-      const limited = windows.filter((window) => limits[window.name] > 0);
+      const limited = limitedBy(limits);
       // Checked first, so that a refused request takes nothing from the windows that still have room.
       const counted = await Promise.all(limited.map((window) => window.limiter.get(key).catch(() => window.memory.get(key))));
       for (const [i, window] of limited.entries()) {
@@ -63,9 +73,12 @@ export function createWindowedRateLimit<W extends string>(options: WindowedRateL
       const taken = await Promise.all(limited.map((window) => window.limiter.consume(key)));
       const over = limited.findIndex((window, i) => taken[i]!.consumedPoints > limits[window.name]);
       if (over === -1) return;
-      await Promise.all(limited.map((window) => window.limiter.reward(key).catch(() => undefined)));
+      await giveBack(key, limited);
       const window = limited[over]!;
       throw exceeded(window.name, limits[window.name], taken[over]!);
+    },
+    async giveBack(key, limits) {
+      await giveBack(key, limitedBy(limits));
     },
   };
 }

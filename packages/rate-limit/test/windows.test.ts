@@ -51,6 +51,17 @@ describe('windowed limits in this process', () => {
     await rejection(limit, 'agent', { second: 0, minute: 2, hour: 0 });
   });
 
+  it('gives back a unit of every window a consume counted, for a request not made after all', async () => {
+    const limit = limiter();
+    const limits = { second: 0, minute: 2, hour: 2 };
+    await limit.consume('agent', limits);
+    await limit.consume('agent', limits);
+    await rejection(limit, 'agent', limits);
+    await limit.giveBack('agent', limits);
+    await limit.consume('agent', limits);
+    await rejection(limit, 'agent', limits);
+  });
+
   it('counts each key on its own, and 0 everywhere means no limit', async () => {
     const limit = limiter();
     await limit.consume('a', { second: 1, minute: 1, hour: 1 });

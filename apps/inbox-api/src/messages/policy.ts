@@ -55,14 +55,39 @@ export async function checkOutbound(deps: PolicyDeps, request: OutboundRequest):
   }
   if (sendPolicy === 'approval' && stage !== 'approved') return 'hold';
   if (stage === 'submit') return 'send';
-  await deps.sendLimit.consume(request.inbox.id, { hour: deps.sendsPerHour, day: deps.sendsPerDay });
-  if (request.actor.kind === 'key') {
-    await deps.keySendLimit.consume(request.actor.limitKey, {
-      hour: effectiveLimit(request.actor.limits.sendLimitPerHour, deps.keySendsPerHour),
+  await deps.sendLimit.consume(request.inbox.id, inboxLimits(deps));
+  const key = keyLimits(deps, request.actor);
+  // A send one cap refuses is not made: it gives back what the caps before it counted.
+  if (key) {
+    await deps.keySendLimit.consume(key.limitKey, key.limits).catch(async (error: unknown) => {
+      await deps.sendLimit.giveBack(request.inbox.id, inboxLimits(deps));
+      throw error;
     });
   }
-  await countNewRecipients(deps, request.inbox.id, request.recipients);
+  await countNewRecipients(deps, request.inbox.id, request.recipients).catch(async (error: unknown) => {
+    await giveBackSend(deps, request);
+    throw error;
+  });
   return 'send';
+}
+
+/**
+ * Gives back what checkOutbound's caps counted for a send that was not made after all (a retry
+ * whose Idempotency-Key another request took first, a send that failed before it was recorded).
+ * The new recipients stay recorded: the same addresses are never counted twice.
+ */
+export async function giveBackSend(deps: PolicyDeps, request: Pick<OutboundRequest, 'actor' | 'inbox'>): Promise<void> {
+  await deps.sendLimit.giveBack(request.inbox.id, inboxLimits(deps));
+  const key = keyLimits(deps, request.actor);
+  if (key) await deps.keySendLimit.giveBack(key.limitKey, key.limits);
+}
+
+const inboxLimits = (deps: PolicyDeps) => ({ hour: deps.sendsPerHour, day: deps.sendsPerDay });
+
+/** The key cap of a send by an organization API key (none for the operator). */
+function keyLimits(deps: PolicyDeps, actor: Actor) {
+  if (actor.kind !== 'key') return undefined;
+  return { limitKey: actor.limitKey, limits: { hour: effectiveLimit(actor.limits.sendLimitPerHour, deps.keySendsPerHour) } };
 }
 
 /** 403 `sending_disabled` while the inbox's or its organization's kill switch is off; else the inbox's send policy. */

@@ -17,7 +17,7 @@ import type { ContentPool } from './content/index.js';
 import { claimIdempotencyKey, idempotentRequest, keyForMessage, previousAnswer } from './idempotency.js';
 import { deliveryMetadata, leaseEnd, markFailed, markSent } from './outbox.js';
 import { fixedLabelsTouched } from './labels.js';
-import { checkOutbound, type PolicyDeps } from './policy.js';
+import { checkOutbound, giveBackSend, type PolicyDeps } from './policy.js';
 import { heldSendOf, holdForApproval, toDraftResponse } from '../drafts/records.js';
 import { type DraftResponse, heldSendSchema } from '../drafts/schemas.js';
 import type { Deps } from '../deps.js';
@@ -125,7 +125,12 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
     };
     return { draft: toDraftResponse(await holdForApproval(deps.db, { actor, inbox, input, origin, idempotency: keyed })) };
   }
-  const content = await deps.content.renderMessage(input.body);
+  // Until it is recorded, a send that does not go after all gives back what the caps counted.
+  const notMade = async (error: unknown): Promise<never> => {
+    await giveBackSend(deps, { actor, inbox });
+    throw error;
+  };
+  const content = await deps.content.renderMessage(input.body).catch(notMade);
   const latest = answering ?? (thread ? await latestMessage(deps.db, thread.id) : null);
   const reply = latest ? replyHeaders(latest) : undefined;
   const mail: OutboundMail = {
@@ -143,7 +148,7 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
     attachments: files,
   };
 
-  const stored = await storeAttachments(deps, inbox.id, files);
+  const stored = await storeAttachments(deps, inbox.id, files).catch(notMade);
   deps.crashPoint('send:attachments-stored');
   let recorded: { message: Message; attachments: Attachment[] } | { replay: SendResult };
   try {
@@ -187,10 +192,12 @@ export async function sendMessage(deps: SendDeps, options: SendOptions): Promise
     });
   } catch (error) {
     await discardStoredObjects(deps, objectKeys(stored));
-    throw error;
+    return notMade(error);
   }
   if ('replay' in recorded) {
+    // Another request with this Idempotency-Key made the send: this one is its answer, not a send.
     await discardStoredObjects(deps, objectKeys(stored));
+    await giveBackSend(deps, { actor, inbox });
     return recorded.replay;
   }
   deps.crashPoint('send:recorded');

@@ -331,6 +331,75 @@ describe('caps', () => {
       await limited.close();
     }
   });
+  it('takes nothing from the other caps for a send one cap refuses', async () => {
+    const limited = await createTestContext({
+      INBOX_API_KEYS: OPERATOR_KEY,
+      INBOX_RATE_LIMIT_PER_MINUTE: '0',
+      INBOX_SEND_LIMIT_PER_HOUR: '5',
+      INBOX_NEW_RECIPIENT_LIMIT_PER_DAY: '2',
+    });
+    try {
+      const org = await createOrganization(limited.app, 'Caps');
+      const keyWith = async (limit: number | null) =>
+        (
+          await createKey(limited.app, OPERATOR_KEY, {
+            organization_id: org.id,
+            permissions: ['read', 'send'],
+            send_limit_per_hour: limit,
+          })
+        ).key;
+      const capped = await keyWith(1);
+      const free = await keyWith(0);
+      const sendAs = (key: string, inboxId: string, to: string) =>
+        as(limited.app, key).post('/v1/messages', { inbox_id: inboxId, to: [to], subject: 's', body: 'b' });
+      const statuses = async (sends: (() => Promise<{ status: number }>)[]) => {
+        const out = [];
+        for (const sendOne of sends) out.push((await sendOne()).status);
+        return out;
+      };
+
+      // The key's own cap refuses 9 of 10: the inbox's hourly cap counted 1 send, 4 remain.
+      const first = await createInbox(limited.app, OPERATOR_KEY, { email_username: 'caps-key', organization_id: org.id });
+      const byCapped = await Promise.all(Array.from({ length: 10 }, () => sendAs(capped, first.id, 'x@x.test')));
+      expect(byCapped.filter((res) => res.status === 201)).toHaveLength(1);
+      expect(await statuses(Array.from({ length: 4 }, () => () => sendAs(free, first.id, 'x@x.test')))).toEqual([
+        201, 201, 201, 201,
+      ]);
+      expect((await sendAs(free, first.id, 'x@x.test')).status).toBe(429);
+
+      // New recipients refused: nothing taken from the inbox's or the key's hourly caps.
+      const second = await createInbox(limited.app, OPERATOR_KEY, { email_username: 'caps-new', organization_id: org.id });
+      const unknown = await statuses(Array.from({ length: 6 }, (_, i) => () => sendAs(free, second.id, `n${i}@x.test`)));
+      expect(unknown).toEqual([201, 201, 429, 429, 429, 429]);
+      expect(await statuses(Array.from({ length: 3 }, () => () => sendAs(free, second.id, 'n0@x.test')))).toEqual([
+        201, 201, 201,
+      ]);
+      expect((await sendAs(free, second.id, 'n1@x.test')).status).toBe(429);
+      expect(await limited.db.message.count({ where: { inboxId: second.id, direction: 'outbound' } })).toBe(5);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('counts concurrent retries of one Idempotency-Key as one send', async () => {
+    const limited = await createTestContext({ INBOX_SEND_LIMIT_PER_HOUR: '3' });
+    try {
+      const inbox = (await request(limited.app).post('/v1/inboxes').send({ name: 'i', email_username: 'idem-caps' })).body;
+      const sendOne = (subject: string) =>
+        request(limited.app)
+          .post('/v1/messages')
+          .send({ inbox_id: inbox.id, to: ['x@x.test'], subject, body: 'b' });
+      const retries = await Promise.all(Array.from({ length: 3 }, () => sendOne('once').set('Idempotency-Key', 'one-send')));
+      expect(retries.filter((res) => res.status >= 500)).toEqual([]);
+      expect(await limited.db.message.count({ where: { inboxId: inbox.id, direction: 'outbound' } })).toBe(1);
+      // One send counted: two more fit the hour.
+      await sendOne('second').expect(201);
+      await sendOne('third').expect(201);
+      expect((await sendOne('fourth')).status).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
 });
 
 describe('addresses of received mail', () => {
