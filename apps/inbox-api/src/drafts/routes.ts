@@ -100,7 +100,8 @@ export function draftRoutes(api: InboxApi, deps: Deps): void {
       'Asks the kill switches and send lists first (403 `sending_disabled`, `recipient_blocked`). Under the inbox’s ' +
       '`approval` policy the draft then waits for approval: 202 `{"draft": ...}` in `pending_approval`. Otherwise it is ' +
       '`scheduled` and, without a `send_at` in the future, sent at once: 200 `{"draft": ...}`, `sent` with its `message_id` ' +
-      '(or still `scheduled` with `last_error` when a cap or the provider held it back: it is tried again). Needs `send`.',
+      '(or still `scheduled` with `last_error` when a cap or the provider held it back: it is tried again). A draft ' +
+      'already `scheduled` is not scheduled again: before its `send_at` it is answered as it is. Needs `send`.',
     params: draftParams,
     response: heldSendSchema,
     otherResponses: { 202: { description: 'Held for approval (`pending_approval`)', schema: heldSendSchema } },

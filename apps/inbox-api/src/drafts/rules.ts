@@ -59,7 +59,8 @@ export function nextStatus(status: DraftStatus, action: DraftAction, policy: Sen
       break;
     case 'submit':
       if (status === 'draft') return policy === 'approval' ? 'pending_approval' : 'scheduled';
-      // "Send now" on a scheduled draft: it stays scheduled, and goes now.
+      // Sending a scheduled draft again: it stays scheduled, and goes now when due (as when a cap or the
+      // provider held it back), else at its send_at.
       if (status === 'scheduled') return 'scheduled';
       break;
     case 'approve':

@@ -164,6 +164,11 @@ export async function submitDraft(
     const held = await move(deps.db, draft, 'submit', {}, 'draft.pending_approval', 'approval');
     return { draft: toDraftResponse(held), held: true };
   }
+  if (draft.status === 'scheduled') {
+    // Already scheduled, with its job: nothing is scheduled twice. It goes now when due.
+    const now = (await dispatchDraft(deps, draft.id)).draft ?? draft;
+    return { draft: toDraftResponse(now), held: now.status === 'pending_approval' };
+  }
   const scheduled = await schedule(deps, draft, 'submit');
   return { draft: toDraftResponse(scheduled), held: false };
 }

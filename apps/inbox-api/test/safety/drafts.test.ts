@@ -120,6 +120,26 @@ describe('drafts', () => {
     expect(await received(target.id)).toBe(1);
   });
 
+  it('answers a send of a draft scheduled for later with the draft as it is: nothing scheduled twice, nothing sent early', async () => {
+    const inbox = await inboxIn('later-again');
+    const sendAt = inFuture(3_600_000);
+    const draft = (
+      await as(ctx.app, agent)
+        .post('/v1/drafts', { inbox_id: inbox.id, to: ['x@example.com'], subject: 'Later', body: 'b', send_at: sendAt })
+        .expect(201)
+    ).body;
+    for (let i = 0; i < 3; i++) {
+      const again = await as(ctx.app, agent).post(`/v1/drafts/${draft.id}/send`).expect(200);
+      expect(again.body.draft).toMatchObject({ id: draft.id, status: 'scheduled', send_at: sendAt, message_id: null });
+    }
+    const events = await ctx.db.event.findMany({ where: { inboxId: inbox.id, type: { startsWith: 'draft.' } } });
+    expect(events.map((event) => event.type).sort()).toEqual(['draft.created', 'draft.scheduled']);
+    const jobs = await ctx.db.$queryRaw<{ n: bigint }[]>`
+      SELECT count(*) AS n FROM pgboss.job WHERE name = 'send-draft' AND data->>'draft_id' = ${draft.id}`;
+    expect(Number(jobs[0]!.n)).toBe(1);
+    expect(await ctx.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+  });
+
   it('keeps a scheduled draft waiting while the kill switch is off, and sends it once it is on', async () => {
     const inbox = await inboxIn('switched');
     const target = await inboxIn('switched-target');
