@@ -22,6 +22,7 @@ import type { JobContext } from '../jobs/catalog.js';
 import { jobWorkDir } from '../paths.js';
 import { lockLive } from '../shared/transaction.js';
 import { fieldsOf, keepingPrivateFlags, sameFields, storedFields } from '../tables/fields.js';
+import { ruleOf, ruleProblem } from '../tables/analysis-rule.js';
 import { tableRef } from '../tables/plan.js';
 import {
   addChange,
@@ -197,6 +198,14 @@ async function commitLoad(
 ): Promise<LoadResult> {
   const before = fieldsOf(table);
   const found = prepared.fields && keepingPrivateFlags(prepared.fields, before);
+  const rule = ruleOf(table);
+  const problem = found && rule && ruleProblem(rule, found);
+  if (problem) {
+    await prepared.abort();
+    throw new LoadFailure(
+      `The columns this load found do not fit the table's analysis rule: ${problem}. Nothing was loaded: change or remove the rule first, or load columns that keep it`,
+    );
+  }
   if (found && !sameFields(found, before)) await recordColumns(deps, table, changeId, before, found);
   if (signal.aborted) {
     await prepared.abort();

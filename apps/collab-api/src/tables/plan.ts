@@ -27,12 +27,14 @@ export function tableData(fields: TableFields) {
 
 /**
  * The rule the table has after an update: the one given (null removes it), else its own, which
- * must still fit the new columns (409 otherwise: change or remove the rule first).
+ * must still fit new columns (409 otherwise: change or remove the rule first). An update that
+ * changes neither keeps the rule as it is (a rename is no reason to refuse).
  */
 function ruleAfter(table: Table, input: UpdateTableInput, fields: Field[]): AnalysisRule | null {
   const given = input.analysis_rule;
   const rule = given === undefined ? ruleOf(table) : given;
   if (!rule) return null;
+  if (given === undefined && input.schema === undefined) return rule;
   const problem = ruleProblem(rule, fields);
   if (problem && given) {
     throw new ValidationError([{ loc: ['body', 'analysis_rule', 'privacy_unit'], msg: problem, type: 'value_error' }]);

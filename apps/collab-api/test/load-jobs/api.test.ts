@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { createDatabaseClient } from '../../src/database.js';
 import { createDeps } from '../../src/deps.js';
 import { bearer, createTestContext, type TestContext } from '../context.js';
-import { ended, load, loadFixture, type LoadFixture, rowsOf, upload } from './helpers.js';
+import { ended, load, loadFixture, type LoadFixture, rowsOf, schemaOf, upload } from './helpers.js';
 
 jest.setTimeout(120_000);
 
@@ -180,5 +180,50 @@ describe('with the worker', () => {
     expect((await as(other.token).get(`/load_job/?table_id=${table}`)).status).toBe(404);
     expect((await upload(ctx, other.token, table, { fileName: 'a.csv', content: '1,a\n' })).status).toBe(404);
     expect((await request(ctx.app).get(`/load_job/${job.id}`)).status).toBe(401);
+  });
+
+  it("fails an autodetect load whose columns would not fit the table's analysis rule, loading nothing", async () => {
+    const columns = [
+      { name: 'cust', type: 'STRING' },
+      { name: 'v', type: 'INT64' },
+    ];
+    const rule = { type: 'aggregation', privacy_unit: 'cust', min_distinct: 3 };
+    const patch = (id: string, body: object) =>
+      request(ctx.app).patch(`/api/v1/tables/${id}`).set(bearer(fixture.token)).send(body);
+    const cases = [
+      { fileName: 'other.csv', content: 'x,y\n1,2\n', problem: /privacy_unit "cust" is not a column of the table/ },
+      { fileName: 'listed.json', content: '{"cust": ["a", "b"], "v": 1}\n', problem: /privacy_unit "cust" is REPEATED/ },
+    ];
+    for (const { problem, ...file } of cases) {
+      const table = await fixture.table(columns);
+      await load(ctx, fixture.token, table, { fileName: 'first.csv', content: 'cust,v\na,1\n' });
+      expect((await patch(table, { analysis_rule: rule })).status).toBe(200);
+      const job = await load(ctx, fixture.token, table, { ...file, autodetect: true, write_disposition: 'WRITE_TRUNCATE' });
+      expect({ file: file.fileName, status: job.status }).toEqual({ file: file.fileName, status: 'Failed' });
+      expect(job.error_details.message).toMatch(problem);
+      expect(job.error_details.message).toMatch(/analysis rule/);
+      expect(await schemaOf(ctx, fixture.token, table)).toMatchObject(columns);
+      expect(await rowsOf(ctx, fixture, table)).toEqual([{ cust: 'a', v: '1' }]);
+    }
+  });
+
+  it('renames a table without asking whether its analysis rule fits (no column changes)', async () => {
+    const table = await fixture.table([{ name: 'cust', type: 'STRING' }]);
+    const patch = (body: object) => request(ctx.app).patch(`/api/v1/tables/${table}`).set(bearer(fixture.token)).send(body);
+    expect((await patch({ analysis_rule: { type: 'aggregation', privacy_unit: 'cust', min_distinct: 2 } })).status).toBe(200);
+    // A rule that no longer fits (as one set before loads were checked): queries are refused until the owner fixes it.
+    await ctx.db.table.update({ where: { id: table }, data: { schema: [{ name: 'other', type: 'STRING', mode: 'NULLABLE' }] } });
+    const renamed = await patch({ name: 'Renamed' });
+    expect({ status: renamed.status, name: renamed.body.name }).toEqual({ status: 200, name: 'Renamed' });
+    expect(
+      (
+        await patch({
+          schema: [
+            { name: 'other', type: 'STRING' },
+            { name: 'more', type: 'STRING' },
+          ],
+        })
+      ).status,
+    ).toBe(409);
   });
 });

@@ -346,6 +346,10 @@ describe('aggregation thresholds', () => {
     expect(await refusal('SELECT count(*) AS n FROM hr.visits', stale([column('city'), column('customer', true)]))).toMatch(
       /privacy unit customer is no longer a public column/,
     );
+    const repeated = { ...column('customer'), repeated: true };
+    expect(await refusal('SELECT count(*) AS n FROM hr.visits', stale([column('city'), repeated]))).toMatch(
+      /privacy unit customer is no longer a public column of one value a row/,
+    );
   });
 
   it('fails closed on a plan operator it does not know', () => {

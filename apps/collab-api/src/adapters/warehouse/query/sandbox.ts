@@ -217,10 +217,10 @@ export class QuerySandbox implements Sandbox {
     const tree = guarded.tree as Node;
     for (const { key, rule } of ruled) {
       const unit = catalog.get(key)!.columns.find((column) => column.name === rule.privacyUnit);
-      // A load that dropped the column, or a flag set since: the rule cannot be applied.
-      if (!unit || unit.masked) {
+      // A load that dropped the column or made it REPEATED, or a flag set since: the rule cannot be applied.
+      if (!unit || unit.masked || unit.repeated) {
         return {
-          refusal: `${key} has an aggregation rule whose privacy unit ${rule.privacyUnit} is no longer a public column of it: its owner must fix the rule before it can be read`,
+          refusal: `${key} has an aggregation rule whose privacy unit ${rule.privacyUnit} is no longer a public column of one value a row: its owner must fix the rule before it can be read`,
         };
       }
     }
