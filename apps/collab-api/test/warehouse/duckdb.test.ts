@@ -268,6 +268,51 @@ describe('DuckDB warehouse', () => {
     expect(await tablesOf(ref.datasetId)).toEqual([{ name: physicalNames(ref).table, comment: 'Wide' }]);
   });
 
+  it('builds a table with rows anew for many new columns (1,000 here), keeping its rows, modes and description', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    const before = [field('id', 'INT64', { mode: 'REQUIRED' }), field('name', 'STRING', { mode: 'REQUIRED' })];
+    await warehouse.createTable(ref, before, { description: 'Wide with rows' });
+    await insert(ref, "(1, 'Ada'), (2, 'Grace')");
+    const wide = [
+      field('id', 'INT64', { mode: 'REQUIRED' }),
+      field('name'),
+      ...Array.from({ length: 998 }, (_, i) => field(`c${i}`)),
+    ];
+    await warehouse.updateTable(ref, { schema: { from: before, to: wide } });
+
+    const columns = await columnsOf(ref);
+    expect(columns).toHaveLength(1_000);
+    expect(columns.slice(0, 3)).toEqual([
+      { name: 'id', type: 'BIGINT', nullable: false, comment: null },
+      { name: 'name', type: 'VARCHAR', nullable: true, comment: null },
+      { name: 'c0', type: 'VARCHAR', nullable: true, comment: null },
+    ]);
+    const { dataset, table } = physicalNames(ref);
+    expect(await rows(`SELECT id, name, c0, c997 FROM ${dataset}.${table} ORDER BY id`)).toEqual([
+      { id: 1n, name: 'Ada', c0: null, c997: null },
+      { id: 2n, name: 'Grace', c0: null, c997: null },
+    ]);
+    // Only the table: the one it was built as is renamed into its place.
+    expect(await tablesOf(ref.datasetId)).toEqual([{ name: table, comment: 'Wide with rows' }]);
+    // Applied again (after an interruption): already so.
+    await warehouse.updateTable(ref, { schema: { from: before, to: wide } });
+    expect(await warehouse.tableRowCount(ref)).toBe(2);
+  });
+
+  it('refuses (409, the table unchanged) new columns whose rows the warehouse has not the memory for', async () => {
+    const ref = { datasetId: await newDataset(), tableId: randomUUID() };
+    const before = [field('id', 'INT64')];
+    await warehouse.createTable(ref, before);
+    await insert(ref, '(1)');
+    const wide = [field('id', 'INT64'), ...Array.from({ length: 9_999 }, (_, i) => field(`c${i}`, 'INT64'))];
+    const error = await caught(warehouse.updateTable(ref, { schema: { from: before, to: wide } }));
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error.message).toMatch(/not the memory for this table's rows in 10000 columns .*raise COLLAB_DUCKDB_MEMORY_LIMIT/);
+    expect(await columnsOf(ref)).toHaveLength(1);
+    expect(await warehouse.tableRowCount(ref)).toBe(1);
+    expect(await tablesOf(ref.datasetId)).toEqual([{ name: physicalNames(ref).table, comment: null }]);
+  });
+
   it("lists the app's datasets with their tables, and nothing named otherwise", async () => {
     const ref = { datasetId: await newDataset(), tableId: randomUUID() };
     await warehouse.createTable(ref, [field('a')]);
