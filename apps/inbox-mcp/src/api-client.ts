@@ -54,11 +54,12 @@ const MAX_ID_LENGTH = 256;
 
 /**
  * An id as one path segment of a REST call. `.` and `..` stay dots when encoded, and a URL reads
- * them as steps up its path (`/v1/threads/..` is `GET /v1/`): such ids, and ids longer than any
- * of the API's, are answered as the API answers an id it does not know, without a call.
+ * them as steps up its path (`/v1/threads/..` is `GET /v1/`): such ids, ids longer than any of the
+ * API's, and ids with a lone surrogate (valid JSON, but no text a URL can carry) are answered as
+ * the API answers an id it does not know, without a call.
  */
 function segment(id: string, resource: string): string {
-  if (id.length > MAX_ID_LENGTH || id === '.' || id === '..') {
+  if (id.length > MAX_ID_LENGTH || id === '.' || id === '..' || !id.isWellFormed()) {
     throw new InboxApiError(404, 'not_found', `${resource} not found`);
   }
   return encodeURIComponent(id);

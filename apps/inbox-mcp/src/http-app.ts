@@ -7,8 +7,16 @@ import {
 } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 // SDK v2 has no server transport for the legacy HTTP+SSE protocol: SSE keeps v1's, under a v2 server.
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpHandler, type McpServer } from '@modelcontextprotocol/server';
-import { ForbiddenError, NotFoundError, requestIdOf } from '@repo/errors';
+import {
+  BadRequestError,
+  ForbiddenError,
+  NotFoundError,
+  requestIdOf,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '@repo/errors';
 import { createServiceApp, type Logger, type Metrics } from '@repo/http';
 import type { InboxApiClient } from './api-client.js';
 import { askInboxApi, KeyChecks } from './auth/key-checks.js';
@@ -109,26 +117,31 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
     Request,
     { api: InboxApiClient; reach: ServerReach; requestId: unknown; created: (server: McpServer) => void }
   >();
-  const handler = createMcpHandler(
-    (context) => {
-      const request = context.requestInfo && perRequest.get(context.requestInfo);
-      if (!request) throw new Error('inbox-mcp: a server was asked for outside a request');
-      try {
-        const server = deps.createServer(request.api, request.reach);
-        request.created(server);
-        return server;
-      } catch (error) {
-        deps.logger.error({ err: error, requestId: request.requestId }, 'mcp server not created');
-        throw error;
-      }
-    },
-    {
-      legacy: 'stateless',
-      maxRequestBodySize: MAX_MESSAGE_BYTES,
-      onerror: (error) => deps.logger.debug({ err: error }, 'mcp request rejected or failed'),
-    },
-  );
+  const serverFor: Parameters<typeof createMcpHandler>[0] = (context) => {
+    const request = context.requestInfo && perRequest.get(context.requestInfo);
+    if (!request) throw new Error('inbox-mcp: a server was asked for outside a request');
+    try {
+      const server = deps.createServer(request.api, request.reach);
+      request.created(server);
+      return server;
+    } catch (error) {
+      deps.logger.error({ err: error, requestId: request.requestId }, 'mcp server not created');
+      throw error;
+    }
+  };
+  const options = {
+    legacy: 'stateless',
+    maxRequestBodySize: MAX_MESSAGE_BYTES,
+    onerror: (error: Error) => deps.logger.debug({ err: error }, 'mcp request rejected or failed'),
+  } as const;
+  const handler = createMcpHandler(serverFor, options);
+  // A 2026-07-28 answer is held as one JSON body until its result unless it streams: a wait
+  // (up to 900 s, past fetch's 300 s for headers) streams from the start, so its headers go at once.
+  const streaming = createMcpHandler(serverFor, { ...options, responseMode: 'sse' });
   router.post('/mcp', async (req, res) => {
+    const url = requestUrl(req);
+    // No body at all (no Content-Length, no Transfer-Encoding): nothing was parsed, and the SDK would read it again.
+    if (req.body === undefined) throw emptyBody();
     const client = InFlightRequests.clientOf(req);
     inFlight.cancelNamedIn(client, req.body);
     const disconnected = new AbortController();
@@ -141,7 +154,7 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
       forget();
       disconnected.abort();
     });
-    const request = new Request(new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`), {
+    const request = new Request(url, {
       method: 'POST',
       headers: webHeaders(req),
       signal: disconnected.signal,
@@ -152,7 +165,7 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
       requestId: requestIdOf(res),
       created: (server) => servers.add(server),
     });
-    const response = await handler.fetch(request, { parsedBody: req.body });
+    const response = await (isWait(req.body) ? streaming : handler).fetch(request, { parsedBody: req.body });
     await sendWebResponse(response, res);
   });
   const notAllowed: express.RequestHandler = (_req, res) => {
@@ -168,6 +181,25 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
   router.get('/mcp', notAllowed);
   router.delete('/mcp', notAllowed);
   return router;
+}
+
+/** Whether a body is a call of wait_for_reply, the one tool that may take minutes. */
+function isWait(body: unknown): boolean {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
+  return message?.method === 'tools/call' && message.params?.name === 'wait_for_reply';
+}
+
+/** The request's URL; 400 for a Host header that makes none (`example.com:99999`, `exa mple`). */
+function requestUrl(req: express.Request): URL {
+  const url = URL.parse(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  if (!url) throw new BadRequestError('The Host header is not a host name');
+  return url;
+}
+
+function emptyBody(): ValidationError {
+  return new ValidationError([
+    { loc: ['body'], msg: 'Request body is empty: expected a JSON-RPC message', type: 'json_invalid' },
+  ]);
 }
 
 /** An Express request's headers as Fetch API headers. */
@@ -233,6 +265,13 @@ function sseRoutes(deps: HttpAppDeps): Router {
     if (!session) throw new NotFoundError('No such SSE session; open GET /sse first');
     if (!sameCaller(session.owner, callerOf(res))) {
       throw new ForbiddenError('This SSE session was opened with another key; open your own with GET /sse');
+    }
+    // What the SDK's transport would answer in plain text, answered here as JSON-RPC errors.
+    requestUrl(req);
+    if (!req.is('application/json')) throw new UnsupportedMediaTypeError('Expected Content-Type: application/json');
+    if (req.body === undefined) throw emptyBody();
+    if (!JSONRPCMessageSchema.safeParse(req.body).success) {
+      throw new BadRequestError('Invalid message: the body is not a JSON-RPC request, notification or response');
     }
     await session.transport.handlePostMessage(req, res, req.body);
   });

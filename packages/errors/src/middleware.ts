@@ -112,7 +112,9 @@ export function toAppError(err: unknown): AppError | undefined {
         max_containers: limit,
       });
     case 'entity.parse.failed':
-      return new ValidationError([{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }]);
+      return isJsonScalar((err as { body?: unknown }).body)
+        ? new ValidationError([{ loc: ['body'], msg: 'Request body must be a JSON object or array', type: 'json_type' }])
+        : new ValidationError([{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }]);
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new UnsupportedMediaTypeError(typeof message === 'string' ? message : 'Unsupported request encoding');
@@ -135,4 +137,18 @@ export function toAppError(err: unknown): AppError | undefined {
 function codeForStatus(status: number): ErrorCode {
   const match = (Object.entries(ERROR_STATUS) as [ErrorCode, number][]).find(([, s]) => s === status);
   return match ? match[0] : 'bad_request';
+}
+
+/** Larger scalars are called invalid JSON without parsing them again (strict parsing refused them unread). */
+const SCALAR_CHECKED_UP_TO = 64 * 1024;
+
+/** Whether a body the JSON parser refused is valid JSON after all: a scalar (`null`, `5`), which strict parsing refuses. */
+function isJsonScalar(body: unknown): boolean {
+  if (typeof body !== 'string' || body.length > SCALAR_CHECKED_UP_TO) return false;
+  try {
+    const value: unknown = JSON.parse(body);
+    return typeof value !== 'object' || value === null;
+  } catch {
+    return false;
+  }
 }

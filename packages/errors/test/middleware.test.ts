@@ -93,6 +93,25 @@ describe('errorHandler', () => {
     expect(collab.body).toEqual({ detail: [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }] });
   });
 
+  it('tells JSON that is no object or array (strict parsing refuses it) from JSON that does not parse', async () => {
+    for (const body of ['null', '5', '"text"', ' true ']) {
+      const res = await request(appWith(collabErrorFormat).app)
+        .post('/things')
+        .set('content-type', 'application/json')
+        .send(body);
+      expect({ body, status: res.status, detail: res.body.detail }).toEqual({
+        body,
+        status: 422,
+        detail: [{ loc: ['body'], msg: 'Request body must be a JSON object or array', type: 'json_type' }],
+      });
+    }
+    const broken = await request(appWith(collabErrorFormat).app)
+      .post('/things')
+      .set('content-type', 'application/json')
+      .send('nul');
+    expect(broken.body.detail[0].type).toBe('json_invalid');
+  });
+
   it('turns an oversized body into 413 payload_too_large', async () => {
     const res = await request(appWith(inboxErrorFormat).app)
       .post('/things')

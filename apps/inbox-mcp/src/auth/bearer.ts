@@ -68,7 +68,8 @@ const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d
 export function publicBaseUrl(configured: string | undefined, request: { protocol: string; host: string | undefined }) {
   if (configured !== undefined) return configured;
   if (request.host === undefined || !HOST.test(request.host)) return undefined;
-  return new URL(`${request.protocol === 'https' ? 'https' : 'http'}://${request.host}`).origin;
+  // undefined too for a port past 65535, which the pattern lets through.
+  return URL.parse(`${request.protocol === 'https' ? 'https' : 'http'}://${request.host}`)?.origin;
 }
 
 /** How a key is known in memory and compared: its SHA-256, never the key itself. */

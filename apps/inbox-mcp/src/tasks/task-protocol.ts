@@ -73,6 +73,20 @@ function wantsTask(request: RawRequest, ctx: ServerContext): boolean {
     : typeof request.params.task === 'object' && request.params.task !== null;
 }
 
+/**
+ * 2025-11-25: a task-augmented call of a tool without `execution.taskSupport` (all but
+ * wait_for_reply) is -32601, as the tasks specification says servers should answer, rather than
+ * a plain result its requestor, waiting for a CreateTaskResult, cannot read.
+ */
+function refuseTaskOfOtherTool(request: RawRequest, ctx: ServerContext): void {
+  const { name, task } = request.params ?? {};
+  if (eraOf(ctx) !== '2025' || name === TASK_TOOL || typeof task !== 'object' || task === null) return;
+  throw new ProtocolError(
+    ProtocolErrorCode.MethodNotFound,
+    `Tool ${String(name)} does not support tasks (only ${TASK_TOOL} does): call it without \`task\``,
+  );
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The task as each era's wire spells it: 2025 `ttl`/`pollInterval`, 2026 `ttlMs`/`pollIntervalMs`. */
@@ -121,14 +135,11 @@ export function registerWaitTasks(server: McpServer, deps: TaskDeps): void {
   const sdkToolsCall = handlers.get('tools/call');
   if (!sdkToolsCall) throw new Error('registerWaitTasks: register the tools first');
   handlers.set('tools/call', async (request, ctx) => {
+    refuseTaskOfOtherTool(request, ctx);
     if (!wantsTask(request, ctx)) return sdkToolsCall(request, ctx);
+    // Arguments the schema refuses: the tool's own `Input validation error` result, as the plain call gives.
     const args = waitForReplyInput.safeParse(request.params?.arguments ?? {});
-    if (!args.success) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `Invalid arguments for tool ${TASK_TOOL}: ${z.prettifyError(args.error)}`,
-      );
-    }
+    if (!args.success) return sdkToolsCall(request, ctx);
     let task: WaitTask;
     try {
       task = await startWaitTask(
