@@ -1,5 +1,6 @@
 import type { Database, Statements } from '../database.js';
 import { Prisma } from '../generated/prisma/client.js';
+import { jsonbText } from '../shared/text.js';
 
 export const EVENT_TYPES = [
   'message.received',
@@ -81,7 +82,7 @@ export function appendEventsCtes(
   events: NewEvent[],
   { after = Prisma.empty, dataFrom }: { after?: Prisma.Sql; dataFrom?: Prisma.Sql } = {},
 ): Prisma.Sql {
-  const rows = JSON.stringify(
+  const rows = jsonbText(
     events.map((event) => [event.type, event.organizationId, event.inboxId, event.threadId, event.messageId, event.data]),
   );
   // The ids are drawn (by the column's default) only once the lock is held: the rows come from `locked`.

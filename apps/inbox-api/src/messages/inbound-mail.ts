@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describeStored } from '@repo/storage';
 import type { AttachmentFile } from './attachments.js';
 import { parseMessageIds, subjectKey } from '../threads/threading.js';
+import { prefixOf } from '../shared/text.js';
 import { MAX_SUBJECT_LENGTH } from './schemas.js';
 
 /*
@@ -134,9 +135,7 @@ export function capMessageId(id: string): string {
 
 /** At most MAX_SUBJECT_LENGTH characters, a character outside the BMP never cut in two. */
 export function storedSubject(subject: string): string {
-  if (subject.length <= MAX_SUBJECT_LENGTH) return subject;
-  const cut = subject.slice(0, MAX_SUBJECT_LENGTH);
-  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+  return prefixOf(subject, MAX_SUBJECT_LENGTH);
 }
 
 /** The Date header when it is one (from 1970, and not more than a day ahead: a clock gone wrong), else undefined. */

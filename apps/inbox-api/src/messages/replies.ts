@@ -1,4 +1,5 @@
 import { parseMailboxes } from '../adapters/mail/mime.js';
+import { prefixOf } from '../shared/text.js';
 import { isSendableAddress, MAX_SUBJECT_LENGTH } from './schemas.js';
 
 /**
@@ -29,7 +30,7 @@ export function forwardSubject(subject: string): string {
 }
 
 function capSubject(subject: string): string {
-  return subject.length > MAX_SUBJECT_LENGTH ? subject.slice(0, MAX_SUBJECT_LENGTH) : subject;
+  return prefixOf(subject, MAX_SUBJECT_LENGTH);
 }
 
 /**

@@ -2,6 +2,7 @@ import { type Database, prismaStatements } from '../database.js';
 import { appendEvents, type EventType, type NewEvent } from '../events/log.js';
 import type { DeliveryStatus } from '../generated/prisma/client.js';
 import { messageEvent } from '../messages/events.js';
+import { prefixOf } from '../shared/text.js';
 import type { ReplayToken } from './replay.js';
 
 /*
@@ -188,5 +189,5 @@ export function shortText(value: unknown, max = 1000): string | null {
     .toWellFormed()
     .replace(/[\s\p{Cc}]+/gu, (run) => (CONTROL.test(run) ? ' ' : run))
     .trim();
-  return text === '' ? null : text.slice(0, max);
+  return text === '' ? null : prefixOf(text, max);
 }

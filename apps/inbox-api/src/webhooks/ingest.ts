@@ -2,8 +2,7 @@ import { NotFoundError, ServiceUnavailableError } from '@repo/errors';
 import type { Logger } from '@repo/http';
 import { Counter, type Registry } from 'prom-client';
 import { type ContentPool, ContentTooComplexError, fallbackContent } from '../messages/content/index.js';
-import { type InboundMail, storableMail } from '../messages/inbound-mail.js';
-import { MAX_SUBJECT_LENGTH } from '../messages/schemas.js';
+import { type InboundMail, storableMail, storedSubject } from '../messages/inbound-mail.js';
 import { refuseBlockedSender } from '../lists/service.js';
 import { type ReceiveDeps, type ReceivedContent, receiveMessage, recipientsAt } from '../messages/receive.js';
 import type { InboundDelivery } from './delivery.js';
@@ -85,7 +84,7 @@ export async function ingest(deps: IngestDeps, delivery: InboundDelivery): Promi
   }
   const refused = await refuseBlockedSender(deps.db, inboxes, {
     from: mail.from,
-    subject: mail.subject.slice(0, MAX_SUBJECT_LENGTH),
+    subject: storedSubject(mail.subject),
   });
   if (refused.size > 0) count('blocked', refused.size);
   const blocked = refused.size > 0 ? { blocked: [...refused] } : {};

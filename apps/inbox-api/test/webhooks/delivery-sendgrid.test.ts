@@ -161,6 +161,23 @@ describe('POST /webhooks/sendgrid/events', () => {
     expect(res.body.error.code).toBe('bad_request');
   });
 
+  it('applies a bounce whose reason has an emoji across the 1,000th character the detail keeps', async () => {
+    const xMessageId = freshId();
+    const id = await sendAs('a', xMessageId);
+    // The detail's reason is `bounce: <reason>`: the emoji takes its 1,000th and 1,001st units.
+    const reason = `${'r'.repeat(999 - 'bounce: '.length)}😀 and the rest of the SMTP reply`;
+    const bounce = {
+      ...documented('bounce.json', xMessageId),
+      status: undefined,
+      reason,
+      timestamp: Math.floor(Date.now() / 1000),
+    };
+    const res = await post(JSON.stringify([bounce]));
+    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { events: 1, matched: 1, updated: 1 } });
+    expect((await setup.message(setup.a, id)).delivery_status).toBe('bounced');
+    expect((await setup.deliveryEvents(setup.a, id)).map((event) => event.type)).toEqual(['message.bounced']);
+  });
+
   it('answers a body over 2 MB with 413', async () => {
     const res = await post(JSON.stringify([{ event: 'open', pad: 'x'.repeat(2 * 1024 * 1024) }]));
     expect(res.status).toBe(413);

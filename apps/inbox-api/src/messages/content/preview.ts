@@ -1,3 +1,4 @@
+import { prefixOf } from '../../shared/text.js';
 import { markdown, plainText } from './render.js';
 
 const PREVIEW_LENGTH = 120;
@@ -10,6 +11,6 @@ export function preview(cleanText: string): string {
   const words = plainText(tokens, { linkUrls: false, blockMarkers: false }).replace(/\s+/g, ' ').trim();
   if (words.length <= PREVIEW_LENGTH) return words;
   const lastSpace = words.lastIndexOf(' ', PREVIEW_LENGTH);
-  const cut = lastSpace > 0 ? words.slice(0, lastSpace) : words.slice(0, PREVIEW_LENGTH);
+  const cut = lastSpace > 0 ? words.slice(0, lastSpace) : prefixOf(words, PREVIEW_LENGTH);
   return `${cut.replace(/[\s,;:.\-–—]+$/, '')}…`;
 }
