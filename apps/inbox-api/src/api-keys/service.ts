@@ -90,16 +90,20 @@ export async function createApiKey(
   }
 }
 
-/** The ids, each a live inbox of the organization within the scope; 404 for the first that is not. */
+/**
+ * The ids, each a live inbox of the organization within the scope, as the database spells them (a
+ * UUID in capitals names the same inbox); 404 for the first that is not.
+ */
 export async function reachableInboxes(db: Database, scope: Scope, organizationId: string, ids: string[]): Promise<string[]> {
+  const wanted = ids.filter(isUuid).map((id) => id.toLowerCase());
   const found = await db.inbox.findMany({
-    where: { id: { in: ids.filter(isUuid) }, organizationId, deletedAt: null },
+    where: { id: { in: wanted }, organizationId, deletedAt: null },
     select: { id: true, organizationId: true },
   });
   const reachable = new Set(found.filter((inbox) => canReachInbox(scope, inbox)).map((inbox) => inbox.id));
-  const missing = ids.find((id) => !reachable.has(id));
+  const missing = ids.find((id) => !reachable.has(id.toLowerCase()));
   if (missing !== undefined) throw new NotFoundError('Inbox not found', { inbox_id: missing });
-  return ids;
+  return ids.map((id) => id.toLowerCase());
 }
 
 /**

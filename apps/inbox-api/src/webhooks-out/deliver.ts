@@ -190,7 +190,8 @@ export async function deliverBatch(deps: Omit<DeliveryDeps, 'jobs'>, webhookId: 
   // One round trip before the attempts: the claim returns what they need (webhook, event).
   const claimed = await preparedStatements(deps.db.pool).query<ClaimedRow>(Prisma.sql`
     WITH c AS (
-      UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds(deps.webhookClient)})
+      UPDATE webhook_deliveries
+         SET next_attempt_at = now() + make_interval(secs => ${leaseSeconds(deps.webhookClient)}), attempt_started_at = now()
        WHERE id IN (
          SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
           WHERE d.webhook_id = ${webhookId}::uuid AND d.status = 'pending' AND d.next_attempt_at <= now()
@@ -322,6 +323,7 @@ export async function recordOutcomes(deps: Omit<DeliveryDeps, 'jobs'>, attempts:
            attempts = d.attempts + 1,
            manual = false,
            next_attempt_at = r.next_attempt_at,
+           attempt_started_at = NULL,
            last_attempt_at = ${now},
            last_status_code = r.status_code,
            last_error = r.error,

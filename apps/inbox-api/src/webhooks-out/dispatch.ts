@@ -103,8 +103,8 @@ const roundStatement = (lease: number) => Prisma.sql`
      ORDER BY id
      LIMIT ${ROUND_EVENTS}
   ), inserted AS (
-    INSERT INTO webhook_deliveries (id, webhook_id, event_id, inbox_id, next_attempt_at)
-    SELECT gen_random_uuid(), w.id, e.id, e.inbox_id, now() + make_interval(secs => ${lease})
+    INSERT INTO webhook_deliveries (id, webhook_id, event_id, inbox_id, next_attempt_at, attempt_started_at)
+    SELECT gen_random_uuid(), w.id, e.id, e.inbox_id, now() + make_interval(secs => ${lease}), now()
       FROM next e
       JOIN webhooks w
         ON w.organization_id = e.organization_id

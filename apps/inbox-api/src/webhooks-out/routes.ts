@@ -120,7 +120,7 @@ export function webhookOutRoutes(api: InboxApi, deps: Deps): void {
     description:
       "An attempt now, with the same `webhook-id`, whatever the delivery's state: a delivery still in its schedule keeps it (a " +
       'failure is retried as the schedule says); any other, also on a disabled webhook (to try a fixed receiver), gets one ' +
-      'attempt outside the schedule. ' +
+      'attempt outside the schedule. An attempt already under way is left to end (no second one beside it). ' +
       'The answer is the delivery as queued (`pending`); list the deliveries for the outcome.',
     params: deliveryParams,
     status: 202,

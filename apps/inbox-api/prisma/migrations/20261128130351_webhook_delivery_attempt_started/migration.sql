@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "webhook_deliveries" ADD COLUMN     "attempt_started_at" TIMESTAMPTZ(3);
+
