@@ -78,7 +78,10 @@ describe('lists built from constants', () => {
       "SELECT jaro_winkler_similarity(lpad('a', 20000, 'x'), repeat('b', 20000)) AS d",
       "SELECT list_transform(range(100), x -> damerau_levenshtein(repeat('a', 2000), repeat('b', 2000))) AS d",
     ]) {
-      expect({ sql, refused: await refused(sql) }).toEqual({ sql, refused: expect.stringMatching(/steps comparing texts/) });
+      expect({ sql, refused: await refused(sql) }).toEqual({
+        sql,
+        refused: expect.stringMatching(/steps building or comparing texts/),
+      });
     }
     for (const sql of [
       "SELECT levenshtein(repeat('a', 5000), repeat('b', 5000)) AS d",
@@ -86,6 +89,24 @@ describe('lists built from constants', () => {
     ]) {
       expect({ sql, refused: await refused(sql) }).toEqual({ sql, refused: undefined });
     }
+  });
+
+  it('counts a step a character of texts built from constants, over the whole query', async () => {
+    for (const sql of [
+      // Eight of these folded for 14 s with timeout_seconds 1: nothing reaches a fold.
+      `SELECT concat(${Array.from({ length: 8 }, (_, i) => `md5(repeat('a${i}', 500000000))`).join(', ')}) AS x`,
+      // Each item under the limit, the query over it.
+      "SELECT md5(repeat('a', 60000000)) AS a, md5(repeat('b', 60000000)) AS b",
+      "SELECT 1 AS a WHERE md5(lpad('a', 60000000, 'x')) <> md5(rpad('b', 60000000, 'y'))",
+      // Once a value of the list its lambda runs over.
+      "SELECT list_transform(range(1000), x -> md5(repeat('a', 1000000))) AS d",
+    ]) {
+      expect({ sql: sql.slice(0, 60), refused: await refused(sql) }).toEqual({
+        sql: sql.slice(0, 60),
+        refused: expect.stringMatching(/would take the query to [\d,.]+ steps building or comparing texts from constants/),
+      });
+    }
+    expect(await refused("SELECT md5(repeat('a', 40000000)) AS a, md5(repeat('b', 40000000)) AS b")).toBeUndefined();
   });
 
   it('lets short constant lists and lists from columns through (the memory budget bounds those)', async () => {

@@ -17,8 +17,10 @@
  * that many times, so that lambdas nested over constant lists (billions of calls folded, none
  * interruptible) are counted as the work they are. Its parameters count as constants there.
  * The edit distances (levenshtein and its kin) compare two texts in steps of one character of each,
- * so two constant texts of 70,000 characters are 4.9 billion steps, some twenty seconds folded:
- * their steps are counted too, and at most MAX_FOLDED_STEPS allowed.
+ * so two constant texts of 70,000 characters are 4.9 billion steps, some twenty seconds folded;
+ * and a text built from constants (repeat, lpad, rpad) costs a step a character it holds: eight
+ * md5s of `repeat('a0', 500000000)` folded for 14 s, past any timeout. Steps are counted over the
+ * whole query (every select item, every clause), at most MAX_FOLDED_STEPS.
  */
 
 type Node = Record<string, unknown>;
@@ -36,7 +38,7 @@ interface Measure {
   lambda?: boolean;
 }
 
-/** Steps of edit distances over constants a query may take while it is planned: well under a second of one core. */
+/** Steps of text built or compared from constants a query may take while it is planned: well under a second of one core. */
 export const MAX_FOLDED_STEPS = 100_000_000;
 /** Functions whose work is the product of their two texts' lengths. */
 const QUADRATIC_TEXT = new Set(['levenshtein', 'damerau_levenshtein', 'editdist3', 'jaro_similarity', 'jaro_winkler_similarity']);
@@ -98,20 +100,25 @@ export function oversizedConstantList(tree: unknown, limits: { maxListElements: 
       cache.set(node, measure(node, (child, lambda) => measureOf(child, inLambda || lambda), inLambda) ?? null);
     return cache.get(node) ?? undefined;
   };
-  const find = (value: unknown): string | undefined => {
+  let totalSteps = 0;
+  /** `counted`: an enclosing call's measure holds this node's steps already. */
+  const find = (value: unknown, counted: boolean): string | undefined => {
     if (typeof value !== 'object' || value === null) return undefined;
-    for (const child of Array.isArray(value) ? (value as unknown[]) : Object.values(value)) {
-      const found = find(child);
-      if (found) return found;
-    }
     const node = value as Node;
     const measured = node.class === 'FUNCTION' ? measureOf(node) : undefined;
+    for (const child of Array.isArray(value) ? (value as unknown[]) : Object.values(value)) {
+      const found = find(child, counted || measured !== undefined);
+      if (found) return found;
+    }
     const elements = measured?.elements ?? 0;
     const steps = measured?.steps ?? 0;
-    if (elements <= limits.maxListElements && steps > MAX_FOLDED_STEPS) {
+    if (!counted) totalSteps += steps;
+    if (elements <= limits.maxListElements && (steps > MAX_FOLDED_STEPS || totalSteps > MAX_FOLDED_STEPS)) {
+      const shown = Math.max(steps, totalSteps).toLocaleString('en', { maximumSignificantDigits: 3 });
       return (
-        `${String(node.function_name)}(...) would take ${steps.toLocaleString('en', { maximumSignificantDigits: 3 })} steps comparing texts ` +
-        `built from constants before the query runs, where nothing can stop it; a query may take at most ${MAX_FOLDED_STEPS.toLocaleString('en')}`
+        `${String(node.function_name)}(...) would take the query to ${shown} steps building or comparing texts from constants ` +
+        `before it runs, where nothing can stop it (a step a character built or compared); a query may take at most ` +
+        MAX_FOLDED_STEPS.toLocaleString('en')
       );
     }
     if (elements <= limits.maxListElements) return undefined;
@@ -126,7 +133,7 @@ export function oversizedConstantList(tree: unknown, limits: { maxListElements: 
       `before the query runs; a query may build at most ${limits.maxListElements.toLocaleString('en')} so`
     );
   };
-  return find(tree);
+  return find(tree, false);
 }
 
 /**
@@ -267,9 +274,13 @@ function call(name: string, args: Measure[], inLambda: boolean): Measure {
   }
   if (name === 'repeat' && numbers[1] !== undefined) {
     const times = Math.max(0, numbers[1]);
-    return { elements: args[0]!.elements * times, chars: args[0]!.chars * times };
+    const chars = args[0]!.chars * times;
+    return { elements: args[0]!.elements * times, chars, steps: passed.steps + chars };
   }
-  if ((name === 'lpad' || name === 'rpad') && numbers[1] !== undefined) return { ...passed, chars: Math.max(0, numbers[1]) };
+  if ((name === 'lpad' || name === 'rpad') && numbers[1] !== undefined) {
+    const chars = Math.max(0, numbers[1]);
+    return { ...passed, chars, steps: passed.steps + chars };
+  }
   if (SPLITTERS.has(name)) return { elements: args[0]!.chars + 1, chars: args[0]!.chars };
   return passed;
 }
