@@ -12,7 +12,17 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { createDeflate } from 'node:zlib';
-import { type DuckDBConnection, DuckDBInstance, quotedIdentifier, quotedString } from '@duckdb/node-api';
+import {
+  DuckDBArrayType,
+  type DuckDBConnection,
+  DuckDBInstance,
+  DuckDBListType,
+  DuckDBMapType,
+  DuckDBStructType,
+  type DuckDBType,
+  quotedIdentifier,
+  quotedString,
+} from '@duckdb/node-api';
 import { UpstreamError } from '@repo/errors';
 import avsc from 'avsc';
 import { duckDbMessage, isOutOfMemory } from '../duckdb-sql.js';
@@ -228,7 +238,7 @@ class DuckDbQueryEngine implements QueryEngine {
       const prepared = await connection.prepare(checked.sql);
       columns = Array.from({ length: prepared.columnCount }, (_, i) => ({
         name: prepared.columnName(i),
-        type: prepared.columnType(i).toString(),
+        type: typeText(prepared.columnType(i)),
       }));
       this.bound.set(checked, columns);
     }
@@ -328,6 +338,22 @@ export function uniqueNames(names: string[]): string[] {
 }
 
 /** BIGINT values come as strings from DuckDB's JSON conversion; those that fit a JSON number become one. */
+/**
+ * DuckDB's print of a type, with JSON kept: JSON is VARCHAR under an alias, which the type's own
+ * print drops, at any depth (`JSON[]`, `STRUCT("doc" JSON)`).
+ */
+export function typeText(type: DuckDBType): string {
+  if (type.alias === 'JSON') return 'JSON';
+  if (type instanceof DuckDBListType) return `${typeText(type.valueType)}[]`;
+  if (type instanceof DuckDBArrayType) return `${typeText(type.valueType)}[${type.length}]`;
+  if (type instanceof DuckDBMapType) return `MAP(${typeText(type.keyType)}, ${typeText(type.valueType)})`;
+  if (type instanceof DuckDBStructType) {
+    const entries = type.entryNames.map((name, i) => `${quotedIdentifier(name)} ${typeText(type.entryTypes[i]!)}`);
+    return `STRUCT(${entries.join(', ')})`;
+  }
+  return type.toString();
+}
+
 function jsonValue(value: unknown, type: string): unknown {
   if (typeof value === 'string' && (type === 'BIGINT' || type === 'HUGEINT' || type === 'UBIGINT')) {
     const number = Number(value);
