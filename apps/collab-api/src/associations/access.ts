@@ -74,14 +74,18 @@ export function datasetsOfProject(projectId: string): Prisma.DatasetWhereInput {
 }
 
 /**
- * The filter of the live datasets of other tenants shared into a live project `tenantId` reaches
- * (its own, or one it was invited to): their schemas and rules are its to see, never their data.
+ * The filter of the live datasets of other tenants that a live project `tenantId` reaches (its
+ * own, or one it was invited to) lets its queries read: those shared into it, and the project's
+ * own datasets for a tenant invited to it. Their schemas and rules are its to see, never their data.
  */
 export function sharedWith(tenantId: string): Prisma.DatasetWhereInput {
   return {
     archivedAt: null,
     tenant: { archivedAt: null },
-    sharedTo: { some: { projectTenant: { project: reachableProjects(tenantId) } } },
+    OR: [
+      { sharedTo: { some: { projectTenant: { project: reachableProjects(tenantId) } } } },
+      { project: reachableProjects(tenantId) },
+    ],
   };
 }
 

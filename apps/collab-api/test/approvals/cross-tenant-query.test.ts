@@ -70,6 +70,18 @@ it('refuses the query before approval, allows it after with private columns mask
   });
   expect(invited.page.column_privacy).toEqual({ name: 'public', salary: 'public', margin: 'private' });
   expect(invited.page.rows.map((row: { data: object }) => row.data)).toEqual([{ name: 'ada', salary: 100, margin: null }]);
+  // And it sees the schema (private flags, rules) of the project's datasets whose rules bind it, never their data.
+  const schemaOf = async () => {
+    const listed = await as(ctx.app, sharer.tenant.editor.token).get(`/api/v1/datasets/${owner.datasetId}/tables`);
+    if (listed.status !== 200) return listed.status;
+    const [orders] = listed.body.tables as { id: string; schema: { name: string; private: boolean }[] }[];
+    const one = await as(ctx.app, sharer.tenant.editor.token).get(`/api/v1/tables/${orders!.id}`).expect(200);
+    return one.body.schema.map((field: { name: string; private: boolean }) => [field.name, field.private]);
+  };
+  expect(await schemaOf()).toEqual([
+    ['person', false],
+    ['margin', true],
+  ]);
 
   // The dataset's Org admin takes it out: refused again at once.
   await as(ctx.app, sharer.tenant.admin.token)
@@ -88,6 +100,7 @@ it('refuses the query before approval, allows it after with private columns mask
     project_id: owner.projectId,
   });
   expect(refused.status).toBe(404);
+  expect(await schemaOf()).toBe(404);
   const again = await as(ctx.app, sharer.tenant.editor.token).post('/api/v1/queries/run', {
     query_id: invited.query.id,
     query_text: invited.query.query_text,
