@@ -222,9 +222,11 @@ export async function listPending(
         kind,
         status: 'pending',
         expiresAt: { gt: now },
-        // A request of an archived tenant, or into its project, can no longer be approved (liveProject).
-        project: { tenant: { archivedAt: null } },
+        // A request of an archived tenant, into a deleted project (or its tenant's), or for a deleted
+        // dataset can no longer be approved (liveProject, approveDataset): not the reviewer's to decide.
+        project: { archivedAt: null, tenant: { archivedAt: null } },
         requester: { tenant: { archivedAt: null } },
+        OR: [{ datasetId: null }, { dataset: { archivedAt: null } }],
       },
       include: WITH_NAMES,
       ...oldestFirst(page),

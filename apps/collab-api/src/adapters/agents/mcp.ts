@@ -70,8 +70,8 @@ export function createMcpClient(options: McpClientOptions): AgentClient {
         const response = await fetch(endpointUrl, { method: 'POST', headers, body: JSON.stringify(request) });
         const agentSession = response.headers.get('mcp-session-id');
         const answerHeaders: Record<string, string> = agentSession ? { 'mcp-session-id': call.ids.fromAgent(agentSession) } : {};
-        // A notification or a response is accepted with 202 and no body.
-        if (response.status === 202) return { status: 202, headers: answerHeaders };
+        // A notification is accepted with 202 and no body; a request (with an id) gets its response or fails (502).
+        if (response.status === 202 && request.id === undefined) return { status: 202, headers: answerHeaders };
         if (response.ok && response.body && isEventStream(response)) {
           return { status: 200, body: { stream: response.body, contentType: 'text/event-stream' }, headers: answerHeaders };
         }
