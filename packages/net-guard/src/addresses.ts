@@ -45,6 +45,8 @@ const IPV4_RANGES: Range[] = [
   [[169, 254], 16, 'link-local'],
   [[172, 16], 12, 'private'],
   [[192, 168], 16, 'private'],
+  // Benchmarking (RFC 2544): no public host lives there.
+  [[198, 18], 15, 'reserved'],
   [[224], 4, 'multicast'],
   [[240], 4, 'reserved'],
 ];
@@ -54,6 +56,8 @@ const IPV6_RANGES: Range[] = [
   [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 128, 'unspecified'],
   [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 128, 'loopback'],
   [[0xfe, 0x80], 10, 'link-local'],
+  // Site-local (deprecated, RFC 3879), still routed inside some networks.
+  [[0xfe, 0xc0], 10, 'private'],
   [[0xfc], 7, 'private'],
   [[0xff], 8, 'multicast'],
 ];
@@ -61,6 +65,7 @@ const IPV6_RANGES: Range[] = [
 /** IPv6 prefixes whose last 32 bits are an IPv4 address that the connection reaches in the end. */
 const EMBEDDED_IPV4: [prefix: number[], bits: number][] = [
   [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff], 96], // IPv4-mapped ::ffff:a.b.c.d
+  [[0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0], 96], // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765)
   [[0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0], 96], // NAT64 64:ff9b::a.b.c.d
   [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 96], // IPv4-compatible ::a.b.c.d (deprecated)
 ];
@@ -71,6 +76,8 @@ export function classifyAddress(address: string): AddressKind {
   if (bytes.length === 4) return kindIn(IPV4_RANGES, bytes);
   const exact = kindIn(IPV6_RANGES, bytes);
   if (exact !== 'public') return exact;
+  // 6to4 (2002:a.b.c.d::/48): the IPv4 address of the relay's far end sits right after the prefix.
+  if (matches(bytes, [0x20, 0x02], 16)) return kindIn(IPV4_RANGES, bytes.slice(2, 6));
   const embedded = EMBEDDED_IPV4.find(([prefix, bits]) => matches(bytes, prefix, bits));
   return embedded ? kindIn(IPV4_RANGES, bytes.slice(12)) : 'public';
 }

@@ -36,7 +36,6 @@ describe('classifyAddress', () => {
     ['fe80::1', 'link-local'],
     ['fe80::1%eth0', 'link-local'],
     ['febf:ffff::1', 'link-local'],
-    ['fec0::1', 'public'],
     ['fc00::1', 'private'],
     ['fd12:3456::1', 'private'],
     ['fd00:ec2::254', 'metadata'],
@@ -49,6 +48,16 @@ describe('classifyAddress', () => {
     ['::ffff:8.8.8.8', 'public'],
     ['64:ff9b::a9fe:a9fe', 'metadata'],
     ['::127.0.0.1', 'loopback'],
+    // IPv4-translated (RFC 2765), 6to4 (the IPv4 address after 2002:), site-local, benchmarking.
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:0:a9fe:a9fe', 'metadata'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:a9fe:a9fe::1', 'metadata'],
+    ['2002:0808:0808::1', 'public'],
+    ['fec0::1', 'private'],
+    ['198.18.0.1', 'reserved'],
+    ['198.19.255.255', 'reserved'],
+    ['198.20.0.1', 'public'],
   ])('%s is %s', (address, kind) => {
     expect(classifyAddress(address)).toBe(kind);
   });
