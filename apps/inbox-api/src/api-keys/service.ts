@@ -103,7 +103,7 @@ export async function reachableInboxes(db: Database, scope: Scope, organizationI
   const reachable = new Set(found.filter((inbox) => canReachInbox(scope, inbox)).map((inbox) => inbox.id));
   const missing = ids.find((id) => !reachable.has(id.toLowerCase()));
   if (missing !== undefined) throw new NotFoundError('Inbox not found', { inbox_id: missing });
-  return ids.map((id) => id.toLowerCase());
+  return [...new Set(ids.map((id) => id.toLowerCase()))];
 }
 
 /**

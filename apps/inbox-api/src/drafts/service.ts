@@ -12,7 +12,7 @@ import { checkOutbound } from '../messages/policy.js';
 import type { Deps } from '../deps.js';
 import { type SendDeps, sendDepsOf, sendMessage, type SendOptions } from '../messages/send.js';
 import { isUuid } from '../shared/ids.js';
-import { page, type Page } from '../shared/schemas.js';
+import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import { findThread } from '../threads/service.js';
 import { actorName, type DraftInput, draftEvent, toDraftResponse } from './records.js';
 import { type DraftAction, type DraftStatus, DraftTransitionError, nextStatus, type SendPolicy, secondsUntil } from './rules.js';
@@ -108,11 +108,15 @@ export async function listDrafts(db: Database, scope: Scope, query: ListDraftsQu
     ...(query.inbox_id !== undefined && { inboxId: query.inbox_id }),
     ...(query.status && { status: query.status }),
   };
-  const [drafts, total] = await Promise.all([
-    db.draft.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
-    db.draft.count({ where }),
-  ]);
-  return page(drafts.map(toDraftResponse), total);
+  const { rows, total, next } = await readPage(
+    query,
+    'drafts',
+    NEWEST_FIRST,
+    (after, take, skip) =>
+      db.draft.findMany({ where: { AND: [where, after] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take, skip }),
+    () => db.draft.count({ where }),
+  );
+  return page(rows.map(toDraftResponse), total, next);
 }
 
 export async function getDraft(db: Database, scope: Scope, draftId: string): Promise<DraftResponse> {

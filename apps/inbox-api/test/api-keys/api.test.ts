@@ -328,3 +328,17 @@ describe('per-key limits', () => {
     expect(sent.map((message) => message.apiKeyId).sort()).toEqual([sender.id, other.id].sort());
   });
 });
+
+it('stores an inbox named twice, in lower and upper case, once', async () => {
+  const res = await operator()
+    .post('/v1/api-keys', {
+      name: 'twice',
+      organization_id: organization.id,
+      inbox_ids: [inbox1.id, inbox1.id.toUpperCase()],
+      permissions: ['read'],
+    })
+    .expect(201);
+  expect(res.body.inbox_ids).toEqual([inbox1.id]);
+  const stored = await ctx.db.apiKey.findUniqueOrThrow({ where: { id: res.body.id } });
+  expect(stored.inboxIds).toEqual([inbox1.id]);
+});

@@ -100,6 +100,27 @@ describe('drafts', () => {
     expect(await ctx.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
   });
 
+  it('pages by page_token, newest first, and refuses a token of another list (400)', async () => {
+    const inbox = await inboxIn('paged-drafts');
+    for (let i = 0; i < 3; i++) {
+      await as(ctx.app, agent)
+        .post('/v1/drafts', { inbox_id: inbox.id, to: ['x@example.com'], subject: `d${i}`, body: 'b' })
+        .expect(201);
+    }
+    const first = (await as(ctx.app, agent).get(`/v1/drafts?inbox_id=${inbox.id}&limit=2`).expect(200)).body;
+    expect(first.items.map((draft: { subject: string }) => draft.subject)).toEqual(['d2', 'd1']);
+    const token = encodeURIComponent(first.next_page_token);
+    const second = (await as(ctx.app, agent).get(`/v1/drafts?inbox_id=${inbox.id}&limit=2&page_token=${token}`).expect(200)).body;
+    expect({ subjects: second.items.map((draft: { subject: string }) => draft.subject), next: second.next_page_token }).toEqual({
+      subjects: ['d0'],
+      next: null,
+    });
+    const inboxesToken = (await as(ctx.app, OPERATOR_KEY).get('/v1/inboxes?limit=1').expect(200)).body.next_page_token;
+    await as(ctx.app, agent)
+      .get(`/v1/drafts?page_token=${encodeURIComponent(inboxesToken)}`)
+      .expect(400);
+  });
+
   it('sends a scheduled draft at send_at through the job queue, once', async () => {
     const inbox = await inboxIn('scheduler');
     const target = await inboxIn('scheduler-target');
