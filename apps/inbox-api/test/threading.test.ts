@@ -9,7 +9,8 @@ import {
   MAX_SUBJECT_SOURCE_LENGTH,
   subjectKey,
 } from '../src/threads/threading.js';
-import { bodyText, bodyTextInTurns, storable, subjectText } from '../src/webhooks/mime.js';
+import { decodeText, fieldBodyText } from '../src/webhooks/body.js';
+import { bodyText, storable, subjectText } from '../src/webhooks/mime.js';
 import { containsPattern, MAX_SEARCH_TEXT_LENGTH, searchTextOf } from '../src/messages/search.js';
 
 describe('threading rules', () => {
@@ -186,17 +187,30 @@ describe('chooseThread', () => {
 });
 
 describe('received text of any length', () => {
-  it('cleans a body in slices exactly as in one piece, CR LF and surrogate pairs across slice ends included', async () => {
+  it('decodes and cleans a body field in slices exactly as in one piece, CR LF and characters across slice ends included', async () => {
     const slice = 256 * 1024;
+    const field = (bytes: Buffer) => ({ fields: new Map([['text', bytes]]), files: [] });
     for (const text of [
       `${'a'.repeat(slice - 1)}\r\n${'b\r\n'.repeat(1000)}`,
       `${'a'.repeat(slice - 1)}😀\r${'\0'.repeat(3)}\r\r\n${'c'.repeat(slice)}\ud800`,
       `${'line\r\n'.repeat(300_000)}\r`,
+      `${'é'.repeat(slice)}\r\n`,
     ]) {
-      expect(await bodyTextInTurns(text)).toBe(bodyText(text));
+      expect(await fieldBodyText(field(Buffer.from(text)), 'text')).toBe(bodyText(text));
       // Line ends as a regular expression would have them (CR LF, then a lone CR, to LF): split and joined, ten times faster.
       expect(bodyText(text)).toBe(storable(text).replace(/\r\n?/g, '\n'));
     }
+    // Other charsets, a character cut by each slice's end: read as decodeText reads them in one piece.
+    const utf16 = Buffer.from(`x${'😀\r\n'.repeat(slice / 4)}`, 'utf16le');
+    const unknown = Buffer.concat([Buffer.from('a'.repeat(slice - 1)), Buffer.from('Grüße\r\n'.repeat(1000), 'latin1')]);
+    for (const [bytes, charset] of [
+      [utf16, 'utf-16le'],
+      [unknown, 'x-unknown'],
+      [Buffer.from(`${'a'.repeat(slice - 1)}Grüße ☃`.repeat(3)), 'x-unknown'],
+    ] as const) {
+      expect(await fieldBodyText(field(bytes), 'text', charset)).toBe(bodyText(decodeText(bytes, charset)));
+    }
+    expect(await fieldBodyText(field(Buffer.from('')), 'html')).toBe('');
   });
 
   it('reads the first 64 KiB of a subject, for its text and its thread key alike', () => {

@@ -1,5 +1,4 @@
 import PostalMime, { type Address, addressParser, type Attachment, type Email } from 'postal-mime';
-import { setImmediate } from 'node:timers/promises';
 import type { InboundMail } from '../messages/inbound-mail.js';
 import { MAX_FILENAME_LENGTH } from '../messages/schemas.js';
 import { MAX_SUBJECT_SOURCE_LENGTH } from '../threads/threading.js';
@@ -121,27 +120,6 @@ export function bodyText(value: string): string {
   const text = storable(value);
   const crlfGone = text.includes('\r\n') ? text.split('\r\n').join('\n') : text;
   return crlfGone.includes('\r') ? crlfGone.split('\r').join('\n') : crlfGone;
-}
-
-/** Characters bodyTextInTurns cleans at a time: some milliseconds of work. */
-const TURN_CHARS = 256 * 1024;
-
-/**
- * bodyText of a body field (SendGrid's and Mailgun's parsed modes, which the content workers do
- * not parse), a slice at a time, the event loop taking its turn between slices: 20 MB of short
- * lines is most of a second of work. A slice never ends inside a CR LF or a surrogate pair.
- */
-export async function bodyTextInTurns(value: string): Promise<string> {
-  if (value.length <= TURN_CHARS) return bodyText(value);
-  const parts: string[] = [];
-  for (let start = 0; start < value.length;) {
-    let end = Math.min(start + TURN_CHARS, value.length);
-    while (end < value.length && /[\r\ud800-\udbff]/.test(value[end - 1]!)) end += 1;
-    parts.push(bodyText(value.slice(start, end)));
-    start = end;
-    if (start < value.length) await setImmediate();
-  }
-  return parts.join('');
 }
 
 /** A received subject as header text, of its first MAX_SUBJECT_SOURCE_LENGTH characters (what is stored comes from far less). */

@@ -4,9 +4,9 @@ import { BadRequestError } from '@repo/errors';
 import type { AttachmentFile } from '../../messages/attachments.js';
 import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
-import { fieldText, type WebhookBody } from '../body.js';
+import { fieldBodyText, fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyTextInTurns, filenameText, noHeaders, storable, subjectText } from '../mime.js';
+import { addresses, filenameText, noHeaders, storable, subjectText } from '../mime.js';
 import { readHeaders, readMail } from '../parse.js';
 import type { MailgunSignature } from '../verify.js';
 import { firstWord, score, verdict } from '../verdicts.js';
@@ -108,8 +108,8 @@ async function parsedMail(body: WebhookBody, headerList: [string, string][], con
     content: file.content,
     disposition: inlineFiles.has(file.field) ? 'inline' : 'attachment',
   }));
-  const html = await bodyTextInTurns(fieldText(body, 'body-html') ?? '');
-  const plain = await bodyTextInTurns(fieldText(body, 'body-plain') ?? '');
+  const html = await fieldBodyText(body, 'body-html');
+  const plain = await fieldBodyText(body, 'body-plain');
   const pick = <T>(fromHeaders: T | undefined, fromFields: T | undefined, empty: (value: T) => boolean) =>
     fromHeaders !== undefined && !empty(fromHeaders) ? fromHeaders : fromFields;
   const none = (list: string[]) => list.length === 0;

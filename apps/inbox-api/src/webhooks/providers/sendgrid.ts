@@ -3,9 +3,9 @@ import { BadRequestError } from '@repo/errors';
 import type { AttachmentFile } from '../../messages/attachments.js';
 import type { ContentPool } from '../../messages/content/index.js';
 import type { InboundMail } from '../../messages/inbound-mail.js';
-import { decodeText, fieldText, type WebhookBody } from '../body.js';
+import { decodeText, fieldBodyText, fieldText, type WebhookBody } from '../body.js';
 import type { InboundDelivery } from '../delivery.js';
-import { addresses, bodyTextInTurns, filenameText, storable, subjectText } from '../mime.js';
+import { addresses, filenameText, storable, subjectText } from '../mime.js';
 import { readHeaders, readMail } from '../parse.js';
 import { score, sendgridDkim, verdict } from '../verdicts.js';
 
@@ -77,8 +77,8 @@ async function parsedFieldsMail(body: WebhookBody, content: ContentPool): Promis
       disposition: described?.['content-id'] ? 'inline' : 'attachment',
     };
   });
-  const html = await bodyTextInTurns(decoded('html') ?? '');
-  const plain = await bodyTextInTurns(decoded('text') ?? '');
+  const html = await fieldBodyText(body, 'html', encodings.html);
+  const plain = await fieldBodyText(body, 'text', encodings.text);
   return {
     from: either('from')[0] ?? '',
     to: either('to'),
