@@ -82,6 +82,9 @@ function registerProbeDocs(registry: OpenAPIRegistry): void {
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  // No ETag computed over every answer: a SHA-1 of the whole body on the event loop (95 ms for a message
+  // of 20 MB), for conditional requests no client of these APIs makes. Downloads set their own (the content's hash).
+  app.disable('etag');
   app.set('trust proxy', options.trustProxyHops ?? 0);
   app.locals[DRAINING] = false;
 

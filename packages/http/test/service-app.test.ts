@@ -141,6 +141,12 @@ describe('request handling', () => {
     expect(res.headers['content-security-policy']).toContain("script-src 'self'");
   });
 
+  it('computes no ETag over an answer (a hash of the whole body on the event loop)', async () => {
+    const res = await request(buildTestApp().app).get('/health');
+    expect(res.status).toBe(200);
+    expect(res.headers.etag).toBeUndefined();
+  });
+
   it('refuses a JSON body that is not valid UTF-8 instead of storing U+FFFD', async () => {
     const body = Buffer.concat([Buffer.from('{"name": "caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
     const res = await request(buildTestApp().app)
