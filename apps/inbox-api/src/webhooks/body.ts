@@ -120,7 +120,9 @@ export async function fieldBodyText(body: WebhookBody, name: string, charset = '
   for (let start = 0; start < bytes.length; start += TURN_BYTES) {
     const last = start + TURN_BYTES >= bytes.length;
     const text = carried + decoder.decode(bytes.subarray(start, start + TURN_BYTES), { stream: !last });
-    carried = !last && /[\r\ud800-\udbff]$/.test(text) ? text.slice(-1) : '';
+    // The last character alone: a regular expression anchored at the end would try every position of the slice.
+    const end = text.at(-1) ?? '';
+    carried = !last && /^[\r\ud800-\udbff]$/.test(end) ? end : '';
     parts.push(bodyText(carried ? text.slice(0, -1) : text));
     if (!last) await setImmediate();
   }
