@@ -27,6 +27,18 @@ const tsxLoader = pathToFileURL(
   path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'loader.mjs'),
 ).href;
 
+/**
+ * Services started by the test file (or bench) that imported this module and still running. Under
+ * jest they are killed after the file's last test, so that a test that timed out before stopping
+ * its process (a query that ran on, a crash point never reached) leaves no process behind to hold
+ * the warehouse's lock and the CPU through the files after it.
+ */
+const running = new Set<ChildProcess>();
+const { afterAll } = globalThis as { afterAll?: (fn: () => void) => void };
+afterAll?.(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** The command that runs a service's entry point from source, as `pnpm dev` would (tsx, workspace sources), as one process. */
 export function entryCommand(entry: string, args: string[] = []): { command: string; args: string[] } {
   return { command: process.execPath, args: ['--import', tsxLoader, '--conditions=@repo/source', entry, ...args] };
@@ -70,6 +82,8 @@ export async function startService(
   },
 ): Promise<ServiceProcess> {
   const child = spawnEntry(entry, options);
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

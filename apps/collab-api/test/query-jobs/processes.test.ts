@@ -176,6 +176,9 @@ describe('kill -9 during a query job, then a restart', () => {
       (status) => status === 'RUNNING',
       'the running job',
     );
+    // RUNNING comes before the query's check, byte count and connection, which take seconds on a loaded machine;
+    // a cancel in that time ends it unstarted and uncharged. This case is about a query that ran.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
     expect((await doomedApi.call('POST', `/api/v1/query-jobs/${jobId}/cancel`)).status).toBe(202);
     expect(((await exited) as [number | null, string | null])[1]).toBe('SIGKILL');
 

@@ -97,6 +97,12 @@ class DuckDbQueryEngine implements QueryEngine {
       if (refusal) throw new QueryFailure('bytesBilledLimitExceeded', refusal);
     }
     const connection = await this.warehouse.connect();
+    // A stop that came while the bytes were counted or the connection opened: an abort listener added
+    // now would never hear it, and the query would run to its timeout.
+    if (request.signal.aborted) {
+      connection.closeSync();
+      throw new QueryFailure('stopped', 'The job was stopped before it started');
+    }
     const interrupt = () => connection.interrupt();
     request.signal.addEventListener('abort', interrupt, { once: true });
     try {
