@@ -79,21 +79,23 @@ async function expectConsistent(): Promise<void> {
   expect(await crash.db.idempotencyKey.count({ where: { completedAt: null } })).toBe(0);
   // An event exactly for each change that committed: each received message, each send that ended
   // (events outlive the messages of deleted inboxes, by design).
-  const events = await crash.db.event.findMany({ select: { type: true, messageId: true } });
+  const events = await crash.db.event.findMany({ select: { type: true, messageId: true }, orderBy: { id: 'asc' } });
   const messages = await crash.db.message.findMany({ select: { id: true, status: true } });
   const typeOf: Record<string, string> = { received: 'message.received', sent: 'message.sent', failed: 'message.failed' };
-  const existing = new Set(messages.map((message) => message.id));
-  expect(
-    events
-      .filter((event) => existing.has(event.messageId!))
-      .map((event) => `${event.type} ${event.messageId}`)
-      .sort(),
-  ).toEqual(
-    messages
-      .filter((message) => message.status in typeOf)
-      .map((message) => `${typeOf[message.status]} ${message.id}`)
-      .sort(),
-  );
+  const eventsOf = new Map(messages.map((message) => [message.id, [] as string[]]));
+  for (const event of events) eventsOf.get(event.messageId!)?.push(event.type);
+  for (const message of messages) {
+    const reported = eventsOf.get(message.id)!;
+    // A send the reconciler gave up on (its lease, 1 s here, ran out on a loaded machine) and the transport then
+    // delivered changed twice, failed and then sent (markSent: the transport's answer is the truth): both reported.
+    const expected =
+      message.status === 'sent' && reported.length === 2
+        ? ['message.failed', 'message.sent']
+        : message.status in typeOf
+          ? [typeOf[message.status]]
+          : [];
+    expect({ message: message.id, reported }).toEqual({ message: message.id, reported: expected });
+  }
 }
 
 describe.each(['send:attachments-stored', 'send:recorded', 'send:transport-done'])('kill -9 at %s', (point) => {
