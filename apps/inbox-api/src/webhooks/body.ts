@@ -114,7 +114,6 @@ export async function fieldBodyText(body: WebhookBody, name: string, charset = '
   const bytes = body.fields.get(name);
   if (bytes === undefined) return '';
   const decoder = decoderFor(bytes, charset);
-  if (bytes.length <= TURN_BYTES) return bodyText(decoder.decode(bytes));
   const parts: string[] = [];
   let carried = '';
   for (let start = 0; start < bytes.length; start += TURN_BYTES) {
