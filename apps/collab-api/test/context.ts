@@ -34,7 +34,8 @@ export async function createTestContext(env: Record<string, string> = {}) {
     ...secret,
     ...env,
   });
-  const db = createDatabaseClient(database.url, 4);
+  // Four connections (the service defaults to 10) unless the test sets DB_POOL_SIZE.
+  const db = createDatabaseClient(database.url, env.DB_POOL_SIZE ? config.DB_POOL_SIZE : 4);
   const logger = createLogger({ service: 'collab-api', level: config.LOG_LEVEL });
   const { deps, close } = await createDeps(config, {
     db,

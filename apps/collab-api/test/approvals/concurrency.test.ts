@@ -16,7 +16,10 @@ let bAdmins: Member[];
 const PARALLEL = 8;
 
 beforeAll(async () => {
-  ctx = await createTestContext();
+  // A connection for each request at once: the losers of a race wait on the winner's row lock holding theirs,
+  // and on a loaded machine the ones queued behind them for a connection pass Prisma's maxWait (2 s) and
+  // answer 503, as they should; what this file checks is the database's race, not the pool's size.
+  ctx = await createTestContext({ DB_POOL_SIZE: String(PARALLEL + 2) });
   a = await seedTenant(ctx, 'Acme');
   b = await seedTenant(ctx, 'Globex');
   bAdmins = [b.admin];
