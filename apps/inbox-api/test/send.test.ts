@@ -179,6 +179,8 @@ describe('a large body', () => {
   // The reproduction of issue 8: this body took the service down (no answer after 300 s, /health hung).
   const body = 'a\n'.repeat(499_000);
 
+  // Two minutes: rendering 1 MB of short lines takes markdown-it some 3 s of a worker's time on an idle machine,
+  // the send 4 to 7 s; under the whole suite on two cores (load 6 to 8) it passed jest's default 30 s.
   it('is sent, while the service keeps answering other requests', async () => {
     let sent = false;
     const sending = send({ body }).then((res) => {
@@ -195,8 +197,6 @@ describe('a large body', () => {
     expect(res.status).toBe(201);
     expect(res.body.content_clean.split('\n')).toHaveLength(499_000);
     expect(healthWhileSending.filter(Boolean).length).toBeGreaterThan(1);
-    // Rendering 1 MB of short lines takes markdown-it some 3 s of a worker's time on an idle machine, the send 4 to
-    // 7 s; under the whole suite on two cores (load 6 to 8) it passed 30 s.
   }, 120_000);
 
   it('that takes longer than INBOX_CONTENT_TIMEOUT_MS is refused with 400, recording nothing', async () => {
