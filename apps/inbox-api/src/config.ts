@@ -89,11 +89,17 @@ export const configSchema = z
       .describe(
         'Worker threads that render and clean large message bodies and parse received mail off the event loop (under 4 KB, done inline).',
       ),
+    INBOX_CONTENT_NICE: setting
+      .integer({ min: 0, max: 19 })
+      .default(10)
+      .describe(
+        'How much lower the content workers run than the event loop, as a nice increment (Linux): on a machine with few cores, a worker busy with a large mail then leaves the CPU to the event loop, which answers every request. 0: the same priority.',
+      ),
     INBOX_CONTENT_TIMEOUT_MS: setting
       .integer({ min: 100, max: 600_000 })
       .default(30_000)
       .describe(
-        'Longest time rendering, cleaning or parsing one message may take. A message to send that takes longer is refused with 400 (`content_too_complex`); received mail is stored all the same, with a fallback `content_clean` or, when it could not be parsed, as it came.',
+        'Longest time rendering, cleaning or parsing one message may take, counted as the CPU time of its worker (time spent waiting for a core is not counted, up to four times this in all). A message to send that takes longer is refused with 400 (`content_too_complex`); received mail is stored all the same, with a fallback `content_clean` or, when it could not be parsed, as it came.',
       ),
     INBOX_EVENT_RETENTION_DAYS: setting
       .integer({ min: 1, max: 3650 })

@@ -87,6 +87,7 @@ export async function createDeps(
     threads: config.INBOX_CONTENT_THREADS,
     timeoutMs: config.INBOX_CONTENT_TIMEOUT_MS,
     inlineBelowBytes: CONTENT_INLINE_BELOW_BYTES,
+    nice: config.INBOX_CONTENT_NICE,
   });
   const crashPoint = crashPoints(config.TEST_CRASH_POINT);
   const languageModel = createLanguageModel(config);

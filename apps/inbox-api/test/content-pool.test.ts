@@ -2,9 +2,11 @@
  * The content workers (src/messages/content/pool.ts): real worker threads, loading the TypeScript
  * sources as the app does under jest and tsx.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { ValidationError } from '@repo/errors';
 import { MIME_SHAPES } from '../bench/mime-shapes.js';
 import { ContentTooComplexError, createContentPool, messageContent } from '../src/messages/content/index.js';
+import { timeLimitVerdict } from '../src/messages/content/pool.js';
 import { renderMessage } from '../src/messages/content/message.js';
 import { parseForm } from '../src/webhooks/form.js';
 import { MAX_MIME_PARTS, parseHeaders, parseMail } from '../src/webhooks/mime.js';
@@ -237,5 +239,51 @@ describe('the content pool', () => {
     } finally {
       await pool.close();
     }
+  });
+
+  // Linux keeps a nice value per thread: field 19 of /proc/self/task/<id>/stat.
+  (process.platform === 'linux' ? it : it.skip)(
+    'runs its workers below the event loop by `nice`, and at its priority with 0',
+    async () => {
+      const niceOf = (thread: string) =>
+        Number(readFileSync(`/proc/self/task/${thread}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+      const eventLoop = niceOf(String(process.pid));
+      const workersStarted = async (nice: number) => {
+        const before = new Set(readdirSync('/proc/self/task'));
+        const pool = createContentPool({ threads: 1, timeoutMs: 60_000, inlineBelowBytes: 0, nice });
+        try {
+          await pool.renderMessage('# one');
+          return readdirSync('/proc/self/task')
+            .filter((thread) => !before.has(thread))
+            .filter((thread) => readFileSync(`/proc/self/task/${thread}/comm`, 'utf8').trim() === 'WorkerThread')
+            .map(niceOf);
+        } finally {
+          await pool.close();
+        }
+      };
+      // Under jest each worker also starts a thread of tsx's module hooks, which keeps the priority it was born with.
+      const lowered = Math.min(19, eventLoop + 7);
+      expect((await workersStarted(7)).filter((nice) => nice === lowered)).toHaveLength(1);
+      expect((await workersStarted(0)).filter((nice) => nice !== eventLoop)).toEqual([]);
+      expect(niceOf(String(process.pid))).toBe(eventLoop);
+    },
+  );
+});
+
+describe('timeLimitVerdict: a task is stopped for the CPU time it spent, not for waiting for a core', () => {
+  it('stops a task whose worker spent the limit, however long that took', () => {
+    expect(timeLimitVerdict({ limitMs: 1000, spentMs: 1000, elapsedMs: 1000 })).toEqual({ stop: true });
+    expect(timeLimitVerdict({ limitMs: 1000, spentMs: 1200, elapsedMs: 2500 })).toEqual({ stop: true });
+  });
+
+  it('waits for what is left of the limit when the worker spent less (it waited for a core)', () => {
+    expect(timeLimitVerdict({ limitMs: 1000, spentMs: 400, elapsedMs: 1000 })).toEqual({ stop: false, recheckInMs: 600 });
+    // Checked again no sooner than 10 ms later: the limit is not polled.
+    expect(timeLimitVerdict({ limitMs: 1000, spentMs: 998, elapsedMs: 1000 })).toEqual({ stop: false, recheckInMs: 10 });
+  });
+
+  it('stops a task at four times its limit of wall time, whatever it spent, and never waits past that', () => {
+    expect(timeLimitVerdict({ limitMs: 1000, spentMs: 10, elapsedMs: 4000 })).toEqual({ stop: true });
+    expect(timeLimitVerdict({ limitMs: 1000, spentMs: 10, elapsedMs: 3800 })).toEqual({ stop: false, recheckInMs: 200 });
   });
 });

@@ -12,6 +12,14 @@ import { createDeps } from '../src/deps.js';
 import { migrationsDir } from '../src/paths.js';
 
 /**
+ * The content workers at the event loop's priority: the suites keep two cores busy with jest,
+ * Postgres and each other, and a worker at nice 10 gets about a tenth of the share of each busy
+ * thread it competes with, so a body that takes seconds of worker time could take minutes.
+ * content-pool.test.ts checks the priority itself; the built app (startService) runs with the default.
+ */
+const TEST_SCHEDULING = { INBOX_CONTENT_NICE: '0' };
+
+/**
  * The app on a fresh, migrated database and data folder of its own, with the adapters server.ts
  * builds (local mail delivery, local object storage). `env` sets configuration variables as the
  * environment would. Call in beforeAll; `close` drops the database and the folder.
@@ -31,6 +39,7 @@ async function contextOn(url: string, dataDir: string, env: Record<string, strin
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     INBOX_EMAIL_DOMAIN: 'inbox.test',
+    ...TEST_SCHEDULING,
     ...env,
   });
   const db = createDatabaseClient(url, 4);
@@ -69,7 +78,7 @@ export type TestContext = Awaited<ReturnType<typeof createTestContext>>;
  */
 export async function createEmbeddedTestContext(env: Record<string, string> = {}) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'inbox-api-embedded-'));
-  const config = loadConfig(configSchema, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig(configSchema, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...TEST_SCHEDULING, ...env });
   const logger = createLogger({ service: 'inbox-api', level: config.LOG_LEVEL });
   const connection = await connectDatabase({
     dataDir,

@@ -6,6 +6,7 @@ import { ServiceUnavailableError, ValidationError } from '@repo/errors';
 import type { Email } from 'postal-mime';
 import type { FormFields } from '../../webhooks/form.js';
 import type { ParsedMail } from '../../webhooks/mime.js';
+import type { WorkerSettings } from './worker.js';
 import {
   type ContentTask,
   type MessageContent,
@@ -25,10 +26,18 @@ import {
 export interface ContentPoolOptions {
   /** Workers at most; each is started when a task first needs it. */
   threads: number;
-  /** A task running longer is stopped (its worker with it) and rejected with ContentTooComplexError. */
+  /**
+   * A task whose worker spends longer on it (CPU time; see timeLimitVerdict) is stopped, its
+   * worker with it, and rejected with ContentTooComplexError.
+   */
   timeoutMs: number;
   /** Bodies smaller than this (UTF-8 bytes of the Markdown, of html + text, or of the raw mail) are done inline. */
   inlineBelowBytes: number;
+  /**
+   * How much lower the workers' scheduling priority is than the event loop's (a nice increment,
+   * 0 to 19; Linux only): see worker.ts. Default 0, the same priority.
+   */
+  nice?: number;
 }
 
 export interface ContentPool {
@@ -110,11 +119,23 @@ export function createContentPool(options: ContentPoolOptions): ContentPool {
     thread.job = job;
     thread.worker.ref();
     thread.worker.postMessage({ task: job.task });
-    thread.timer = setTimeout(() => {
-      void stop(thread);
-      job.reject(new ContentTooComplexError(options.timeoutMs));
-      dispatch();
-    }, options.timeoutMs);
+    const startedAt = performance.now();
+    const cpuAtStart = cpuMs(thread.worker);
+    const check = async () => {
+      const [from, to] = await Promise.all([cpuAtStart, cpuMs(thread.worker)]);
+      if (thread.job !== job) return; // answered, or stopped, meanwhile
+      const elapsedMs = performance.now() - startedAt;
+      const spentMs = from === undefined || to === undefined ? elapsedMs : to - from;
+      const verdict = timeLimitVerdict({ limitMs: options.timeoutMs, spentMs, elapsedMs });
+      if (verdict.stop) {
+        void stop(thread);
+        job.reject(new ContentTooComplexError(options.timeoutMs));
+        dispatch();
+      } else {
+        thread.timer = setTimeout(() => void check(), verdict.recheckInMs);
+      }
+    };
+    thread.timer = setTimeout(() => void check(), options.timeoutMs);
   };
 
   const finish = (thread: Thread) => {
@@ -137,7 +158,7 @@ export function createContentPool(options: ContentPoolOptions): ContentPool {
   const start = (): Thread => {
     const { url, execArgv } = workerModule();
     const thread: Thread = {
-      worker: new Worker(url, { execArgv }),
+      worker: new Worker(url, { execArgv, workerData: { nice: options.nice ?? 0 } satisfies WorkerSettings }),
       ready: false,
       job: undefined,
       timer: undefined,
@@ -192,6 +213,38 @@ export function createContentPool(options: ContentPoolOptions): ContentPool {
       );
     },
   };
+}
+
+/** A task may wait for a core this many times its time limit, at most, before it is stopped whatever it spent. */
+const WALL_LIMIT_FACTOR = 4;
+/** The least time between two checks of a task's CPU time. */
+const RECHECK_MS = 10;
+
+/**
+ * Pure: what the pool does with a task whose timer fired. The limit counts the CPU time its
+ * worker spent on it (`spentMs`), not the time the worker waited for a core: content is refused
+ * (ContentTooComplexError) for what it costs, not for the machine's load, and a worker at a lower
+ * priority (`nice`) on a busy machine is not stopped for yielding to the event loop. So that no
+ * task waits forever, WALL_LIMIT_FACTOR times the limit of wall time (`elapsedMs`) stops it
+ * whatever it spent. Otherwise the timer is set again for what is left.
+ */
+export function timeLimitVerdict(task: {
+  limitMs: number;
+  spentMs: number;
+  elapsedMs: number;
+}): { stop: true } | { stop: false; recheckInMs: number } {
+  const wallLeft = WALL_LIMIT_FACTOR * task.limitMs - task.elapsedMs;
+  const cpuLeft = task.limitMs - task.spentMs;
+  if (cpuLeft <= 0 || wallLeft <= 0) return { stop: true };
+  return { stop: false, recheckInMs: Math.max(RECHECK_MS, Math.min(cpuLeft, wallLeft)) };
+}
+
+/** The CPU time a worker thread has spent, in ms; undefined once it is not running. */
+function cpuMs(worker: Worker): Promise<number | undefined> {
+  return worker.cpuUsage().then(
+    ({ user, system }) => (user + system) / 1000,
+    () => undefined,
+  );
 }
 
 function shuttingDown(): ServiceUnavailableError {
