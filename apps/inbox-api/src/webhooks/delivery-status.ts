@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { type Database, prismaStatements } from '../database.js';
 import { appendEvents, type EventType, type NewEvent } from '../events/log.js';
 import type { DeliveryStatus } from '../generated/prisma/client.js';
@@ -36,8 +37,12 @@ export type DeliveryDetail = {
 /** One provider event about one sent message, as the provider modules parse it. */
 export interface DeliveryEvent {
   provider: EventProvider;
-  /** The provider's id of the message (transport_message_id). */
-  transportMessageId: string;
+  /**
+   * The provider's ids the message may have been recorded under (transport_message_id), the
+   * likeliest first: the first that names a message we sent is the one. One for SES and Mailgun;
+   * SendGrid's sg_message_id gives several (providers/sendgrid-events.ts).
+   */
+  transportMessageIds: readonly string[];
   status: ReportedStatus;
   detail: DeliveryDetail;
 }
@@ -104,7 +109,7 @@ export async function applyDeliveryEvents(
   if (events.length === 0 && !replayToken) return { received: 0, matched: 0, updated: [] };
   const provider = events[0]?.provider;
   // Ids the transports record are printable ASCII; anything else names no message (and NUL would not reach Postgres).
-  const ids = [...new Set(events.map((event) => event.transportMessageId))].filter((id) => TRANSPORT_ID.test(id));
+  const ids = [...new Set(events.flatMap((event) => event.transportMessageIds))].filter((id) => TRANSPORT_ID.test(id));
   return db.$transaction(
     async (tx) => {
       if (replayToken) {
@@ -131,7 +136,7 @@ export async function applyDeliveryEvents(
       const changes = new Map<string, { status: DeliveryStatus; detail: DeliveryDetail; events: EventType[] }>();
       let matched = 0;
       for (const event of events) {
-        const messages = byTransportId.get(event.transportMessageId) ?? [];
+        const messages = event.transportMessageIds.map((id) => byTransportId.get(id)).find((found) => found !== undefined) ?? [];
         if (messages.length > 0) matched += 1;
         for (const message of messages) {
           const next = nextDeliveryStatus(message.status, event.status);
@@ -169,6 +174,28 @@ export async function applyDeliveryEvents(
     { timeout: 60_000 },
   );
 }
+
+/*
+ * Fields of the providers' events that only describe (a reply, a recipient, a time): read leniently,
+ * so that one odd value (null, a number as text) does not refuse an event, or a batch of them, that
+ * the provider would then retry for days.
+ */
+
+/** A number, or one written as text (`"550"`); absent for anything else. */
+export const lenientNumber = z
+  .unknown()
+  .transform((value) => {
+    if (typeof value === 'number' && Number.isFinite(value)) return value;
+    if (typeof value === 'string' && /^\d{1,15}(\.\d{1,9})?$/.test(value.trim())) return Number(value);
+    return undefined;
+  })
+  .optional();
+
+/** Text; absent for anything else (null, a number). */
+export const lenientText = z
+  .unknown()
+  .transform((value) => (typeof value === 'string' ? value : undefined))
+  .optional();
 
 /** A provider's time (Unix seconds, possibly fractional, or text) as ISO 8601; now when it has none that parses. */
 export function isoTime(value: number | string | undefined, now = new Date()): string {

@@ -105,27 +105,32 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
     },
   });
 
-  api.route({
-    method: 'post',
-    path: '/webhooks/ses',
-    summary: 'Inbound mail, and bounces, complaints and deliveries of sent mail, from Amazon SES through Amazon SNS',
-    description:
-      `${DESCRIPTION} Bounce, Complaint and Delivery notifications (and event publishing's Reject) of mail sent through ` +
-      'SES update the message whose SES MessageId they name (delivery_status, delivery_detail, and an event), answering ' +
-      '`{events, matched, updated}`; notifications of unknown messages are answered 200 and change nothing. ' +
-      `SubscriptionConfirmation is confirmed by fetching its SubscribeURL (on the SNS endpoint of the ` +
-      "topic's region only, 403 otherwise). With SES_SNS_TOPIC_ARNS set, messages of other topics are refused (403); " +
-      'signatures are checked with a certificate from that endpoint which names SNS, and messages more than an hour old are refused (401).',
-    tags: ['webhooks'],
-    response: webhookResult,
-    errors: [401, 403, 413, 415, 502],
-    handler: async ({ req }) => {
-      const outcome = await sesOutcome(await readWebhookBody(req, limits, deps.content), sesDeps);
-      if ('handled' in outcome) return outcome.handled;
-      if ('events' in outcome) return deliveryResult(await applyDeliveryEvents(deps.db, outcome.events));
-      return store(outcome.delivery);
-    },
-  });
+  // Also under the path of the other providers' delivery events, for an SNS subscription kept for them.
+  for (const path of ['/webhooks/ses', '/webhooks/ses/events'] as const) {
+    api.route({
+      method: 'post',
+      path,
+      summary:
+        'Inbound mail, and bounces, complaints and deliveries of sent mail, from Amazon SES through Amazon SNS' +
+        (path === '/webhooks/ses' ? '' : ' (the same as POST /webhooks/ses)'),
+      description:
+        `${DESCRIPTION} Bounce, Complaint and Delivery notifications (and event publishing's Reject) of mail sent through ` +
+        'SES update the message whose SES MessageId they name (delivery_status, delivery_detail, and an event), answering ' +
+        '`{events, matched, updated}`; notifications of unknown messages are answered 200 and change nothing. ' +
+        `SubscriptionConfirmation is confirmed by fetching its SubscribeURL (on the SNS endpoint of the ` +
+        "topic's region only, 403 otherwise). With SES_SNS_TOPIC_ARNS set, messages of other topics are refused (403); " +
+        'signatures are checked with a certificate from that endpoint which names SNS, and messages more than an hour old are refused (401).',
+      tags: ['webhooks'],
+      response: webhookResult,
+      errors: [401, 403, 413, 415, 502],
+      handler: async ({ req }) => {
+        const outcome = await sesOutcome(await readWebhookBody(req, limits, deps.content), sesDeps);
+        if ('handled' in outcome) return outcome.handled;
+        if ('events' in outcome) return deliveryResult(await applyDeliveryEvents(deps.db, outcome.events));
+        return store(outcome.delivery);
+      },
+    });
+  }
 
   // Delivery events are small JSON (SendGrid batches up to about 768 KB).
   const eventLimits: BodyLimits = { totalBytes: 2 * 1024 * 1024, files: 0 };
@@ -165,14 +170,14 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
     path: '/webhooks/sendgrid/events',
     summary: "Delivery events of sent mail from SendGrid's Event Webhook",
     description:
-      'Called by SendGrid, not by API clients: its Event Webhook posts a JSON array of events. The message named by ' +
-      "each event's `sg_message_id` (the X-Message-Id of the send, a dot and SendGrid's suffix) moves to delivered " +
-      '(`delivered`), bounced (`bounce`, of type bounce or blocked), failed (`dropped`) or complained (`spamreport`), ' +
-      'forward only, with an event; other events change nothing. Answers `{events, matched, updated}`, 200 also for ' +
-      'messages this service did not send. With SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY set, the request needs a valid ' +
-      'X-Twilio-Email-Event-Webhook-Signature (ECDSA over the X-Twilio-Email-Event-Webhook-Timestamp and the raw body) ' +
-      'whose timestamp is of the last 3 days (401 otherwise); a replay within that time changes nothing, since each ' +
-      'event applies once.',
+      'Called by SendGrid, not by API clients: its Event Webhook posts a JSON array of events (one event alone is ' +
+      "taken too). The message named by each event's `sg_message_id` (the X-Message-Id of the send, a dot and " +
+      "SendGrid's suffix) moves to delivered (`delivered`), bounced (`bounce`, of type bounce or blocked), failed " +
+      '(`dropped`) or complained (`spamreport`), forward only, with an event; other events, and elements that are no ' +
+      'event, change nothing. Answers `{events, matched, updated}`, 200 also for messages this service did not send. ' +
+      'With SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY set, the request needs a valid X-Twilio-Email-Event-Webhook-Signature ' +
+      '(ECDSA over the X-Twilio-Email-Event-Webhook-Timestamp and the raw body; 401 otherwise). Its age is not ' +
+      'limited: a replay changes nothing, since each event applies once.',
     tags: ['webhooks'],
     response: deliveryEventsResult,
     errors: [400, 401, 413],
@@ -181,7 +186,7 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
       if (sendgridKey) {
         const check = checkSendgridSignature(
           { signature: req.get(SIGNATURE_HEADER), timestamp: req.get(TIMESTAMP_HEADER), body },
-          { publicKey: sendgridKey, now: new Date() },
+          { publicKey: sendgridKey },
         );
         if (!check.valid) throw new UnauthorizedError(check.reason);
       }

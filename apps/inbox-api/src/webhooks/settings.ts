@@ -20,7 +20,7 @@ export function webhookSettings() {
       .string()
       .optional()
       .describe(
-        "Verification key of SendGrid's Signed Event Webhook (the base64 ECDSA public key its settings show, or PEM): `POST /webhooks/sendgrid/events` then needs a valid X-Twilio-Email-Event-Webhook-Signature over the timestamp and the raw body, and a timestamp of the last 3 days (401 otherwise). Unset: unsigned events are accepted (a warning at start-up).",
+        "Verification key of SendGrid's Signed Event Webhook (the base64 ECDSA public key its settings show, or PEM): `POST /webhooks/sendgrid/events` then needs a valid X-Twilio-Email-Event-Webhook-Signature over the timestamp and the raw body (401 otherwise; its age is not limited, as a replay changes nothing). Unset: unsigned events are accepted (a warning at start-up).",
       ),
     SES_SNS_TOPIC_ARNS: setting
       .list()

@@ -104,6 +104,24 @@ describe('POST /webhooks/mailgun/events', () => {
     expect(await setup.deliveryEvents(setup.b)).toEqual([]);
   });
 
+  it('takes odd descriptive fields (a code as text, a null recipient or reason) without refusing the event', async () => {
+    const failed = documented('failed-permanent.json');
+    const id = await sendAs('a', freshId());
+    failed.message.headers['message-id'] = (await setup.ctx.db.message.findUniqueOrThrow({ where: { id } })).transportMessageId!;
+    const odd = {
+      ...failed,
+      recipient: null,
+      reason: 123,
+      timestamp: '1770146431.5',
+      'delivery-status': { ...(failed['delivery-status'] as object), code: '550', message: null, description: { text: 'x' } },
+    };
+    expect((await post(odd)).body).toEqual({ events: 1, matched: 1, updated: 1 });
+    expect(await setup.message(setup.a, id)).toMatchObject({
+      delivery_status: 'bounced',
+      delivery_detail: { recipient: null, reason: '550', timestamp: new Date(1770146431500).toISOString() },
+    });
+  });
+
   it('records a complaint', async () => {
     const complained = documented('complained.json');
     const id = await sendAs('a', complained.message.headers['message-id']!);
@@ -241,7 +259,7 @@ describe('mailgunStatus', () => {
     const [event] = mailgunDeliveryEvents({
       'event-data': { ...documented('delivered.json'), message: { headers: { 'message-id': '<abc@example.com>' } } },
     });
-    expect(event).toMatchObject({ provider: 'mailgun', transportMessageId: 'abc@example.com', status: 'delivered' });
+    expect(event).toMatchObject({ provider: 'mailgun', transportMessageIds: ['abc@example.com'], status: 'delivered' });
     expect(mailgunDeliveryEvents({ 'event-data': documented('failed-temporary.json') })).toEqual([]);
   });
 });

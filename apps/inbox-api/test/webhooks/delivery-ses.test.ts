@@ -167,6 +167,18 @@ describe('SES delivery notifications through SNS', () => {
     expect(await setup.deliveryEvents(setup.a, id)).toHaveLength(1);
   });
 
+  it('takes the notifications at /webhooks/ses/events too, the path of the other providers’ events', async () => {
+    const sesId = `0000${crypto.randomUUID()}-000000`;
+    const id = await sendAs('a', sesId);
+    const bounce = documented('bounce-with-dsn.json');
+    (bounce.mail as { messageId: string }).messageId = sesId;
+    const res = await postSns(setup.ctx.app, signed(bounce), '/webhooks/ses/events');
+    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { events: 1, matched: 1, updated: 1 } });
+    expect((await setup.message(setup.a, id)).delivery_status).toBe('bounced');
+    const forged = { ...signed(bounce), Signature: 'AAAA' };
+    expect((await postSns(setup.ctx.app, forged, '/webhooks/ses/events')).status).toBe(401);
+  });
+
   it('answers notifications of mail it did not send 200, changing nothing (a real SES bounce)', async () => {
     const before = await setup.ctx.db.event.count();
     const envelope = JSON.parse(fixture('inbound/ses-sns/hard_bounce_sns_body.json').toString('utf8')) as SnsEnvelope;
@@ -250,7 +262,7 @@ describe('sesDeliveryEvents', () => {
     expect(sesDeliveryEvents(documented('bounce-with-dsn.json'))).toEqual([
       {
         provider: 'ses',
-        transportMessageId: '00000138111222aa-33322211-cccc-cccc-cccc-ddddaaaa0680-000000',
+        transportMessageIds: ['00000138111222aa-33322211-cccc-cccc-cccc-ddddaaaa0680-000000'],
         status: 'bounced',
         detail: {
           provider: 'ses',
@@ -270,7 +282,7 @@ describe('sesDeliveryEvents', () => {
   it('reads event publishing (eventType) and its Reject', () => {
     const [event] = sesDeliveryEvents({ eventType: 'Reject', mail: { messageId: 'm-1' }, reject: { reason: 'Bad content' } });
     expect(event).toMatchObject({
-      transportMessageId: 'm-1',
+      transportMessageIds: ['m-1'],
       status: 'failed',
       detail: { event: 'Reject', reason: 'Bad content' },
     });

@@ -74,9 +74,9 @@ export function sesNotification(
 }
 
 /** POSTs an SNS envelope as SNS does: JSON in a text/plain body. */
-export function postSns(app: Express, envelope: object) {
+export function postSns(app: Express, envelope: object, path: '/webhooks/ses' | '/webhooks/ses/events' = '/webhooks/ses') {
   return request(app)
-    .post('/webhooks/ses')
+    .post(path)
     .set('content-type', 'text/plain; charset=UTF-8')
     .set('x-amz-sns-message-type', (envelope as SnsEnvelope).Type)
     .send(JSON.stringify(envelope));

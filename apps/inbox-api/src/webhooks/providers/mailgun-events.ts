@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequestError } from '@repo/errors';
-import { type DeliveryEvent, isoTime, type ReportedStatus, shortText } from '../delivery-status.js';
+import { type DeliveryEvent, isoTime, lenientNumber, lenientText, type ReportedStatus, shortText } from '../delivery-status.js';
 
 /*
  * Mailgun's event webhooks (https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhook-payloads):
@@ -20,19 +20,19 @@ import { type DeliveryEvent, isoTime, type ReportedStatus, shortText } from '../
 const eventData = z
   .object({
     event: z.string().max(100),
-    timestamp: z.number().optional(),
-    recipient: z.string().optional(),
-    severity: z.string().optional(),
-    reason: z.string().optional(),
+    timestamp: lenientNumber,
+    recipient: lenientText,
+    severity: lenientText,
+    reason: lenientText,
     message: z
       .object({ headers: z.object({ 'message-id': z.string().min(1).max(1000).optional() }).catchall(z.unknown()) })
       .catchall(z.unknown())
       .optional(),
     'delivery-status': z
       .object({
-        code: z.number().nullable().optional(),
-        message: z.string().nullable().optional(),
-        description: z.string().nullable().optional(),
+        code: lenientNumber,
+        message: lenientText,
+        description: lenientText,
       })
       .catchall(z.unknown())
       .optional(),
@@ -82,7 +82,7 @@ export function mailgunDeliveryEvents(json: unknown, now = new Date()): Delivery
   return [
     {
       provider: 'mailgun',
-      transportMessageId: messageId,
+      transportMessageIds: [messageId],
       status,
       detail: {
         provider: 'mailgun',

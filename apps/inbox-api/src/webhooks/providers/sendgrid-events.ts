@@ -1,7 +1,15 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { z } from 'zod';
 import { BadRequestError } from '@repo/errors';
-import { type DeliveryEvent, isoTime, MAX_EVENTS, type ReportedStatus, shortText } from '../delivery-status.js';
+import {
+  type DeliveryEvent,
+  isoTime,
+  lenientNumber,
+  lenientText,
+  MAX_EVENTS,
+  type ReportedStatus,
+  shortText,
+} from '../delivery-status.js';
 
 /*
  * SendGrid's Event Webhook (https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/event):
@@ -9,22 +17,22 @@ import { type DeliveryEvent, isoTime, MAX_EVENTS, type ReportedStatus, shortText
  * a base64 DER ECDSA P-256 signature with SHA-256 of the X-Twilio-Email-Event-Webhook-Timestamp
  * header followed by the raw body, checked with the public key SendGrid shows
  * (SENDGRID_EVENT_WEBHOOK_PUBLIC_KEY). A message is named by `sg_message_id`: the X-Message-Id
- * SendGrid answered the send with (transport_message_id), a dot, and SendGrid's suffix. Taken:
+ * SendGrid answered the send with (transport_message_id), a dot, and SendGrid's suffix; the id
+ * itself may hold dots (`14c5d75ce93.dfd.64b469` in SendGrid's examples), so each prefix ending
+ * before a dot is tried, longest first (sendgridTransportIds). Taken:
  * - `delivered` → delivered;
  * - `bounce` → bounced, of either type: `bounce` (permanent) and `blocked` (the receiving server
  *   refused it for now; SendGrid does not retry it, unlike a `deferred` message);
  * - `dropped` → failed (SendGrid never sent it: a suppressed or invalid address, spam content);
  * - `spamreport` → complained.
  * Other events (processed, deferred, open, click, unsubscribes) change nothing; nor do events with
- * no sg_message_id (an asynchronous bounce, SendGrid says, carries none).
+ * no sg_message_id (an asynchronous bounce, SendGrid says, carries none), nor an element of the
+ * batch that is no event at all: the rest of the batch applies, or SendGrid would retry it all.
+ * One event not in an array (as SendGrid's signature examples are) is taken as a batch of one.
  */
 
 export const SIGNATURE_HEADER = 'x-twilio-email-event-webhook-signature';
 export const TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp';
-/** How old a signed request may be: SendGrid retries a failed POST for 24 hours. */
-const MAX_AGE_SECONDS = 3 * 24 * 3600;
-/** How far ahead of this server's clock a timestamp may be. */
-const MAX_SKEW_SECONDS = 5 * 60;
 
 /** The verification key as SendGrid shows it (base64 of the DER public key), or PEM. Throws when it is neither. */
 export function sendgridPublicKey(text: string): KeyObject {
@@ -37,12 +45,14 @@ export function sendgridPublicKey(text: string): KeyObject {
 }
 
 /**
- * Whether SendGrid signed `body` at `timestamp` (Unix seconds, as the header gives it), and the
- * timestamp is within the last 3 days of `now`. Pure but for the clock passed in.
+ * Whether SendGrid signed `body` at `timestamp` (Unix seconds, as the header gives it). The
+ * timestamp's age is not limited, as SendGrid's own verifiers do not limit it: a replayed batch
+ * changes nothing (a status only moves forward, and each change is made once), and a window would
+ * refuse SendGrid's retries after an outage of ours, or everything while the two clocks disagree. Pure.
  */
 export function checkSendgridSignature(
   request: { signature: string | undefined; timestamp: string | undefined; body: Buffer },
-  options: { publicKey: KeyObject; now: Date },
+  options: { publicKey: KeyObject },
 ): { valid: true } | { valid: false; reason: string } {
   const { signature, timestamp } = request;
   if (!signature || !timestamp) {
@@ -52,10 +62,6 @@ export function checkSendgridSignature(
     };
   }
   if (!/^\d{1,12}$/.test(timestamp)) return { valid: false, reason: 'The SendGrid signature timestamp is not a number' };
-  const age = options.now.getTime() / 1000 - Number(timestamp);
-  if (age > MAX_AGE_SECONDS || age < -MAX_SKEW_SECONDS) {
-    return { valid: false, reason: 'The SendGrid signature timestamp is not of the last 3 days' };
-  }
   if (!/^[A-Za-z0-9+/]{1,400}={0,2}$/.test(signature)) return { valid: false, reason: 'The SendGrid signature is not base64' };
   let ok: boolean;
   try {
@@ -75,12 +81,12 @@ const sendgridEvent = z
   .object({
     event: z.string().max(100),
     sg_message_id: z.string().max(1000).optional(),
-    email: z.string().optional(),
-    timestamp: z.number().optional(),
-    type: z.string().optional(),
-    reason: z.string().optional(),
-    response: z.string().optional(),
-    status: z.string().optional(),
+    email: lenientText,
+    timestamp: lenientNumber,
+    type: lenientText,
+    reason: lenientText,
+    response: lenientText,
+    status: lenientText,
   })
   .catchall(z.unknown());
 
@@ -92,21 +98,38 @@ const STATUS_OF = new Map<string, ReportedStatus>([
   ['spamreport', 'complained'],
 ]);
 
-/** The X-Message-Id an sg_message_id starts with (the part before its first dot). */
-export function sendgridTransportId(sgMessageId: string): string {
-  return sgMessageId.trim().split('.')[0]!;
+/** Dots of an sg_message_id tried (SendGrid's suffixes hold four or five). */
+const MAX_PREFIXES = 12;
+
+/**
+ * The X-Message-Ids an sg_message_id may start with, longest first: the whole id, then each prefix
+ * that ends before a dot (`a.b.filter1.0` → `a.b.filter1.0`, `a.b.filter1`, `a.b`, `a`). The id
+ * SendGrid answered the send with is one of them, whether or not it holds dots itself. Pure.
+ */
+export function sendgridTransportIds(sgMessageId: string): string[] {
+  const parts = sgMessageId.trim().split('.');
+  const count = Math.min(parts.length, MAX_PREFIXES);
+  return Array.from({ length: count }, (_, dropped) => parts.slice(0, parts.length - dropped).join('.')).filter(
+    (id) => id !== '',
+  );
 }
 
-/** The delivery events of an Event Webhook body (JSON, parsed); 400 when it is not an array of events. Pure. */
+/**
+ * The delivery events of an Event Webhook body (JSON, parsed): an array of events, or one event;
+ * 400 for anything else. Elements that are no event are passed over. Pure.
+ */
 export function sendgridDeliveryEvents(json: unknown, now = new Date()): DeliveryEvent[] {
-  const parsed = z.array(sendgridEvent).max(MAX_EVENTS).safeParse(json);
-  if (!parsed.success) {
+  const batch = z.union([z.array(z.unknown()).max(MAX_EVENTS), z.looseObject({}).transform((event) => [event])]).safeParse(json);
+  if (!batch.success) {
     throw new BadRequestError(`The request is not a SendGrid Event Webhook body: a JSON array of at most ${MAX_EVENTS} events`);
   }
-  return parsed.data.flatMap((event): DeliveryEvent[] => {
+  return batch.data.flatMap((element): DeliveryEvent[] => {
+    const parsed = sendgridEvent.safeParse(element);
+    if (!parsed.success) return [];
+    const event = parsed.data;
     const status = STATUS_OF.get(event.event);
-    const transportMessageId = event.sg_message_id ? sendgridTransportId(event.sg_message_id) : '';
-    if (!status || !transportMessageId) return [];
+    const transportMessageIds = event.sg_message_id ? sendgridTransportIds(event.sg_message_id) : [];
+    if (!status || transportMessageIds.length === 0) return [];
     const words =
       event.event === 'delivered'
         ? [event.response]
@@ -114,7 +137,7 @@ export function sendgridDeliveryEvents(json: unknown, now = new Date()): Deliver
     return [
       {
         provider: 'sendgrid',
-        transportMessageId,
+        transportMessageIds,
         status,
         detail: {
           provider: 'sendgrid',

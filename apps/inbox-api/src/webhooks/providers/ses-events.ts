@@ -68,7 +68,7 @@ export function sesDeliveryEvents(json: unknown, now = new Date()): DeliveryEven
   const { mail } = notification.data;
   const event = (status: ReportedStatus, to: string | undefined, reason: string | null, at: string | undefined) => ({
     provider: 'ses' as const,
-    transportMessageId: mail.messageId,
+    transportMessageIds: [mail.messageId],
     status,
     detail: { provider: 'ses', event: type!, recipient: shortText(to, 320), reason, timestamp: isoTime(at, now) },
   });
