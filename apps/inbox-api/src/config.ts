@@ -105,7 +105,7 @@ export const configSchema = z
       .integer({ min: 1, max: 3650 })
       .default(30)
       .describe(
-        'Days events are kept (GET /v1/events and its stream); older ones are removed by the reconciler, and a cursor at or below the newest removed answers 410.',
+        'Days events are kept (GET /v1/events and its stream): older ones are no longer listed and are removed by the reconciler, and a cursor at or below the newest removed, or older than that, answers 410.',
       ),
     REDIS_URL: setting
       .url({ protocols: ['redis:', 'rediss:'] })

@@ -4,7 +4,7 @@ import { requirePermission, scopeOf } from '../api-keys/scope.js';
 import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
 import { eventPage, listEventsQuery, streamEventsHeaders, streamEventsQuery } from './schemas.js';
-import { checkCursor, eventFilters, listEvents } from './service.js';
+import { checkCursor, eventFilters, eventsKeptSince, listEvents } from './service.js';
 import { clientGone, streamEvents } from './stream.js';
 
 export function eventRoutes(api: InboxApi, deps: Deps): void {
@@ -25,8 +25,9 @@ export function eventRoutes(api: InboxApi, deps: Deps): void {
     handler: async ({ actor, query, res }) => {
       const scope = scopeOf(actor);
       const after = query.after ?? 0n;
-      await checkCursor(deps.db, scope, after);
-      const filters = await eventFilters(deps.db, scope, query);
+      const keptSince = eventsKeptSince(deps.config.INBOX_EVENT_RETENTION_DAYS);
+      await checkCursor(deps.db, scope, after, keptSince);
+      const filters = await eventFilters(deps.db, scope, query, keptSince);
       return listEvents(deps, filters, {
         after,
         limit: query.limit,
@@ -57,8 +58,9 @@ export function eventRoutes(api: InboxApi, deps: Deps): void {
     handler: async ({ actor, query, headers, res }) => {
       const scope = scopeOf(actor);
       const after = headers['last-event-id'] ?? query.after ?? 0n;
-      await checkCursor(deps.db, scope, after);
-      const filters = await eventFilters(deps.db, scope, query);
+      const keptSince = eventsKeptSince(deps.config.INBOX_EVENT_RETENTION_DAYS);
+      await checkCursor(deps.db, scope, after, keptSince);
+      const filters = await eventFilters(deps.db, scope, query, keptSince);
       await streamEvents(deps, filters, { after, res, stands: callerStands(deps.apiKeys, actor) });
       return undefined;
     },

@@ -20,6 +20,16 @@ export interface EventFilters {
   types?: readonly EventType[];
   inboxId?: string;
   threadId?: string;
+  /**
+   * Events created before this are past INBOX_EVENT_RETENTION_DAYS: not listed, though the
+   * reconciler may not have removed them yet. Events that commit while a reader waits are newer.
+   */
+  keptSince?: Date;
+}
+
+/** When the events still kept begin: INBOX_EVENT_RETENTION_DAYS before `now`. Pure. */
+export function eventsKeptSince(retentionDays: number, now = new Date()): Date {
+  return new Date(now.getTime() - retentionDays * 86_400_000);
 }
 
 /** The filters of a request, with its inbox and thread checked to be within the scope (404 otherwise). */
@@ -27,11 +37,12 @@ export async function eventFilters(
   db: Database,
   scope: Scope,
   query: { types?: EventType[]; inbox_id?: string; thread_id?: string },
+  keptSince?: Date,
 ): Promise<EventFilters> {
   const inbox = query.inbox_id !== undefined ? await findInbox(db, scope, query.inbox_id) : undefined;
   const thread =
     query.thread_id !== undefined ? await findThread(db, scope, { threadId: query.thread_id, inboxId: inbox?.id }) : undefined;
-  return { scope, types: query.types?.length ? query.types : undefined, inboxId: inbox?.id, threadId: thread?.id };
+  return { scope, types: query.types?.length ? query.types : undefined, inboxId: inbox?.id, threadId: thread?.id, keptSince };
 }
 
 /** Whether an event is one the reader gets. Pure: used on the rows' signals before any query, and on the rows the live feed reads. */
@@ -51,34 +62,39 @@ export function matchesFilters(
 
 /**
  * Checks a cursor: an event the scope reaches (another scope's is not found: 404, as if it did
- * not exist), or one removed after INBOX_EVENT_RETENTION_DAYS (410: events after it may be gone
- * too, so the reader must start again from what it can still list). A gone id above the
+ * not exist), or one removed after INBOX_EVENT_RETENTION_DAYS, or created before `keptSince` and
+ * not removed yet (410: events after it may be gone too, so the reader must start again from
+ * what it can still list). A gone id above the
  * retention's horizon was removed with its inbox (or never committed): the reader goes on after
  * it, as nothing it could have listed lies between (a reader's own cursor must survive the
  * deletion of the inbox its last event was in, even when that inbox held the oldest events). An
  * id never drawn is 404.
  */
-export async function checkCursor(db: Database, scope: Scope, after: bigint): Promise<void> {
+export async function checkCursor(db: Database, scope: Scope, after: bigint, keptSince?: Date): Promise<void> {
   if (after === 0n) return;
-  const event = await db.event.findUnique({ where: { id: after }, select: { organizationId: true, inboxId: true } });
+  const event = await db.event.findUnique({
+    where: { id: after },
+    select: { organizationId: true, inboxId: true, createdAt: true },
+  });
   if (event) {
     const reachable =
       canReachOrganization(scope, event.organizationId) &&
       (scope.inboxIds === undefined || scope.inboxIds.includes(event.inboxId));
-    if (reachable) return;
-    throw cursorNotFound(after);
+    if (!reachable) throw cursorNotFound(after);
+    if (keptSince && event.createdAt < keptSince) throw cursorGone(after);
+    return;
   }
   // Read after the event: a retention that removed it has raised the horizon by then (one statement).
   const [ids] = await db.$queryRaw<[{ removedThrough: bigint | null; drawn: bigint }]>`
     SELECT (SELECT removed_through FROM event_horizon WHERE id = 1) AS "removedThrough",
            (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM events_id_seq) AS drawn`;
-  if (after <= (ids.removedThrough ?? 0n)) {
-    throw new GoneError('This cursor is older than the events kept: list again without `after`', { after: after.toString() });
-  }
+  if (after <= (ids.removedThrough ?? 0n)) throw cursorGone(after);
   if (after > ids.drawn) throw cursorNotFound(after);
 }
 
 const cursorNotFound = (after: bigint) => new NotFoundError('Event not found', { after: after.toString() });
+const cursorGone = (after: bigint) =>
+  new GoneError('This cursor is older than the events kept: list again without `after`', { after: after.toString() });
 
 function whereOf(filters: EventFilters, after: bigint): Prisma.EventWhereInput {
   const { scope } = filters;
@@ -89,6 +105,7 @@ function whereOf(filters: EventFilters, after: bigint): Prisma.EventWhereInput {
     ...(filters.inboxId !== undefined && { inboxId: filters.inboxId }),
     ...(filters.threadId !== undefined && { threadId: filters.threadId }),
     ...(filters.types !== undefined && { type: { in: [...filters.types] } }),
+    ...(filters.keptSince !== undefined && { createdAt: { gte: filters.keptSince } }),
   };
 }
 

@@ -573,6 +573,21 @@ describe('clients that leave while their request is checked', () => {
 });
 
 describe('retention', () => {
+  it('neither lists events past the retention nor takes them as cursors before the reconciler removes them', async () => {
+    const first = await appendAlone(eventIn(inboxB.id, orgB.id));
+    const old = await appendAlone(eventIn(inboxB.id, orgB.id));
+    const kept = await appendAlone(eventIn(inboxB.id, orgB.id));
+    await ctx.db.event.update({ where: { id: BigInt(old) }, data: { createdAt: new Date(Date.now() - 31 * 86_400_000) } });
+    const res = await as(ctx.app, keyB).get(`/v1/events?after=${old}`);
+    expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 410, code: 'gone' });
+    const stream = await as(ctx.app, keyB).get('/v1/events/stream').set('last-event-id', old);
+    expect(stream.status).toBe(410);
+    const listed = (await as(ctx.app, keyB).get(`/v1/events?after=${first}`).expect(200)).body.items;
+    expect(listed.map((event: { id: number }) => String(event.id))).toEqual([kept]);
+    // Another scope's cursor stays 404, aged or not.
+    expect((await as(ctx.app, keyA).get(`/v1/events?after=${old}`)).status).toBe(404);
+  });
+
   it('answers 410 for a cursor older than the events kept', async () => {
     const old = await appendAlone(eventIn(inboxB.id, orgB.id));
     const kept = await appendAlone(eventIn(inboxB.id, orgB.id));
