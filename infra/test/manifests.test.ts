@@ -509,4 +509,29 @@ describe('load balancer timeouts of the services that hold requests open', () =>
       expect(config.spec.timeoutSec).toBeGreaterThan(seconds);
     }
   });
+
+  it.each(Object.entries(longest))(
+    "%s has an Ingress to its Service's port whose NGINX proxy timeouts outlast its longest wait, unbuffered",
+    (name, seconds) => {
+      for (const variant of ['base', path.join('overlays', 'dev')]) {
+        const manifests = kustomizeBuild(k8sDir(name, variant));
+        const service = only<Service>(manifests, 'Service');
+        const ingress = only<
+          Manifest & {
+            metadata: { annotations?: Record<string, string> };
+            spec: { defaultBackend: { service: { name: string; port: { number: number } } } };
+          }
+        >(manifests, 'Ingress');
+        expect(ingress.spec.defaultBackend.service).toEqual({
+          name: service.metadata.name,
+          port: { number: service.spec.ports[0]!.port },
+        });
+        const annotations = ingress.metadata.annotations ?? {};
+        // NGINX's default, 60 s, is no longer than the longest wait; buffering would hold back a stream's events.
+        expect(Number(annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThan(seconds);
+        expect(Number(annotations['nginx.ingress.kubernetes.io/proxy-send-timeout'])).toBeGreaterThan(seconds);
+        expect(annotations['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
+      }
+    },
+  );
 });
