@@ -118,6 +118,67 @@ export function joinOnlyRefusal(lineage: Lineage | undefined, readsMaskedTable: 
   return undefined;
 }
 
+/** A masked column of the query's tables, for maskedNoOpRefusal: its name, its table and its DuckDB type. */
+export interface MaskedColumn {
+  table: string;
+  column: string;
+  /** As the warehouse declares it (`VARCHAR`, `DECIMAL(38, 9)`, `VARCHAR[]`). */
+  duckDbType: string;
+}
+
+/** A declared DuckDB type as the parse tree names a cast's type (`VARCHAR`, `DECIMAL`, `LIST`, `TIMESTAMP WITH TIME ZONE`). */
+function castTypeId(duckDbType: string): string {
+  if (duckDbType.endsWith('[]')) return 'LIST';
+  const base = duckDbType.replace(/\(.*$/, '');
+  return base === 'TIMESTAMPTZ' ? 'TIMESTAMP WITH TIME ZONE' : base;
+}
+
+/**
+ * A cast, a collation or a one-argument coalesce applied straight to a masked column (by its name),
+ * from the parse tree: refused as any expression on it is (joinOnlyRefusal). They are checked here
+ * because DuckDB's binder drops the ones that change nothing (a cast to the column's own type,
+ * `coalesce(x)`), so the bound plan shows the column as it is, bare or as a join key. A cast is
+ * taken only to the column's own type (any other stays in the plan): a caller's own column of the
+ * same name is refused only when cast to that same type, which changes nothing either. Pure.
+ */
+export function maskedNoOpRefusal(tree: unknown, masked: readonly MaskedColumn[]): string | undefined {
+  if (masked.length === 0) return undefined;
+  const byName = new Map<string, MaskedColumn[]>();
+  for (const column of masked)
+    byName.set(column.column.toLowerCase(), [...(byName.get(column.column.toLowerCase()) ?? []), column]);
+  const namedBy = (node: unknown): MaskedColumn[] => {
+    const ref = node as Node | null;
+    if (ref?.class !== 'COLUMN_REF' || !Array.isArray(ref.column_names)) return [];
+    return byName.get(String(ref.column_names.at(-1)).toLowerCase()) ?? [];
+  };
+  const refusal = (column: MaskedColumn, what: string) =>
+    `Column ${column.table}.${column.column} ${JOIN_ONLY}; this query uses it in ${what}`;
+  const pending: unknown[] = [tree];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (Array.isArray(value)) {
+      pending.push(...(value as unknown[]));
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    const node = value as Node;
+    if (node.class === 'CAST') {
+      const id = (node.cast_type as Node | undefined)?.id;
+      const target = typeof id === 'string' ? id : '';
+      const column = namedBy(node.child).find((candidate) => castTypeId(candidate.duckDbType) === target);
+      if (column) return refusal(column, 'a cast (CAST, TRY_CAST or ::)');
+    } else if (node.class === 'COLLATE') {
+      const [column] = namedBy(node.child);
+      if (column) return refusal(column, 'a COLLATE');
+    } else if (node.type === 'OPERATOR_COALESCE' && Array.isArray(node.children) && node.children.length === 1) {
+      const [column] = namedBy(node.children[0]);
+      if (column) return refusal(column, 'a function (coalesce)');
+    }
+    pending.push(...Object.values(node));
+  }
+  return undefined;
+}
+
 /**
  * A masked column that equalities tie to itself through other columns: two references of its
  * table (two scans, or two references of one CTE) whose values end up in one class of columns

@@ -35,6 +35,7 @@ import {
   aggregationRefusal,
   duckDbQuoted,
   joinOnlyRefusal,
+  maskedNoOpRefusal,
   type RuleTable,
   type Threshold,
   threshold,
@@ -156,7 +157,16 @@ export class QuerySandbox implements Sandbox {
         located,
         names: planned.names,
       };
-      const refusal = joinOnlyRefusal(planned.lineage, readsMaskedTable);
+      const maskedColumns = tables.flatMap(({ key, table }) =>
+        table.columns
+          .filter((column) => column.masked)
+          .map((column) => ({
+            table: key,
+            column: column.name,
+            duckDbType: columnType({ type: column.type, mode: column.repeated ? 'REPEATED' : 'NULLABLE' }),
+          })),
+      );
+      const refusal = joinOnlyRefusal(planned.lineage, readsMaskedTable) ?? maskedNoOpRefusal(guarded.tree, maskedColumns);
       if (refusal) return { ...checked, refusal };
       const ruled = tables.flatMap(({ key, table }) =>
         table.shared?.aggregation ? [{ key, rule: table.shared.aggregation }] : [],
