@@ -21,7 +21,7 @@ export function queryJobRoutes(api: UserApi, deps: Deps): void {
     path: '/api/v1/queries/run',
     summary: 'Run a saved query as a background job',
     description:
-      "Answers at once with the job's id; poll GET /api/v1/query-jobs/{job_id}. 400: timeout_seconds is over the service's limit; 404: the " +
+      "Answers at once with the job's id; poll GET /api/v1/query-jobs/{job_id}. 422: timeout_seconds is over the service's limit; 404: the " +
       "query is not the caller's tenant's (or deleted), or its project is no longer reachable; 409: query_text differs from the saved text; " +
       "429: the tenant's daily or monthly quota is used up. A job whose query would be billed more than maximum_bytes_billed fails " +
       '`bytesBilledLimitExceeded` before it runs, and is not charged. ' +

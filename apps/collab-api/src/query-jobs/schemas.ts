@@ -53,7 +53,7 @@ export const runQueryBody = z.strictObject({
     .meta({
       description:
         'How long the query may run before it is stopped and the job fails `timeout` (charged what it processed): a whole number of seconds, ' +
-        "at most the service's limit COLLAB_QUERY_TIMEOUT_SECONDS (400 above it), which applies without one",
+        "at most the service's limit COLLAB_QUERY_TIMEOUT_SECONDS (422 above it), which applies without one",
     }),
 });
 

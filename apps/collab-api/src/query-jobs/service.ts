@@ -1,5 +1,5 @@
 import { pgTransaction, preparedQuery, uuidv7 } from '@repo/db';
-import { BadRequestError, ConflictError, GoneError, NotFoundError } from '@repo/errors';
+import { ConflictError, GoneError, NotFoundError, ValidationError } from '@repo/errors';
 import { type Actor, requireMayCancelQueryJob } from '../access/index.js';
 import type { AppliedRule } from '../access-log/schemas.js';
 import type { ResultColumn } from '../adapters/warehouse/query/index.js';
@@ -161,14 +161,23 @@ function withResults<T extends Pick<QueryJob, 'status' | 'resultsExpireAt'>>(job
   return job;
 }
 
-/** 400 for a run's own time limit past the service's (a dry run refuses it as the run would). */
+/**
+ * A run's own time limit past the service's: invalid input like any other out-of-range value (422,
+ * the same shape), though the bound is a setting; a dry run refuses it as the run would.
+ */
 export function checkTimeout(
   config: Pick<Deps['config'], 'COLLAB_QUERY_TIMEOUT_SECONDS'>,
   timeoutSeconds: number | undefined,
 ): void {
   const limit = config.COLLAB_QUERY_TIMEOUT_SECONDS;
   if (timeoutSeconds !== undefined && timeoutSeconds > limit) {
-    throw new BadRequestError(`timeout_seconds may be at most ${limit}, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)`);
+    throw new ValidationError([
+      {
+        loc: ['body', 'timeout_seconds'],
+        msg: `timeout_seconds may be at most ${limit}, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)`,
+        type: 'less_than_equal',
+      },
+    ]);
   }
 }
 

@@ -206,7 +206,7 @@ describe('maximum_bytes_billed', () => {
 
 describe('timeout_seconds', () => {
   it.each([false, true])(
-    'refuses zero, negative, fractional, non-numeric and huge values (422), and one over the service limit (400); dry run %p',
+    'refuses zero, negative, fractional, non-numeric and huge values, and one over the service limit (422); dry run %p',
     async (dryRun) => {
       for (const value of [0, -1, 1.5, 1e20, '10', '', true, null, {}]) {
         expectValidationError(await run({ timeout_seconds: value, dry_run: dryRun }), 'timeout_seconds');
@@ -214,8 +214,16 @@ describe('timeout_seconds', () => {
       for (const value of [31, 2_147_483_647]) {
         const res = await run({ timeout_seconds: value, dry_run: dryRun });
         expect({ status: res.status, body: res.body }).toEqual({
-          status: 400,
-          body: { detail: "timeout_seconds may be at most 30, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)" },
+          status: 422,
+          body: {
+            detail: [
+              {
+                loc: ['body', 'timeout_seconds'],
+                msg: "timeout_seconds may be at most 30, this service's limit (COLLAB_QUERY_TIMEOUT_SECONDS)",
+                type: 'less_than_equal',
+              },
+            ],
+          },
         });
       }
     },
