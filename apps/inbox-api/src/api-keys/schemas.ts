@@ -10,19 +10,19 @@ export const createApiKeyBody = z
   .object({
     name: displayName({ description: 'What the key is for', example: 'Support agent' }),
     organization_id: id.optional().meta({
-      description: "The key's organization. Omitted: the creating key's own, or `default` for operator keys.",
+      description:
+        "The key's organization. Omitted: the creating key's own; for operator keys, that of `inbox_ids` (all of one), or `default` without them.",
     }),
     inbox_ids: z.array(id).min(1).max(100).optional().meta({
       description: 'Limits the key to these inboxes of its organization. Omitted: every inbox of it, new ones included.',
     }),
     permissions: z
       .array(z.enum(PERMISSIONS))
-      .min(1)
       .max(PERMISSIONS.length * 4)
       .meta({
         description:
           '`read`: inboxes, threads, messages, attachments, search; `send`: send and reply; `manage`: create and delete inboxes ' +
-          'and keys within its scope; `approve`: approve or reject drafts.',
+          'and keys within its scope; `approve`: approve or reject drafts. Any subset, none included (a key that can only be refused).',
       }),
     rate_limit_per_minute: limitSetting(
       "Requests per minute with this key; 0: no limit. Omitted: the creating key's own; null (and for operator keys, omitted): INBOX_RATE_LIMIT_PER_MINUTE.",

@@ -1,5 +1,5 @@
 import { isForeignKeyViolation } from '@repo/db';
-import { NotFoundError, UnauthorizedError } from '@repo/errors';
+import { NotFoundError, UnauthorizedError, ValidationError } from '@repo/errors';
 import type { Database, Transaction } from '../database.js';
 import { type ApiKey, Prisma } from '../generated/prisma/client.js';
 import { waitForSends } from '../messages/outbox.js';
@@ -12,6 +12,7 @@ import {
   type Actor,
   canReachInbox,
   canReachKey,
+  DEFAULT_ORGANIZATION_ID,
   type KeyScope,
   limitsOfNewKey,
   organizationFor,
@@ -53,7 +54,7 @@ export async function createApiKey(
   defaults: { perMinute: number; sendsPerHour: number },
 ): Promise<CreatedApiKeyResponse> {
   const scope = scopeOf(actor);
-  const organizationId = organizationFor(scope, input.organization_id);
+  const organizationId = await organizationOfNew(db, scope, input);
   await findOrganization(db, scope, organizationId);
   const inboxIds = input.inbox_ids && (await reachableInboxes(db, scope, organizationId, [...new Set(input.inbox_ids)]));
   const permissions = [...new Set(input.permissions)];
@@ -88,6 +89,32 @@ export async function createApiKey(
     if (isForeignKeyViolation(error)) throw organizationNotFound(organizationId);
     throw error;
   }
+}
+
+/**
+ * The organization of a new key or webhook (organizationFor): the one named, or the caller's own.
+ * An operator that names none but limits it to inboxes gets theirs: they must all be of one
+ * organization (400 otherwise); inboxes not found leave it `default`, where reachableInboxes
+ * answers 404 for them.
+ */
+export async function organizationOfNew(
+  db: Database,
+  scope: Scope,
+  input: { organization_id?: string; inbox_ids?: readonly string[] | null },
+): Promise<string> {
+  if (input.organization_id !== undefined || scope.organizationId !== undefined || !input.inbox_ids?.length) {
+    return organizationFor(scope, input.organization_id);
+  }
+  const organizations = await db.inbox.findMany({
+    where: { id: { in: input.inbox_ids.filter(isUuid).map((id) => id.toLowerCase()) }, deletedAt: null },
+    select: { organizationId: true },
+    distinct: ['organizationId'],
+  });
+  if (organizations.length > 1) {
+    const message = 'inbox_ids name inboxes of several organizations; a key or webhook belongs to one: give organization_id';
+    throw new ValidationError([{ loc: ['body', 'inbox_ids'], msg: message, type: 'value_error' }], message);
+  }
+  return organizations[0]?.organizationId ?? DEFAULT_ORGANIZATION_ID;
 }
 
 /**

@@ -42,7 +42,8 @@ export const createWebhookBody = z
       description: "Only these inboxes' events. Omitted: every inbox of the organization, new ones included.",
     }),
     organization_id: id.optional().meta({
-      description: "The webhook's organization. Omitted: the API key's own, or `default` for operator keys.",
+      description:
+        "The webhook's organization. Omitted: the API key's own; for operator keys, that of `inbox_ids` (all of one), or `default` without them.",
     }),
   })
   .strict();

@@ -6,8 +6,8 @@
 import { ForbiddenError, NotFoundError, ValidationError } from '@repo/errors';
 import { refusalMessage, refusedHost } from '@repo/net-guard';
 import { isForeignKeyViolation } from '@repo/db';
-import { type Actor, canReachKey, organizationFor, organizationNotFound, type Scope, scopeOf } from '../api-keys/scope.js';
-import { reachableInboxes, writeAsLiveKey } from '../api-keys/service.js';
+import { type Actor, canReachKey, organizationNotFound, type Scope, scopeOf } from '../api-keys/scope.js';
+import { organizationOfNew, reachableInboxes, writeAsLiveKey } from '../api-keys/service.js';
 import type { Database } from '../database.js';
 import type { EventType } from '../events/log.js';
 import type { JobQueue } from '../jobs/queue.js';
@@ -74,7 +74,7 @@ export async function createWebhook(
 ): Promise<CreatedWebhookResponse> {
   const scope = scopeOf(actor);
   checkReceiverUrl(input.url, settings);
-  const organizationId = organizationFor(scope, input.organization_id);
+  const organizationId = await organizationOfNew(db, scope, input);
   await findOrganization(db, scope, organizationId);
   requireInboxesForLimitedKey(scope, input.inbox_ids);
   const inboxIds = input.inbox_ids ? await reachableInboxes(db, scope, organizationId, input.inbox_ids) : [];

@@ -211,6 +211,17 @@ describe('POST /v1/webhooks and the other routes', () => {
     await as(ctx.app, keyA).delete(`/v1/webhooks/${created.id}`).expect(204);
   });
 
+  it('puts an operator’s webhook limited to inboxes in their organization when none is named', async () => {
+    const created = await createWebhook(OPERATOR_KEY, {
+      url: receiver.url('/ok/operator'),
+      event_types: ['message.received'],
+      inbox_ids: [inboxA.id],
+    });
+    expect(created).toMatchObject({ organization_id: orgA.id, inbox_ids: [inboxA.id] });
+    await as(ctx.app, keyA).get(`/v1/webhooks/${created.id}`).expect(200);
+    await as(ctx.app, OPERATOR_KEY).delete(`/v1/webhooks/${created.id}`).expect(204);
+  });
+
   it('refuses a PATCH with nothing to change, or a bad field', async () => {
     const created = await createWebhook(keyA, { url: receiver.url('/ok/patch'), event_types: ['message.received'] });
     await as(ctx.app, keyA).patch(`/v1/webhooks/${created.id}`, {}).expect(400);
