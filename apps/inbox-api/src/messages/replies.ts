@@ -74,9 +74,9 @@ export interface AnsweredMessage {
 
 /**
  * Who a reply goes to. To an inbound message: its Reply-To, else its sender; to one the inbox
- * sent: its recipients again. Reply-all adds the other To and Cc recipients as Cc. The inbox's
- * own address is never a recipient, nobody appears twice (case-insensitively), and addresses the
- * client names in `cc`/`bcc` join (Bcc only on the envelope).
+ * sent: its recipients again. Reply-all, as mail clients do it, adds the other To recipients to To
+ * and the Cc recipients to Cc. The inbox's own address is never a recipient, nobody appears twice
+ * (case-insensitively), and addresses the client names in `cc`/`bcc` join (Bcc only on the envelope).
  */
 export function replyRecipients(
   message: AnsweredMessage,
@@ -87,10 +87,9 @@ export function replyRecipients(
     message.direction === 'inbound'
       ? bareAddresses(message.replyToAddresses.length > 0 ? message.replyToAddresses : [message.fromAddress])
       : bareAddresses(message.toAddresses);
-  const to = distinctAddresses(primary, own);
-  const others = options.replyAll
-    ? bareAddresses(message.direction === 'inbound' ? [...message.toAddresses, ...message.ccAddresses] : message.ccAddresses)
-    : [];
+  const otherTo = options.replyAll && message.direction === 'inbound' ? bareAddresses(message.toAddresses) : [];
+  const to = distinctAddresses([...primary, ...otherTo], own);
+  const others = options.replyAll ? bareAddresses(message.ccAddresses) : [];
   const cc = distinctAddresses([...others, ...(options.cc ?? [])], [...own, ...to]);
   const bcc = distinctAddresses(options.bcc ?? [], [...own, ...to, ...cc]);
   return { to, cc, bcc };

@@ -78,7 +78,7 @@ export function messageRoutes(api: InboxApi, deps: Deps): void {
     description:
       'Recipients, the `Re:` subject (never doubled), the thread and In-Reply-To/References are derived from the message. ' +
       'To an inbound message the reply goes to its Reply-To, else its sender; to a sent one, to its recipients again. ' +
-      "`reply_all` adds the message's other To and Cc recipients as Cc, without the inbox's own address and without repeats " +
+      "`reply_all` adds the message's other To recipients to To and its Cc recipients to Cc (as mail clients do), without the inbox's own address and without repeats " +
       '(case-insensitively). Answers as a send does (`Idempotency-Key` too). Needs `send`.',
     params: messageParams,
     headers: sendMessageHeaders,

@@ -97,7 +97,7 @@ export const replyBody = z
   .object({
     body: markdownBody,
     attachments: attachmentsField,
-    reply_all: z.boolean().optional().meta({ description: 'Also to the other To and Cc recipients (as Cc)' }),
+    reply_all: z.boolean().optional().meta({ description: 'Also to the other recipients: its other To in To, its Cc in Cc' }),
     cc: ccField,
     bcc: bccField,
     labels: labelsField,

@@ -217,9 +217,9 @@ describe('POST /v1/messages/{message_id}/reply', () => {
         bcc: ['log@example.com'],
       })
       .expect(201);
-    expect(res.body.to).toEqual([carol.email_address]);
+    expect(res.body.to).toEqual([carol.email_address, 'Bob@Example.com']);
     const reply = await message(res.body.id);
-    expect(reply.cc_addresses).toEqual(['Bob@Example.com', 'erin@example.com', 'fay@example.com']);
+    expect(reply.cc_addresses).toEqual(['erin@example.com', 'fay@example.com']);
     expect(reply.bcc_addresses).toEqual(['log@example.com']);
   });
 

@@ -60,7 +60,7 @@ describe('replyRecipients', () => {
     expect(replyRecipients(message, { inboxAddress: 'agent@inbox.test', replyAll: false }).to).toEqual(['tickets@example.com']);
   });
 
-  it('replies to all without the inbox itself and without repeats, case-insensitively', () => {
+  it('replies to all as mail clients do (other To recipients in To, Cc in Cc), without the inbox itself and without repeats, case-insensitively', () => {
     expect(
       replyRecipients(inbound, {
         inboxAddress: 'agent@inbox.test',
@@ -69,8 +69,8 @@ describe('replyRecipients', () => {
         bcc: ['carol@example.com', 'audit@example.com', 'Agent@Inbox.Test'],
       }),
     ).toEqual({
-      to: ['carol@example.com'],
-      cc: ['Bob@Example.com', 'dave@example.com', 'erin@example.com'],
+      to: ['carol@example.com', 'Bob@Example.com'],
+      cc: ['dave@example.com', 'erin@example.com'],
       bcc: ['audit@example.com'],
     });
   });

@@ -18,7 +18,7 @@ const replyInput = z.strictObject({
   reply_all: z
     .boolean()
     .optional()
-    .describe("Also send to the message's other To and Cc recipients (as Cc), without your own address"),
+    .describe("Also send to the message's other recipients (its other To in To, its Cc in Cc), without your own address"),
   cc: addresses('More copy recipients (Cc header)'),
   bcc: addresses('Blind copy recipients: on the envelope only, never in any header'),
   labels,
@@ -73,7 +73,7 @@ export function registerConversationTools(server: McpServer, deps: ServerDeps): 
       description:
         'Reply to one message. The recipients, the `Re:` subject, the thread and the threading headers (In-Reply-To, ' +
         'References) come from the message: to a received message the reply goes to its Reply-To, else its sender; to ' +
-        "one you sent, to its recipients again. `reply_all` adds the message's other To and Cc recipients as Cc. " +
+        "one you sent, to its recipients again. `reply_all` adds the message's other To recipients to To and its Cc recipients to Cc. " +
         "Returns the sent message's `id` and `thread_id` (pass that to wait_for_reply). Each call sends another mail. " +
         'Where the inbox requires approval, nothing is sent yet: the answer says so and holds only `draft`, awaiting approval.',
       inputSchema: replyInput,
