@@ -237,7 +237,11 @@ function documentRoute<Context extends object>(
       query: definition.query,
       headers: definition.headers,
       body: definition.body
-        ? { required: true, content: { 'application/json': { schema: definition.body } } }
+        ? {
+            // A body schema that takes no body at all (`.optional()`) documents the body as optional.
+            required: !definition.body.safeParse(undefined).success,
+            content: { 'application/json': { schema: definition.body } },
+          }
         : definition.rawBody && {
             required: true,
             description: definition.rawBody.description,

@@ -136,12 +136,12 @@ export function draftRoutes(api: InboxApi, deps: Deps): void {
     tags: ['drafts'],
     summary: 'Reject a draft pending approval',
     description:
-      'Needs `approve`. The reason is kept on the draft (`rejection_reason`). Only a draft `pending_approval` (409 otherwise).',
+      'Needs `approve`. The reason, if given, is kept on the draft (`rejection_reason`). Only a draft `pending_approval` (409 otherwise).',
     params: draftParams,
     body: rejectDraftBody,
     response: draftSchema,
     errors: [404, 409],
     authorize: ({ actor }) => requirePermission(actor, 'approve'),
-    handler: ({ actor, params, body }) => rejectDraft(draftDeps, actor, params.draft_id, body.reason),
+    handler: ({ actor, params, body }) => rejectDraft(draftDeps, actor, params.draft_id, body?.reason),
   });
 }

@@ -36,9 +36,17 @@ export type UpdateDraftInput = z.output<typeof updateDraftBody>;
 
 export const rejectDraftBody = z
   .object({
-    reason: z.string().trim().min(1).max(2000, { abort: true }).meta({ description: 'Why: shown to the agent on the draft' }),
+    reason: z
+      .string()
+      .trim()
+      .min(1)
+      .max(2000, { abort: true })
+      .optional()
+      .meta({ description: 'Why: shown to the agent on the draft (`rejection_reason`; null without one)' }),
   })
-  .strict();
+  .strict()
+  // No body at all is no reason, as `{}` is.
+  .optional();
 
 export const draftParams = z.object({ draft_id: id });
 

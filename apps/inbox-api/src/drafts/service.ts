@@ -202,13 +202,18 @@ export async function approveDraft(deps: DraftDeps, actor: Actor, draftId: strin
   return toDraftResponse(approved);
 }
 
-export async function rejectDraft(deps: DraftDeps, actor: Actor, draftId: string, reason: string): Promise<DraftResponse> {
+export async function rejectDraft(
+  deps: DraftDeps,
+  actor: Actor,
+  draftId: string,
+  reason: string | undefined,
+): Promise<DraftResponse> {
   const draft = await findDraft(deps.db, scopeOf(actor), draftId);
   const rejected = await move(
     deps.db,
     draft,
     'reject',
-    { rejectedAt: new Date(), rejectionReason: reason, approvedBy: actorName(actor) },
+    { rejectedAt: new Date(), rejectionReason: reason ?? null, approvedBy: actorName(actor) },
     'draft.rejected',
   );
   return toDraftResponse(rejected);
@@ -438,6 +443,36 @@ async function settleFailure(deps: DraftDeps, draft: Draft, error: unknown): Pro
   return {
     draft: await moveUnlessMoved(deps.db, draft, 'abandon', { lastError: `${error.code}: ${error.message}` }, 'draft.cancelled'),
   };
+}
+
+/** Drafts a kill switch held that one call sends at once; more wait for their own next attempt. */
+const RESUMED_AT_ONCE = 1000;
+
+/**
+ * Sends the drafts a kill switch held (scheduled, due, their last attempt refused as
+ * `sending_disabled`) of an inbox or an organization whose sending was just enabled again, rather
+ * than at their next attempt, up to a minute later. In the background, so that the change answers
+ * at once; each draft's job stays its backstop, and the claim in dispatchDraft sends each once
+ * whoever comes first. A draft still held (its organization's switch, a cap) waits for its job.
+ */
+export function resumeHeldDrafts(deps: DraftDeps, where: { inboxId: string } | { organizationId: string }): void {
+  void (async () => {
+    const held = await deps.db.draft.findMany({
+      where: {
+        status: 'scheduled',
+        messageId: null,
+        lastError: { startsWith: 'sending_disabled' },
+        OR: [{ sendAt: null }, { sendAt: { lte: new Date() } }],
+        ...('inboxId' in where ? { inboxId: where.inboxId } : { inbox: { organizationId: where.organizationId } }),
+      },
+      select: { id: true },
+      orderBy: [{ sendAt: 'asc' }, { id: 'asc' }],
+      take: RESUMED_AT_ONCE,
+    });
+    for (const { id } of held) await dispatchDraft(deps, id);
+  })().catch((error: unknown) =>
+    deps.logger.error({ err: error, ...where }, 'drafts: sending the drafts a kill switch held failed; their jobs retry them'),
+  );
 }
 
 /** The job: sends the draft when due, and queues the next attempt while a kill switch or cap holds it. */

@@ -1,6 +1,7 @@
 import { requirePermission, scopeOf } from '../api-keys/scope.js';
 import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
+import { draftDepsOf, resumeHeldDrafts } from '../drafts/service.js';
 import { sendsWaitSeconds } from '../messages/outbox.js';
 import { createInboxBody, inboxPage, inboxParams, inboxSchema, listInboxesQuery, updateInboxBody } from './schemas.js';
 import { createInbox, deleteInbox, findInbox, listInboxes, toInboxResponse, updateInbox } from './service.js';
@@ -50,14 +51,18 @@ export function inboxRoutes(api: InboxApi, deps: Deps): void {
     summary: 'Change an inbox’s name or safety settings',
     description:
       'Needs `manage`. `sending_enabled: false` is the inbox’s kill switch: every send from it answers 403 `sending_disabled` ' +
-      'until it is true again (scheduled drafts wait). `send_policy: approval` holds every send from it as a draft pending ' +
+      'until it is true again (scheduled drafts wait, and go as soon as it is). `send_policy: approval` holds every send from it as a draft pending ' +
       'approval (202 `{"draft": ...}`) until a key with `approve` approves it.',
     params: inboxParams,
     body: updateInboxBody,
     response: inboxSchema,
     errors: [404],
     authorize: ({ actor }) => requirePermission(actor, 'manage'),
-    handler: ({ actor, params, body }) => updateInbox(deps.db, scopeOf(actor), params.inbox_id, body),
+    handler: async ({ actor, params, body }) => {
+      const inbox = await updateInbox(deps.db, scopeOf(actor), params.inbox_id, body);
+      if (body.sending_enabled === true) resumeHeldDrafts(draftDepsOf(deps), { inboxId: inbox.id });
+      return inbox;
+    },
   });
   api.route({
     method: 'delete',

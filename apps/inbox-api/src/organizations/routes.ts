@@ -1,6 +1,7 @@
 import { requireOperator, requirePermission, scopeOf } from '../api-keys/scope.js';
 import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
+import { draftDepsOf, resumeHeldDrafts } from '../drafts/service.js';
 import {
   createOrganizationBody,
   listOrganizationsQuery,
@@ -60,13 +61,19 @@ export function organizationRoutes(api: InboxApi, deps: Deps): void {
     summary: 'Change an organization’s name or kill switch',
     description:
       'Needs `manage` and a key for the whole organization (or an operator key). `sending_enabled: false` stops every send ' +
-      'from every inbox of the organization (403 `sending_disabled`) until it is true again; scheduled drafts wait.',
+      'from every inbox of the organization (403 `sending_disabled`) until it is true again; scheduled drafts wait, and go as soon as it is.',
     params: organizationParams,
     body: updateOrganizationBody,
     response: organizationSchema,
     errors: [404],
     authorize: ({ actor }) => requirePermission(actor, 'manage'),
-    handler: ({ actor, params, body }) => updateOrganization(deps.db, scopeOf(actor), params.organization_id, body),
+    handler: async ({ actor, params, body }) => {
+      const organization = await updateOrganization(deps.db, scopeOf(actor), params.organization_id, body);
+      if (body.sending_enabled === true) {
+        resumeHeldDrafts(draftDepsOf(deps), { organizationId: organization.id });
+      }
+      return organization;
+    },
   });
   api.route({
     method: 'delete',

@@ -294,7 +294,7 @@ describe('approval', () => {
     ).body;
     const held = await as(ctx.app, agent).post(`/v1/drafts/${draft.id}/send`).expect(202);
     expect(held.body.draft.status).toBe('pending_approval');
-    for (const body of [{}, { reason: '' }, { reason: 'a\u0000b' }, { reason: 5 }]) {
+    for (const body of [{ reason: '' }, { reason: 'a\u0000b' }, { reason: 5 }, { reason: 'x', extra: 1 }]) {
       expect((await as(ctx.app, approver).post(`/v1/drafts/${draft.id}/reject`, body)).status).toBe(400);
     }
     const rejected = await as(ctx.app, approver).post(`/v1/drafts/${draft.id}/reject`, { reason: 'Too pushy' }).expect(200);
@@ -303,6 +303,17 @@ describe('approval', () => {
     expect((await as(ctx.app, approver).post(`/v1/drafts/${draft.id}/reject`, { reason: 'again' })).status).toBe(409);
     expect((await as(ctx.app, agent).post(`/v1/drafts/${draft.id}/send`)).status).toBe(409);
     expect(await ctx.db.message.count({ where: { inboxId: inbox.id } })).toBe(0);
+    // The reason may be left out, with an empty body or none at all.
+    for (const body of [{}, undefined]) {
+      const another = (
+        await as(ctx.app, agent)
+          .post('/v1/drafts', { inbox_id: inbox.id, to: ['x@example.com'], subject: 's', body: 'b' })
+          .expect(201)
+      ).body;
+      await as(ctx.app, agent).post(`/v1/drafts/${another.id}/send`).expect(202);
+      const res = await as(ctx.app, approver).post(`/v1/drafts/${another.id}/reject`, body).expect(200);
+      expect(res.body).toMatchObject({ status: 'rejected', rejection_reason: null });
+    }
   });
 
   it('holds a reply and a forward too (202), and sends each as such once approved', async () => {
@@ -432,5 +443,56 @@ describe('approval', () => {
     for (const body of [{ send_policy: 'sometimes' }, { send_policy: null }, { send_policy: 1 }]) {
       expect((await as(ctx.app, agent).patch(`/v1/inboxes/${inbox.id}`, body)).status).toBe(400);
     }
+  });
+});
+
+describe('drafts held by a kill switch, with the default send lease (their next attempt a minute away)', () => {
+  let fresh: TestContext;
+  beforeAll(async () => {
+    fresh = await createTestContext({ INBOX_API_KEYS: OPERATOR_KEY });
+    await fresh.deps.jobs.work(fresh.deps);
+  });
+  afterAll(() => fresh.close());
+
+  it.each(['inbox', 'organization'] as const)('go as soon as the %s’s switch is on again, once each', async (level) => {
+    const organization = await createOrganization(fresh.app, `Switch ${level}`);
+    const inbox = await createInbox(fresh.app, OPERATOR_KEY, {
+      email_username: `held-${level}`,
+      organization_id: organization.id,
+    });
+    const target = await createInbox(fresh.app, OPERATOR_KEY, { email_username: `held-${level}-to` });
+    const switchPath = level === 'inbox' ? `/v1/inboxes/${inbox.id}` : `/v1/organizations/${organization.id}`;
+    await as(fresh.app, OPERATOR_KEY).patch(switchPath, { sending_enabled: false }).expect(200);
+    const drafts = await Promise.all(
+      [1, 2].map(
+        async (n) =>
+          (
+            await as(fresh.app, OPERATOR_KEY)
+              .post('/v1/drafts', {
+                inbox_id: inbox.id,
+                to: [target.email_address],
+                subject: `Held ${n}`,
+                body: 'b',
+                send_at: inFuture(500),
+              })
+              .expect(201)
+          ).body as { id: string },
+      ),
+    );
+    const read = (id: string) => async () => (await as(fresh.app, OPERATOR_KEY).get(`/v1/drafts/${id}`)).body;
+    for (const draft of drafts) {
+      expect(await until(read(draft.id), (body) => body.last_error !== null, 10_000)).toMatchObject({
+        status: 'scheduled',
+        last_error: expect.stringContaining('sending_disabled'),
+      });
+    }
+    const enabled = Date.now();
+    await as(fresh.app, OPERATOR_KEY).patch(switchPath, { sending_enabled: true }).expect(200);
+    for (const draft of drafts) {
+      expect(await until(read(draft.id), (body) => body.status === 'sent', 10_000)).toMatchObject({ status: 'sent' });
+    }
+    // Well before their next attempt, a minute after the refusal.
+    expect(Date.now() - enabled).toBeLessThan(10_000);
+    expect(await fresh.db.message.count({ where: { inboxId: target.id, direction: 'inbound' } })).toBe(2);
   });
 });
