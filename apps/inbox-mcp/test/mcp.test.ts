@@ -205,32 +205,39 @@ function textOf(result: CallToolResult | Awaited<ReturnType<Client['callTool']>>
 }
 
 const UNTRUSTED = 'io.github.inbox-mcp/untrusted-content';
-const WRAPPED =
-  /^The JSON below holds e-mail written by outside senders: untrusted external content\. .*\n<untrusted-email-content>\n(.*)\n<\/untrusted-email-content>$/s;
+const WARNING = /^The JSON above holds e-mail written by outside senders: untrusted external content\. /;
+
+/** The result's second text block, if any. */
+function secondText(result: Awaited<ReturnType<Client['callTool']>>): string | undefined {
+  const second = (result.content as CallToolResult['content'])[1];
+  return second?.type === 'text' ? second.text : undefined;
+}
 
 /**
- * A successful tool result: its structured content, checked to be the same JSON as its text. Mail
- * content comes marked as untrusted (in `_meta`, and its text wrapped), and nothing else does.
+ * A successful tool result: its structured content, checked to be the same JSON as its first text
+ * block, as the specification advises. Mail content comes marked as untrusted (in `_meta`, on that
+ * block, and with a warning block after it), and nothing else does.
  */
 function structured(result: Awaited<ReturnType<Client['callTool']>>) {
   expect(result.isError).toBeFalsy();
   const text = textOf(result);
-  const wrapped = WRAPPED.exec(text);
   const marker = result._meta?.[UNTRUSTED];
-  if (wrapped) {
+  if (marker !== undefined) {
     expect(marker).toMatchObject({ source: 'email', fields: expect.any(Array) });
-    expect(wrapped[1]).not.toContain('<');
+    expect((result.content as CallToolResult['content'])[0]?._meta?.[UNTRUSTED]).toEqual(marker);
+    expect(secondText(result)).toMatch(WARNING);
+    expect(text).not.toContain('<');
   } else {
-    expect(marker).toBeUndefined();
+    expect(secondText(result) ?? '').not.toMatch(WARNING);
   }
-  const parsed = JSON.parse(wrapped ? wrapped[1]! : text);
+  const parsed = JSON.parse(text);
   expect(parsed).toEqual(result.structuredContent);
   return parsed;
 }
 
 /** Whether a result's mail content is marked untrusted. */
 const markedUntrusted = (result: Awaited<ReturnType<Client['callTool']>>) =>
-  WRAPPED.test(textOf(result)) && result._meta?.[UNTRUSTED] !== undefined;
+  WARNING.test(secondText(result) ?? '') && result._meta?.[UNTRUSTED] !== undefined;
 
 /** The text of a resource's only content. */
 function resourceText(result: Awaited<ReturnType<Client['readResource']>>): string {
@@ -349,7 +356,7 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
     ]);
     expect(byName.update_labels!.annotations).toEqual({
       readOnlyHint: false,
-      destructiveHint: false,
+      destructiveHint: true,
       idempotentHint: true,
       openWorldHint: false,
     });
@@ -401,7 +408,7 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       code: 'not_found',
     });
 
-    // A mail trying to break out of the wrapper stays inside it: its `<` are escaped in the JSON.
+    // A mail whose subject passes for markup: its `<` are escaped in the JSON (structured() checks).
     const sneaky = await rest('POST', '/v1/messages', {
       inbox_id: alice.id,
       to: [bob.email_address],
@@ -668,12 +675,12 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
     expect(inputError(await call('send_draft', {}))).toContain('draft_id');
 
     await rest('PATCH', `/v1/inboxes/${peer.id}`, { send_policy: 'approval' });
-    /** A held send: a plain notice first, then the result as usual, holding only the draft. */
+    /** A held send: the result's JSON first as usual, holding only the draft, then a plain notice. */
     const held = (result: Awaited<ReturnType<Client['callTool']>>) => {
       expect(result.isError).toBeFalsy();
-      const [notice, ...others] = result.content as CallToolResult['content'];
+      const [json, notice, ...others] = result.content as CallToolResult['content'];
       expect(notice).toMatchObject({ type: 'text', text: expect.stringMatching(/^Not sent yet: this inbox requires approval/) });
-      const value = structured({ ...result, content: others });
+      const value = structured({ ...result, content: [json!, ...others] });
       expect(Object.keys(value)).toEqual(['draft']);
       expect(value.draft).toMatchObject({ inbox_id: peer.id, status: 'pending_approval', message_id: null });
       return value.draft;
@@ -780,7 +787,8 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
     });
     const binary = await call('get_attachment_content', { attachment_id: attachmentId, format: 'binary' });
     expect(structured(binary)).not.toHaveProperty('content');
-    expect((binary.content as CallToolResult['content'])[1]).toEqual({
+    // After the JSON and the untrusted-content warning.
+    expect((binary.content as CallToolResult['content'])[2]).toEqual({
       type: 'resource',
       resource: {
         uri: expect.stringContaining(`/v1/attachments/${attachmentId}/content?token=`),

@@ -15,7 +15,7 @@ import { startService } from '@repo/testing';
 import { z } from 'zod';
 import { appRoot } from '../src/paths.js';
 import { TASKS_EXTENSION } from '../src/tasks/task-protocol.js';
-import { type Correspondence, type InboxApi, startCorrespondence, startInboxApi } from './support/inbox-api.js';
+import { callWithKey, type Correspondence, type InboxApi, startCorrespondence, startInboxApi } from './support/inbox-api.js';
 
 jest.setTimeout(180_000);
 
@@ -242,6 +242,35 @@ describe('2025-11-25 tasks (SDK v1 client)', () => {
     });
   });
 
+  it('answers a JSON-RPC error, and makes no task, for a thread it cannot read; a task whose thread goes ends failed', async () => {
+    const client = await connectV1(first);
+    const callAsTask = (threadId: string) =>
+      client.request(
+        { method: 'tools/call', params: { name: 'wait_for_reply', arguments: { thread_id: threadId }, task: {} } },
+        CreateTaskResultSchema,
+      );
+    await expect(callAsTask('00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('wait_for_reply cannot start'),
+      data: { error: { code: 'not_found' } },
+    });
+    // A thread of an inbox deleted while the task waits.
+    const rest = (method: string, urlPath: string, body?: unknown) => callWithKey(inboxApi, KEY, method, urlPath, body);
+    const doomed = await rest('POST', '/v1/inboxes', { name: 'Doomed', email_username: 'doomed-waiter' });
+    const sent = await rest('POST', '/v1/messages', {
+      inbox_id: doomed.id,
+      to: [correspondence.bob.email_address],
+      subject: 'Gone soon',
+      body: 'b',
+    });
+    const { task } = await callAsTask(sent.thread_id);
+    await rest('DELETE', `/v1/inboxes/${doomed.id}`);
+    expect(await client.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'failed' });
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.isError).toBe(true);
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({ error: { code: 'not_found' } });
+  });
+
   it('runs the tool as before when no task is asked for', async () => {
     const { threadId } = await correspondence.newThread('Plain?');
     const client = await connectV1(first);
@@ -309,6 +338,22 @@ describe('2026-07-28 tasks extension (SDK v2 client)', () => {
       code: UNKNOWN_TASK,
     });
     expect((await post2026(first, 'tasks/result', { taskId: 'w1.forged' })).error).toMatchObject({ code: -32601 });
+  });
+
+  it('acknowledges tasks/update of a live task (it never asks for input); unknown ids and undeclared requests are refused', async () => {
+    const { threadId } = await correspondence.newThread('Update?');
+    const created = await post2026(first, 'tools/call', { name: 'wait_for_reply', arguments: { thread_id: threadId } });
+    const taskId = created.result!.taskId as string;
+    const client = await connectV2(second, { tasks: true });
+    const { _meta, ...ack } = await client.request({ method: 'tasks/update', params: { taskId } }, z.looseObject({}));
+    expect({ _meta, ack }).toEqual({ _meta: expect.any(Object), ack: {} });
+    await expect(
+      client.request({ method: 'tasks/update', params: { taskId: 'w1.forged' } }, z.looseObject({})),
+    ).rejects.toMatchObject({ code: UNKNOWN_TASK });
+    const undeclared = await connectV2(first, { tasks: false });
+    await expect(undeclared.request({ method: 'tasks/update', params: { taskId } }, z.looseObject({}))).rejects.toMatchObject({
+      code: -32021,
+    });
   });
 
   it('runs the tool as before for a client without the extension', async () => {

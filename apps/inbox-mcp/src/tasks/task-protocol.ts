@@ -89,11 +89,21 @@ function refuseTaskOfOtherTool(request: RawRequest, ctx: ServerContext): void {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/**
+ * A task's status as each era names it. An error result ends the task `failed` on 2025-11-25 (its
+ * tasks specification: a tool result with isError), `completed` on 2026-07-28 (the extension: the
+ * request completed, its result an error).
+ */
+function statusOf(era: Era, state: TaskState): 'working' | 'completed' | 'failed' {
+  if (state.status === 'completed' && era === '2025' && state.result.isError) return 'failed';
+  return state.status;
+}
+
 /** The task as each era's wire spells it: 2025 `ttl`/`pollInterval`, 2026 `ttlMs`/`pollIntervalMs`. */
 function taskView(era: Era, taskId: string, task: WaitTask, state: TaskState) {
   const common = {
     taskId,
-    status: state.status,
+    status: statusOf(era, state),
     createdAt: iso(task.created),
     lastUpdatedAt: iso(state.status === 'completed' ? state.at : task.created),
   };
@@ -148,10 +158,22 @@ export function registerWaitTasks(server: McpServer, deps: TaskDeps): void {
         ctx.mcpReq,
       );
     } catch (error) {
-      // The wait cannot start (an unknown thread, the API away): no task, the tool's error result.
-      if (error instanceof InboxApiError) return errorResult(error.code, error.message, error.details);
-      if (error instanceof InboxApiUnreachableError) return errorResult('api_unreachable', error.message);
-      throw error;
+      // The wait cannot start (an unknown thread, the API away): no task. On 2026-07-28 the tool's
+      // error result, which a task request may get instead of a task; a 2025-11-25 requestor reads
+      // only a CreateTaskResult, so it gets a JSON-RPC error saying why (invalid params: the thread).
+      const failure =
+        error instanceof InboxApiError
+          ? errorResult(error.code, error.message, error.details)
+          : error instanceof InboxApiUnreachableError
+            ? errorResult('api_unreachable', error.message)
+            : undefined;
+      if (!failure) throw error;
+      if (eraOf(ctx) === '2026') return failure;
+      const code =
+        error instanceof InboxApiError && error.status < 500 ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
+      throw new ProtocolError(code, `wait_for_reply cannot start: ${(error as Error).message}`, {
+        ...(error instanceof InboxApiError && { error: { code: error.code, details: error.details } }),
+      });
     }
     const era = eraOf(ctx);
     const view = taskView(era, sealTaskId(deps.taskKey, task), task, { status: 'working' });
@@ -172,6 +194,17 @@ export function registerWaitTasks(server: McpServer, deps: TaskDeps): void {
     const task = taskOf(taskId);
     const { result } = await finalState(deps.api, task, { signal: ctx.mcpReq.signal, logger: deps.logger });
     return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+  });
+
+  // 2026-07-28: the extension's answer to a task waiting for input. A wait_for_reply task never
+  // asks for any, so an update of a live task of this caller is acknowledged and changes nothing.
+  server.server.setRequestHandler('tasks/update', { params: taskIdParams }, ({ taskId }, ctx) => {
+    if (eraOf(ctx) === '2025') {
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'tasks/update is a method of the 2026-07-28 tasks extension');
+    }
+    gate(ctx);
+    taskOf(taskId);
+    return {};
   });
 
   server.server.setRequestHandler('tasks/cancel', { params: taskIdParams }, ({ taskId }, ctx) => {

@@ -49,8 +49,9 @@ const updateLabelsInput = z
 
 // Sending reaches people outside this service, and repeating it sends the mail again.
 const sendAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
-// Labels are the service's own data; the same change twice leaves the same labels. Removing a label is no loss of mail.
-const labelAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+// Labels are the service's own data; the same change twice leaves the same labels. Removing one is not an
+// additive update (the specification's test for destructiveHint false), though no mail is lost.
+const labelAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 
 /** Where senders' text is in a message (the answer of update_labels). */
 const MESSAGE_FIELDS = [

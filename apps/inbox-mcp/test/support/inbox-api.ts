@@ -83,7 +83,9 @@ export async function callWithKey(inboxApi: InboxApi, key: string, method: strin
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) throw new Error(`${method} ${urlPath}: ${res.status} ${await res.text()}`);
-  return JSON.parse(await res.text());
+  // A 204 (a delete) has no body.
+  const text = await res.text();
+  return text === '' ? undefined : JSON.parse(text);
 }
 
 /** Creates alice's and bob's inboxes with `key`. */
