@@ -303,7 +303,7 @@ export const searchResultSchema = z.object({
   snippet: z
     .string()
     .describe(
-      'A passage of the text body around the matches, HTML-escaped (`&`, `<`, `>`, `"`, `\'` as entities); the only markup is `<mark>` … `</mark>` around each match. Safe to insert as HTML; for plain text, remove the two tags and unescape the entities.',
+      'A passage of the text body around the matches (the subject, when only it matches), HTML-escaped (`&`, `<`, `>`, `"`, `\'` as entities); the only markup is `<mark>` … `</mark>` around each match. Safe to insert as HTML; for plain text, remove the two tags and unescape the entities.',
     ),
 });
 export type SearchResult = z.output<typeof searchResultSchema>;

@@ -58,7 +58,7 @@ const searchResultSchema = z
     score: z.number().meta({ description: 'Relevance: higher is better (full-text rank, plus a bonus for the exact text)' }),
     snippet: z.string().meta({
       description:
-        'A passage of the text body around the matches, HTML-escaped (`&`, `<`, `>`, `"`, `\'` as entities); the only ' +
+        'A passage of the text body around the matches (the subject, when only it matches), HTML-escaped (`&`, `<`, `>`, `"`, `\'` as entities); the only ' +
         'markup is `<mark>` … `</mark>` around each match. Safe to insert as HTML; for plain text, remove the two tags ' +
         'and unescape the entities.',
     }),

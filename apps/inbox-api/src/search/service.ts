@@ -5,7 +5,7 @@ import { findInbox } from '../inboxes/service.js';
 import { containsPattern } from '../messages/search.js';
 import { decodePageToken, keysetPage, page } from '../shared/schemas.js';
 import type { SearchPage, SearchQuery, SearchResult } from './schemas.js';
-import { renderEscapedSnippet, START_MARK, STOP_MARK, substringSnippet } from './snippet.js';
+import { resultSnippet, START_MARK, STOP_MARK } from './snippet.js';
 
 /** The text search configuration of message_search.search_vector (its migration). */
 const CONFIG = Prisma.sql`'english'::regconfig`;
@@ -40,6 +40,8 @@ interface MessageColumns {
   labels: string[];
   text: string;
   headline: string;
+  /** ts_headline of the subject, for a match in the subject only. */
+  subject_headline: string;
 }
 
 /**
@@ -274,12 +276,15 @@ async function inboxesToSearch(db: Database, scope: Scope, named: string[] | und
 /** An item's message (`m`) as one JSON object, with ts_headline's marked passage of its text body; null without one. */
 function messageJson(q: string): Prisma.Sql {
   const options = `StartSel="${START_MARK}", StopSel="${STOP_MARK}", MaxWords=35, MinWords=15, MaxFragments=2, FragmentDelimiter=" … "`;
+  const subjectOptions = `StartSel="${START_MARK}", StopSel="${STOP_MARK}", HighlightAll=true`;
   const text = Prisma.sql`left(m.text, ${SNIPPET_SOURCE_CHARS})`;
   return Prisma.sql`CASE WHEN m.id IS NOT NULL THEN json_build_object(
       'thread_id', m.thread_id, 'inbox_id', m.inbox_id, 'direction', m.direction, 'subject', m.subject,
       'from_address', m.from_address, 'labels', m.labels, 'text', ${text},
       'headline', ts_headline(${CONFIG}, ${escapedSql(Prisma.sql`regexp_replace(${text}, '[\uE000\uE001]', '', 'g')`)},
-                              websearch_to_tsquery(${CONFIG}, ${q}), ${options})) END`;
+                              websearch_to_tsquery(${CONFIG}, ${q}), ${options}),
+      'subject_headline', ts_headline(${CONFIG}, ${escapedSql(Prisma.sql`regexp_replace(m.subject, '[\uE000\uE001]', '', 'g')`)},
+                              websearch_to_tsquery(${CONFIG}, ${q}), ${subjectOptions})) END`;
 }
 
 /** `text` HTML-escaped in SQL, as snippet.ts's escapeHtml does. */
@@ -298,6 +303,9 @@ function toResult(row: { id: string; score: number; created_at: Date }, message:
     labels: message.labels,
     created_at: row.created_at.toISOString(),
     score: row.score,
-    snippet: message.headline.includes(START_MARK) ? renderEscapedSnippet(message.headline) : substringSnippet(message.text, q),
+    snippet: resultSnippet(
+      { headline: message.headline, text: message.text, subjectHeadline: message.subject_headline, subject: message.subject },
+      q,
+    ),
   };
 }

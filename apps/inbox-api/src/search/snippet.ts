@@ -38,17 +38,35 @@ function marksToTags(text: string): string {
 
 const WINDOW = 80;
 
+const plain = (text: string) => unmarked(text).replace(/\s+/g, ' ').trim();
+
 /**
- * The snippet when full-text search found nothing to mark (a part of a word, an address): the
- * first occurrence of `q` in the text, case-insensitively, with some text either side; else the
- * text's beginning.
+ * The snippet of a search result: the body's passage ts_headline marked, else the body around the
+ * query found as a substring (part of a word, an address), else the subject, ts_headline's marked
+ * (a match in the subject only), else the subject around the substring, else the body's start.
  */
-export function substringSnippet(text: string, q: string): string {
-  const clean = unmarked(text).replace(/\s+/g, ' ').trim();
+export function resultSnippet(
+  message: { headline: string; text: string; subjectHeadline: string; subject: string },
+  q: string,
+): string {
+  if (message.headline.includes(START_MARK)) return renderEscapedSnippet(message.headline);
+  const inText = markedSubstring(message.text, q);
+  if (inText !== undefined) return inText;
+  if (message.subjectHeadline.includes(START_MARK)) return renderEscapedSnippet(message.subjectHeadline);
+  return markedSubstring(message.subject, q) ?? renderSnippet(plain(message.text).slice(0, 2 * WINDOW));
+}
+
+/**
+ * The first occurrence of `q` in the text, case-insensitively, marked with some text either side,
+ * for what full-text search finds nothing to mark in (a part of a word, an address); undefined
+ * when it has none.
+ */
+function markedSubstring(text: string, q: string): string | undefined {
+  const clean = plain(text);
   // Found in the text itself, case-insensitively: positions in a lower-cased copy drift where
   // lower-casing changes a character's length (`İ` becomes two).
   const found = q.length === 0 ? null : new RegExp(q.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'), 'iu').exec(clean);
-  if (!found) return renderSnippet(clean.slice(0, 2 * WINDOW));
+  if (!found) return undefined;
   const at = found.index;
   const matchEnd = at + found[0].length;
   const start = Math.max(0, at - WINDOW);

@@ -2,7 +2,7 @@ import { createTestContext, type TestContext } from '../context.js';
 import { as, createInbox, createKey, createOrganization, OPERATOR_KEY } from '../api-keys/helpers.js';
 import { negationsTooDeep, searchQuery } from '../../src/search/schemas.js';
 import { search as searchService } from '../../src/search/service.js';
-import { renderEscapedSnippet, renderSnippet, START_MARK, STOP_MARK, substringSnippet } from '../../src/search/snippet.js';
+import { renderEscapedSnippet, renderSnippet, resultSnippet, START_MARK, STOP_MARK } from '../../src/search/snippet.js';
 
 let ctx: TestContext;
 let operator: ReturnType<typeof as>;
@@ -72,6 +72,11 @@ describe('GET /v1/search', () => {
     expect(march.snippet).toContain('<mark>invoice</mark>');
     expect(march.labels).toEqual(['sent', 'billing']);
     expect(new Set(page.items.map((item) => item.inbox_id))).toEqual(new Set([one.id, two.id]));
+  });
+
+  it('marks the subject in the snippet of a message that matches by its subject only', async () => {
+    const page = await search(orgKey, 'q=weekly');
+    expect(page.items.map((item) => [item.subject, item.snippet])).toEqual([['Weekly update', '<mark>Weekly</mark> update']]);
   });
 
   it('never lets message text inject markup into a snippet', async () => {
@@ -269,6 +274,8 @@ describe('snippets', () => {
   });
 
   it('marks a substring match with some context, or shows the beginning', () => {
+    const substringSnippet = (text: string, q: string) =>
+      resultSnippet({ headline: '', text, subjectHeadline: '', subject: '' }, q);
     // Text before the match whose lower case is longer (İ is two characters lower-cased) does not move the mark.
     expect(substringSnippet('İİİİİİİİİİ zzfooqq', 'fooq')).toBe('İİİİİİİİİİ zz<mark>fooq</mark>q');
     expect(substringSnippet('a (b) [c] $5.00 *x* a|b \\d', '$5.00 *x*')).toBe('a (b) [c] <mark>$5.00 *x*</mark> a|b \\d');
@@ -280,5 +287,20 @@ describe('snippets', () => {
     );
     expect(substringSnippet('no match here', 'zzz')).toBe('no match here');
     expect(substringSnippet(`forged ${START_MARK}<i>`, 'forged')).toBe('<mark>forged</mark> &lt;i&gt;');
+  });
+
+  it('falls back to the subject, marked, when the body holds no match', () => {
+    const message = { headline: 'Nothing here', text: 'Nothing here', subject: 'Quarterly <b>budget</b>' };
+    // ts_headline's marking of the (escaped) subject, when full-text search matched it.
+    expect(
+      resultSnippet({ ...message, subjectHeadline: `Quarterly &lt;b&gt;${START_MARK}budget${STOP_MARK}&lt;/b&gt;` }, 'budgets'),
+    ).toBe('Quarterly &lt;b&gt;<mark>budget</mark>&lt;/b&gt;');
+    // Else the subject around the substring, and else the body's start.
+    expect(resultSnippet({ ...message, subjectHeadline: 'Quarterly' }, 'uarter')).toBe(
+      'Q<mark>uarter</mark>ly &lt;b&gt;budget&lt;/b&gt;',
+    );
+    expect(resultSnippet({ ...message, subjectHeadline: 'Quarterly' }, 'zzz')).toBe('Nothing here');
+    // A match in the body wins over the subject.
+    expect(resultSnippet({ ...message, subjectHeadline: 'Quarterly' }, 'here')).toBe('Nothing <mark>here</mark>');
   });
 });
