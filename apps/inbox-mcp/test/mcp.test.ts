@@ -627,9 +627,10 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       labels: expect.any(Array),
       created_at: expect.any(String),
       score: expect.any(Number),
-      snippet: 'Budget first.',
+      // Found by its subject only: the subject, marked.
+      snippet: '<mark>Agenda</mark>',
     });
-    // The snippet marks matches with <mark>, which stays escaped inside the untrusted wrapper.
+    // The snippet marks matches with <mark> (escaped in the text block's JSON, as every `<`).
     const inBody = structured(await call('search', { q: 'budget', inbox_ids: [bob.id] }));
     expect(inBody.items[0].snippet).toMatch(/^<mark>Budget<\/mark> first/);
     const labelled = structured(await call('search', { q: 'agenda', labels: ['important'], inbox_ids: [alice.id, bob.id] }));
