@@ -156,8 +156,9 @@ export function maskedNoOpRefusal(tree: unknown, masked: readonly MaskedColumn[]
   const pending: unknown[] = [tree];
   while (pending.length > 0) {
     const value = pending.pop();
+    // One by one, not spread: a list of a hundred thousand constants would pass the engine's argument limit.
     if (Array.isArray(value)) {
-      pending.push(...(value as unknown[]));
+      for (const item of value as unknown[]) pending.push(item);
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
@@ -174,7 +175,7 @@ export function maskedNoOpRefusal(tree: unknown, masked: readonly MaskedColumn[]
       const [column] = namedBy(node.children[0]);
       if (column) return refusal(column, 'a function (coalesce)');
     }
-    pending.push(...Object.values(node));
+    for (const child of Object.values(node)) pending.push(child);
   }
   return undefined;
 }
