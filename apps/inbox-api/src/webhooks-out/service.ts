@@ -240,6 +240,9 @@ export async function listDeliveries(
   return page(await withEventTypes(db, rows), total, next);
 }
 
+/** A delivery's attempt that was claimed and whose lease still runs: its outcome is to come. */
+const attemptUnderWay = Prisma.sql`(status = 'pending' AND attempt_started_at IS NOT NULL AND next_attempt_at > now())`;
+
 /**
  * Attempts the delivery again now, with the same webhook-id, whatever its state. One still in its
  * schedule (pending, its webhook enabled) keeps it: this is its next attempt, and a failure is
@@ -248,9 +251,6 @@ export async function listDeliveries(
  * the webhook. 404 for a delivery of another webhook, or of an event in an inbox the key cannot
  * reach (a webhook's inboxes may have been narrowed since the delivery was made).
  */
-/** A delivery's attempt that was claimed and whose lease still runs: its outcome is to come. */
-const attemptUnderWay = Prisma.sql`(status = 'pending' AND attempt_started_at IS NOT NULL AND next_attempt_at > now())`;
-
 export async function retryDelivery(
   { db, jobs }: { db: Database; jobs: JobQueue },
   scope: Scope,
@@ -261,17 +261,19 @@ export async function retryDelivery(
   if (!isUuid(ids.deliveryId)) throw notFound();
   // `manual` from the row's own status, in the statement that changes it. An attempt under way (its
   // lease running) is left alone: a second attempt beside it would race it to record its outcome.
-  const count = await db.$executeRaw`
-    UPDATE webhook_deliveries
-       SET manual = manual OR status <> 'pending' OR NOT ${webhook.enabled}, status = 'pending',
-           next_attempt_at = CASE WHEN ${attemptUnderWay} THEN next_attempt_at ELSE now() END
-     WHERE id = ${ids.deliveryId}::uuid AND webhook_id = ${webhook.id}::uuid
-       ${scope.inboxIds === undefined ? Prisma.empty : Prisma.sql`AND inbox_id = ANY (${[...scope.inboxIds]}::uuid[])`}`;
-  if (count === 0) throw notFound();
+  // Read in the same transaction, so the answer shows the delivery as queued, not as an attempt
+  // that started meanwhile left it.
+  const delivery = await db.$transaction(async (tx) => {
+    const count = await tx.$executeRaw`
+      UPDATE webhook_deliveries
+         SET manual = manual OR status <> 'pending' OR NOT ${webhook.enabled}, status = 'pending',
+             next_attempt_at = CASE WHEN ${attemptUnderWay} THEN next_attempt_at ELSE now() END
+       WHERE id = ${ids.deliveryId}::uuid AND webhook_id = ${webhook.id}::uuid
+         ${scope.inboxIds === undefined ? Prisma.empty : Prisma.sql`AND inbox_id = ANY (${[...scope.inboxIds]}::uuid[])`}`;
+    return count === 0 ? null : tx.webhookDelivery.findUniqueOrThrow({ where: { id: ids.deliveryId } });
+  });
+  if (!delivery) throw notFound();
   await jobs.send('deliver-webhook', { webhook_id: webhook.id }, { key: webhook.id });
   jobs.wake('deliver-webhook');
-  // Gone meanwhile with its webhook (a DELETE between the two statements).
-  const delivery = await db.webhookDelivery.findUnique({ where: { id: ids.deliveryId } });
-  if (!delivery) throw notFound();
   return (await withEventTypes(db, [delivery]))[0]!;
 }
