@@ -81,7 +81,7 @@ it('leaves an attempt under way alone on a manual retry: no second attempt besid
   expect(delivery).toBeDefined();
 });
 
-it('a retry racing the deletion of its webhook answers 404, not 500', async () => {
+it('a retry racing the deletion of its webhook answers as it came first, never 500', async () => {
   const { ctx } = testbed;
   const org = await createOrganization(ctx.app, 'Retry vs delete');
   const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'retry-delete', organization_id: org.id });
@@ -104,11 +104,20 @@ it('a retry racing the deletion of its webhook answers 404, not 500', async () =
     return send(...args);
   };
   try {
+    // The retry was queued before the deletion: its answer shows the delivery as it queued it.
     const res = await as(ctx.app, key).post(`/v1/webhooks/${webhook.id}/deliveries/${delivery!.id}/retry`);
-    expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 404, code: 'not_found' });
+    expect({ status: res.status, id: res.body.id, state: res.body.status }).toEqual({
+      status: 202,
+      id: delivery!.id,
+      state: 'pending',
+    });
   } finally {
     jobs.send = send;
   }
+  // The webhook is gone with its deliveries, and so is any later retry of them.
+  await as(ctx.app, key).get(`/v1/webhooks/${webhook.id}`).expect(404);
+  const again = await as(ctx.app, key).post(`/v1/webhooks/${webhook.id}/deliveries/${delivery!.id}/retry`);
+  expect({ status: again.status, code: again.body.error?.code }).toEqual({ status: 404, code: 'not_found' });
 });
 
 it('takes an inbox id in capitals as the same inbox, as the other routes do', async () => {
