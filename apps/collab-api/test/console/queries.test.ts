@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { freePort, listen, overflows, signIn, unlabelled, withBrowser } from '../browser/page.js';
 import { ensureChromium } from '../browser/chromium.js';
-import { createTestContext, type TestContext } from '../context.js';
+import { as, createTestContext, type TestContext } from '../context.js';
 import { ownerAndSharer, type QueryFixture, runToEnd, shareDataset } from '../query-jobs/helpers.js';
 
 jest.setTimeout(240_000);
@@ -105,6 +105,38 @@ it("exports a result and downloads the file through the link; another format's l
       page.getByRole('link', { name: 'Download parquet' }).click(),
     ]);
     expect((await readFile(await parquet.path())).subarray(0, 4).toString()).toBe('PAR1');
+    expect(problems).toEqual([]);
+  });
+});
+
+it('changes a saved query, its text and name, and runs the new text', async () => {
+  await withBrowser(async (page, problems) => {
+    await page.goto(queriesPage());
+    await signIn(page, owner.tenant.editor.token);
+    await page.getByRole('button', { name: 'New query' }).click();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Margins');
+    await page.getByLabel(/^SQL/).fill('SELECT person, margin FROM sales.orders ORDER BY person');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.locator('#result-rows tbody tr').first().filter({ hasText: /^ada/ }).waitFor({ timeout: 60_000 });
+
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Margins, highest first');
+    await page.getByLabel(/^SQL/).fill('SELECT person, margin FROM sales.orders ORDER BY margin DESC');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.locator('#result-rows tbody tr').first().filter({ hasText: /^cy/ }).waitFor({ timeout: 60_000 });
+    expect(await page.locator('#result-rows tbody tr').allTextContents()).toEqual(['cy0.75', 'ada0.5', 'bob0.25']);
+    // The same saved query, changed: not a second one.
+    await page.getByRole('cell', { name: 'Margins, highest first', exact: true }).waitFor();
+    expect(await page.getByRole('cell', { name: 'Margins', exact: true }).count()).toBe(0);
+    const saved = (await as(ctx.app, owner.tenant.editor.token).get(`/api/v1/queries?project_id=${owner.projectId}`)).body;
+    const margins = (saved.queries as { name: string | null; query_text: string }[]).filter((query) =>
+      query.name?.startsWith('Margins'),
+    );
+    expect(margins).toEqual([
+      expect.objectContaining({
+        name: 'Margins, highest first',
+        query_text: 'SELECT person, margin FROM sales.orders ORDER BY margin DESC',
+      }),
+    ]);
     expect(problems).toEqual([]);
   });
 });

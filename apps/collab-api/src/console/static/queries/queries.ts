@@ -156,7 +156,7 @@ async function save(): Promise<Query> {
   let saved: Query;
   if (!current) saved = await api<Query>('/api/v1/queries', { method: 'POST', body: { ...body, project_id: project } });
   else if (current.query_text !== text || current.name !== body.name || (current.description ?? null) !== body.description)
-    saved = await api<Query>(`/api/v1/queries/${current.id}`, { method: 'PUT', body });
+    saved = await api<Query>(`/api/v1/queries/${current.id}`, { method: 'PATCH', body });
   else return current;
   current = saved;
   $('editor-title').textContent = `Query: ${saved.name ?? '(unnamed)'}`;
@@ -201,7 +201,6 @@ async function run(): Promise<void> {
     body: { query_id: query.id, query_text: query.query_text },
   });
   $('editor-status').textContent = 'The query runs as a job: see below.';
-  resultPage = 1;
   await showJob(job_id);
   await showQuota();
 }
@@ -210,6 +209,8 @@ async function run(): Promise<void> {
 async function showJob(id: string): Promise<void> {
   stop();
   const job = await api<QueryJob>(`/api/v1/query-jobs/${id}`);
+  // Another job's results start at their first page.
+  if (shownJob?.id !== id) resultPage = 1;
   const firstLook = shownJob?.id !== id || shownJob.status !== job.status;
   shownJob = job;
   remember();
