@@ -27,6 +27,16 @@ const CONTENT_SECURITY_POLICY = [
 export function consoleRoutes(router: Router, options: { dir: string } = { dir: CONSOLE_DIR }): void {
   router.get('/console{/*file}', async (req, res, next) => {
     const { file } = req.params as { file?: string[] };
+    const query = req.originalUrl.indexOf('?');
+    if (req.originalUrl.slice(0, query === -1 ? undefined : query).endsWith('/')) {
+      // A trailing slash (`/console/approvals/`): the page is at the address without it, where a record's
+      // page reads its id. The address is made of the checked segments, never of the request's text.
+      const segments = file ?? [];
+      while (segments.at(-1) === '') segments.pop();
+      if (consoleFileName(segments) === undefined) next();
+      else res.redirect(308, ['/console', ...segments].join('/') + (query === -1 ? '' : req.originalUrl.slice(query)));
+      return;
+    }
     const name = consoleFileName(file ?? []);
     const content = name === undefined ? undefined : await readConsoleFile(options.dir, name);
     if (name === undefined || content === undefined) {

@@ -110,4 +110,25 @@ describe('the console routes on a folder', () => {
       expect({ url, status: (await request(app).get(url)).status }).toEqual({ url, status: 404 });
     }
   });
+
+  it('sends an address with a trailing slash to the page without it, keeping the query', async () => {
+    for (const [url, location] of [
+      ['/console/', '/console'],
+      ['/console/approvals/', '/console/approvals'],
+      ['/console/approvals/7d341454-6141-4f25-b4b0-91e5fb311117//', '/console/approvals/7d341454-6141-4f25-b4b0-91e5fb311117'],
+      ['/console/queries/?project=p&job=j', '/console/queries?project=p&job=j'],
+    ]) {
+      const answer = await request(app).get(url!);
+      expect({ url, status: answer.status, location: answer.headers.location }).toEqual({ url, status: 308, location });
+    }
+    // Never elsewhere: an address that names no page is not one.
+    for (const url of ['/console/..//evil.example/', '/console//evil.example/', '/console/%2e%2e/x/', '/console/.git/']) {
+      const answer = await request(app).get(url);
+      expect({ url, status: answer.status, location: answer.headers.location }).toEqual({
+        url,
+        status: 404,
+        location: undefined,
+      });
+    }
+  });
 });
