@@ -3,7 +3,8 @@
  * real SMTP server received, signs in on the page it opens, reads the request (names with markup
  * shown as text) and approves it; another request is rejected with a reason from the keyboard; the
  * requester follows both on the approvals page; a non-admin opening the link is told why nothing
- * shows. Every control is labelled, and the pages fit 375 px.
+ * shows; a link opened in a new tab is signed in as the browser's other tabs are. Every control is
+ * labelled, and the pages fit 375 px.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -132,6 +133,32 @@ it('rejects with a reason from the keyboard; the requester sees both outcomes; a
     await page.getByText('Only Org admins see approval requests').waitFor();
     expect(await page.locator('#decision').isHidden()).toBe(true);
     expect(problems.filter((problem) => !problem.includes('403'))).toEqual([]);
+  });
+});
+
+it('opens the e-mail link in a new tab signed in as the other tab is; a sign-out signs out both', async () => {
+  const projectId = await createProject(ctx, a.admin, 'Third project');
+  const id = await inviteRequest(ctx, a.user, projectId, b.id);
+  const link = await reviewLink(b.admin.email, id);
+  await withBrowser(async (page, problems) => {
+    await page.goto(`${baseUrl}/console/approvals`);
+    await signIn(page, b.admin.token);
+    // As a mail client opens a link: a new tab of the same browser.
+    const fromMail = await page.context().newPage();
+    await fromMail.goto(link);
+    await fromMail.getByRole('heading', { name: 'Join a project: Third project' }).waitFor();
+    expect(await fromMail.locator('#who').textContent()).toBe(`Signed in as Grace (Org admin) · ${b.admin.email}`);
+    expect(await fromMail.locator('#sign-in').isHidden()).toBe(true);
+
+    await fromMail.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('Signed out in another tab.').waitFor();
+    expect(await page.locator('#workspace').isHidden()).toBe(true);
+    // Signed out everywhere: a new tab asks for a token again.
+    const later = await page.context().newPage();
+    await later.goto(link);
+    await later.getByLabel('Access token').waitFor();
+    expect(await later.locator('#who').textContent()).toBe('');
+    expect(problems).toEqual([]);
   });
 });
 

@@ -1,10 +1,12 @@
 /**
- * What every page of the console shares: the sign-in (a token kept in this tab's session storage,
- * so it lasts while the tab does and every page of the tab uses it), the bar with the pages and who
- * is signed in (name and role, from GET /api/v1/users/me), calls to the API with the token, and
+ * What every page of the console shares: the sign-in (a token kept in each tab's session storage,
+ * never on disk: it lasts while the browser has a signed-in tab open), the bar with the pages and
+ * who is signed in (name and role, from GET /api/v1/users/me), calls to the API with the token, and
  * small helpers that put the API's strings into the page as text, never as markup.
  *
- * A page shows its sign-in form in place when the tab has no token, so a link from an e-mail
+ * A new tab asks the console's other tabs of the same browser for the token (a BroadcastChannel:
+ * this origin only), so a link from an e-mail opened in a new tab lands signed in; signing out
+ * signs every tab out. Without a token, a page shows its sign-in form in place, so a link
  * (/console/approvals/<id>) lands on its own page once the token is given: the address never changes.
  */
 
@@ -17,6 +19,31 @@ export interface Me {
 }
 
 const TOKEN_KEY = 'collab-console-token';
+
+/** What the console's tabs of one browser tell each other. */
+type TabMessage = { type: 'ask' } | { type: 'token'; token: string } | { type: 'sign-out' };
+const tabs = typeof BroadcastChannel === 'undefined' ? undefined : new BroadcastChannel('collab-console-session');
+/** How long a new tab waits for a signed-in tab's answer before it shows the sign-in form. */
+const ASK_TABS_MS = 250;
+
+/** The token of a signed-in tab of this browser, if one answers in time. */
+function tokenOfAnotherTab(): Promise<string | null> {
+  const channel = tabs;
+  if (!channel) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const answered = (event: MessageEvent<TabMessage>) => {
+      if (event.data?.type === 'token' && typeof event.data.token === 'string') finish(event.data.token);
+    };
+    const finish = (value: string | null) => {
+      clearTimeout(timer);
+      channel.removeEventListener('message', answered);
+      resolve(value);
+    };
+    const timer = setTimeout(() => finish(null), ASK_TABS_MS);
+    channel.addEventListener('message', answered);
+    channel.postMessage({ type: 'ask' } satisfies TabMessage);
+  });
+}
 
 export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -149,7 +176,7 @@ function signInForm(): HTMLElement {
   const hint = el(
     'p',
     { className: 'hint', attrs: { id: 'token-hint' } },
-    'Kept in this tab only, until it is closed or you sign out. For local use, mint one with ',
+    "Kept in this browser's console tabs only (never on disk), until they are closed or you sign out. For local use, mint one with ",
     el('code', { text: 'pnpm --filter collab-api --silent cli token --sub <sub>' }),
     '.',
   );
@@ -215,7 +242,20 @@ export function startPage(show: (me: Me) => Promise<void>, hide?: () => void): v
     $<HTMLTextAreaElement>('token').value = '';
     enter().catch(failed);
   });
-  $('sign-out').addEventListener('click', () => signOut());
+  $('sign-out').addEventListener('click', () => {
+    signOut();
+    tabs?.postMessage({ type: 'sign-out' } satisfies TabMessage);
+  });
+  tabs?.addEventListener('message', (event: MessageEvent<TabMessage>) => {
+    const own = token();
+    if (event.data?.type === 'ask' && own) tabs.postMessage({ type: 'token', token: own } satisfies TabMessage);
+    if (event.data?.type === 'sign-out' && own) signOut('Signed out in another tab.');
+  });
   if (token()) enter().catch(failed);
-  else signOut();
+  else
+    void tokenOfAnotherTab().then((shared) => {
+      if (!shared) return signOut();
+      sessionStorage.setItem(TOKEN_KEY, shared);
+      enter().catch(failed);
+    });
 }
