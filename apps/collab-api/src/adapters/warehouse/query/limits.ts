@@ -106,7 +106,7 @@ export function oversizedConstantList(tree: unknown, limits: { maxListElements: 
     if (typeof value !== 'object' || value === null) return undefined;
     const node = value as Node;
     const measured = node.class === 'FUNCTION' ? measureOf(node) : undefined;
-    for (const child of Array.isArray(value) ? (value as unknown[]) : Object.values(value)) {
+    for (const child of Array.isArray(value) ? (value as unknown[]) : childrenOf(node)) {
       const found = find(child, counted || measured !== undefined);
       if (found) return found;
     }
@@ -134,6 +134,17 @@ export function oversizedConstantList(tree: unknown, limits: { maxListElements: 
     );
   };
   return find(tree, false);
+}
+
+/**
+ * A node's fields, where a table function in FROM (`FROM range(400000000)`) counts as its
+ * arguments alone: it yields its rows while the query runs, where the timeout and a cancel stop
+ * it; only its arguments are folded before.
+ */
+function childrenOf(node: Node): unknown[] {
+  const tableFunction = node.type === 'TABLE_FUNCTION' ? (node.function as Node | undefined) : undefined;
+  if (tableFunction?.class !== 'FUNCTION') return Object.values(node);
+  return Object.entries(node).map(([key, value]) => (key === 'function' ? tableFunction.children : value));
 }
 
 /**
