@@ -60,7 +60,7 @@ const MAX_FOOTER_LENGTH = 100;
 const NAMED = '\\S+(?: \\S+){0,5}';
 const MOBILE_FOOTER = new RegExp(
   `^(?:${[
-    `Sent (?:from|with|via|using|by) ${NAMED}`, // Sent from my iPhone, Sent with Airmail, <<sent by galaxy>>
+    `Sent (?:wirelessly )?(?:from|with|via|using|by) ${NAMED}`, // Sent from my iPhone, Sent with Airmail, <<sent by galaxy>>
     `Envoy[ée] (?:de|depuis|à partir de|avec|par) ${NAMED}`, // Envoyé de mon iPhone
     `Von ${NAMED} gesendet\\.?`, // Von meinem iPhone gesendet
     `Gesendet (?:von|vom|mit|aus|über) ${NAMED}`, // Gesendet von meinem iPad
@@ -94,6 +94,10 @@ const MOBILE_FOOTER = new RegExp(
 // K-9 Mail's "Sent from my Android device with K-9 Mail. Please excuse my brevity.": the apology
 // after the footer.
 const APOLOGY = /[.!]? (?:Please excuse (?:my|any) (?:brevity|typos?)|Excuse (?:my|the) brevity)[.!]?$/i;
+// What a carrier adds after the device: "… on the Verizon Wireless 4G LTE network", "…, an AT&T 4G LTE
+// smartphone", "… de Verizon Wireless 4G LTE".
+const CARRIER =
+  /(?:,? (?:on|over|via) (?:the )?\S+(?: \S+){0,5} network|, an? (?:AT&T|Verizon|Sprint|T-Mobile|U\.S\. Cellular)\b.{0,40}| de (?:Verizon|AT&T|Sprint|T-Mobile|Telcel|Movistar)\b.{0,40})[.!]?$/i;
 // "Get Outlook for iOS" in any language: short, about Outlook and a phone's system.
 const OUTLOOK_APP = /\bOutlook\b/;
 const PHONE_SYSTEM = /\b(?:iOS|Android)\b/;
@@ -112,7 +116,7 @@ function unbracketed(text: string): string {
 export function isMobileFooter(plain: string): boolean {
   if (plain.length > 4 * MAX_FOOTER_LENGTH) return false;
   let text = /[[<]/.test(plain) ? plain.replace(LINK, (_link, label?: string) => label ?? '').trim() : plain;
-  text = unbracketed(text).replace(APOLOGY, '');
+  text = unbracketed(text).replace(APOLOGY, '').replace(CARRIER, '');
   if (text.length > MAX_FOOTER_LENGTH) return false;
   return MOBILE_FOOTER.test(text) || (text.length <= 60 && OUTLOOK_APP.test(text) && PHONE_SYSTEM.test(text));
 }
