@@ -83,10 +83,15 @@ if (build.code !== 0) {
 const cached = /Cached:\s+(\d+) cached, (\d+) total/.exec(build.output);
 console.log(`Built in ${seconds()} s${cached ? ` (${cached[1]} of ${cached[2]} tasks from turbo's cache)` : ''}`);
 
-// Each app's own `start` script names its command (`exec node ... dist/server.js`).
+// Each app's own `start` script names its command, after the build it makes when there is none
+// (`[ -f dist/server.js ] || turbo run build ... && exec node ... dist/server.js`); this script built already.
 function command(app) {
   const script = JSON.parse(readFileSync(path.join(root, 'apps', app, 'package.json'), 'utf8')).scripts.start;
-  const words = script.replace(/^exec /, '').split(' ');
+  const words = script
+    .split(' && ')
+    .at(-1)
+    .replace(/^exec /, '')
+    .split(' ');
   if (words[0] !== 'node') throw new Error(`apps/${app}'s start script does not run node: ${script}`);
   return words.slice(1);
 }
