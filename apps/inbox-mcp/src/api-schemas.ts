@@ -245,13 +245,18 @@ export const attachmentSchema = z.object({
   storage_backend: z
     .string()
     .describe(
-      'Where the content is held: `local`, `gcs` or `database`, or `inline` (in the attachment’s own record: attachments of at most INBOX_INLINE_ATTACHMENT_BYTES)',
+      'The storage backend that holds the content: `local`, `database` or `gcs` (STORAGE_BACKEND). An attachment of at most INBOX_INLINE_ATTACHMENT_BYTES is kept in its own database record (`kept_in_record`), and names the service’s backend',
+    ),
+  kept_in_record: z
+    .boolean()
+    .describe(
+      'True for an attachment of at most INBOX_INLINE_ATTACHMENT_BYTES, whose content is kept in its own database record (written with its message, no object) and served by this service’s content route whatever the backend',
     ),
   content_hash: z.string().describe('`sha256:<hex>` of the content'),
   download_url: z
     .string()
     .describe(
-      'Where the content can be fetched without an API key until the link expires: this service’s content route with `token` and `expires` (local and database storage), or a signed Cloud Storage URL (gcs)',
+      'Where the content can be fetched without an API key until the link expires: this service’s content route with `token` and `expires` (local and database storage, and any attachment kept in its record), or a signed Cloud Storage URL (gcs)',
     ),
 });
 export type Attachment = z.output<typeof attachmentSchema>;

@@ -58,13 +58,19 @@ export const attachmentSchema = attachmentListItemSchema
     disposition: z.string().meta({ description: 'As the attachment came in its message: `attachment` or `inline`' }),
     storage_backend: z.string().meta({
       description:
-        'Where the content is held: `local`, `gcs` or `database`, or `inline` (in the attachment’s own record: attachments of at most INBOX_INLINE_ATTACHMENT_BYTES)',
+        'The storage backend that holds the content: `local`, `database` or `gcs` (STORAGE_BACKEND). An attachment of at most ' +
+        'INBOX_INLINE_ATTACHMENT_BYTES is kept in its own database record (`kept_in_record`), and names the service’s backend',
+    }),
+    kept_in_record: z.boolean().meta({
+      description:
+        'True for an attachment of at most INBOX_INLINE_ATTACHMENT_BYTES, whose content is kept in its own database record ' +
+        '(written with its message, no object) and served by this service’s content route whatever the backend',
     }),
     content_hash: z.string().meta({ description: '`sha256:<hex>` of the content' }),
     download_url: z.url().meta({
       description:
         'Where the content can be fetched without an API key until the link expires: this service’s content route ' +
-        'with `token` and `expires` (local and database storage), or a signed Cloud Storage URL (gcs)',
+        'with `token` and `expires` (local and database storage, and any attachment kept in its record), or a signed Cloud Storage URL (gcs)',
     }),
   })
   .meta({ id: 'Attachment' });

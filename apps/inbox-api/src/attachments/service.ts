@@ -4,7 +4,7 @@ import { EVERY_INBOX, inboxFilter, type Scope } from '../api-keys/scope.js';
 import type { Database } from '../database.js';
 import type { Attachment, Prisma } from '../generated/prisma/client.js';
 import { findInbox } from '../inboxes/service.js';
-import { openAttachment } from '../messages/attachments.js';
+import { INLINE, openAttachment } from '../messages/attachments.js';
 import { isUuid } from '../shared/ids.js';
 import { NEWEST_FIRST, page, type Page, readPage } from '../shared/schemas.js';
 import { findThread } from '../threads/service.js';
@@ -74,7 +74,9 @@ export async function getAttachment(
   return {
     ...toListItem(attachment),
     disposition: attachment.disposition,
-    storage_backend: attachment.storageBackend,
+    // An attachment kept in its record is still the service's to keep: it names the service's backend.
+    storage_backend: attachment.storageBackend === INLINE ? deps.storage.backend : attachment.storageBackend,
+    kept_in_record: attachment.storageBackend === INLINE,
     content_hash: attachment.contentHash,
     download_url:
       presigned ?? signedDownloadUrl(attachment.id, { ...deps.links, baseUrl: deps.links.baseUrl ?? options.requestBaseUrl }),

@@ -143,7 +143,8 @@ describe('GET /v1/attachments/{attachment_id}', () => {
       size: 256,
       created_at: expect.any(String),
       disposition: 'attachment',
-      storage_backend: 'inline',
+      storage_backend: 'local',
+      kept_in_record: true,
       content_hash: `sha256:${createHash('sha256').update(binary).digest('hex')}`,
       download_url: expect.stringMatching(
         new RegExp(`^${BASE_URL}/v1/attachments/${attachment.id}/content\\?token=[\\w-]{43}&expires=\\d+$`),

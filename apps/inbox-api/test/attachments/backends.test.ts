@@ -178,7 +178,11 @@ describe('STORAGE_BACKEND=gcs', () => {
       const objects = gcs.objects.size;
       const sent = await sendWithFiles(inline.app, { inboxId: inbox.id, files: [textFile('note.txt', 'kept in the row')] });
       const metadata = (await request(inline.app).get(`/v1/attachments/${sent.attachments[0]!.id}`).expect(200)).body;
-      expect(metadata).toMatchObject({ storage_backend: 'inline', content_hash: sha256(Buffer.from('kept in the row')) });
+      expect(metadata).toMatchObject({
+        storage_backend: 'gcs',
+        kept_in_record: true,
+        content_hash: sha256(Buffer.from('kept in the row')),
+      });
       expect(metadata.download_url).toMatch(/\/content\?token=[\w-]{43}&expires=\d+$/);
       expect(gcs.objects.size).toBe(objects);
       expect((await download(inline.app, pathOf(metadata.download_url)).expect(200)).body).toEqual(

@@ -107,8 +107,8 @@ describe('the size limit', () => {
     expect(inline).toMatchObject({ storageBackend: 'inline', storageKey: null, size: limit });
     expect(stored).toMatchObject({ storageBackend: 'local', content: null, size: limit + 1 });
     expect(await storedFiles()).toEqual([stored!.storageKey]);
-    expect((await metadataOf(ctx.app, inline!.id)).storage_backend).toBe('inline');
-    expect((await metadataOf(ctx.app, stored!.id)).storage_backend).toBe('local');
+    expect(await metadataOf(ctx.app, inline!.id)).toMatchObject({ storage_backend: 'local', kept_in_record: true });
+    expect(await metadataOf(ctx.app, stored!.id)).toMatchObject({ storage_backend: 'local', kept_in_record: false });
     for (const [index, file] of files.entries()) {
       await expectDownloads(ctx.app, sent.attachments[index]!.id, file.filename, file.content);
     }
