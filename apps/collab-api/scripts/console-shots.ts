@@ -144,7 +144,6 @@ try {
   await mkdir(OUT, { recursive: true });
   const shots: [string, string, string | undefined, (page: Page) => Promise<void>][] = [
     ['sign-in', '/console', undefined, (page) => page.getByLabel('Access token').waitFor()],
-    ['home', '/console', acme.admin.token, (page) => page.getByText('No request awaits').waitFor()],
     ['approvals', '/console/approvals', northwind.admin.token, (page) => page.locator('#pending tbody tr').waitFor()],
     [
       'approval-request',
@@ -161,7 +160,7 @@ try {
     ],
     ['shared-data', '/console/shared-data', acme.editor.token, (page) => page.getByText('Table people').waitFor()],
     ['access-log', '/console/shared-data', northwind.admin.token, (page) => page.locator('#access-log tbody tr').waitFor()],
-    ['load-jobs', '/console/load-jobs', acme.editor.token, (page) => page.locator('#columns').getByText('Columns').waitFor()],
+    ['load-jobs', '/console', acme.editor.token, (page) => page.locator('#columns').getByText('Columns').waitFor()],
   ];
   for (const width of [1280, 375]) {
     for (const [name, route, token, ready] of shots) {

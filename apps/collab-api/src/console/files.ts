@@ -43,6 +43,25 @@ export function consoleFileName(segments: readonly string[]): string | undefined
   return Object.hasOwn(CONSOLE_CONTENT_TYPES, path.extname(last)) ? segments.join('/') : undefined;
 }
 
+/** Pages at another address now: the load-job page is /console itself, as it was before the console had other pages. */
+const MOVED_PAGES: Readonly<Record<string, string>> = {
+  'load-jobs': '/console',
+};
+
+/**
+ * Where a path below /console that is not a page's own address sends the browser (undefined: it is
+ * one, or names nothing): a moved page to its address, and a path with a trailing slash
+ * (`/console/approvals/`) to the page without it, where a record's page reads its id. The address
+ * is made of checked segments, never of the request's text.
+ */
+export function consoleAddress(segments: readonly string[], trailingSlash: boolean): string | undefined {
+  const named = [...segments];
+  while (named.at(-1) === '') named.pop();
+  if (named.length === 1 && Object.hasOwn(MOVED_PAGES, named[0]!)) return MOVED_PAGES[named[0]!];
+  if (!trailingSlash || consoleFileName(named) === undefined) return undefined;
+  return ['/console', ...named].join('/');
+}
+
 /** The name a file of the sources is served under: a TypeScript script's JavaScript; the others' own. */
 export function servedName(sourceName: string): string | undefined {
   const served = sourceName.endsWith('.ts') ? `${sourceName.slice(0, -'.ts'.length)}.js` : sourceName;

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import type { Router } from 'express';
-import { CONSOLE_CONTENT_TYPES, consoleFileName, readConsoleFile } from './files.js';
+import { CONSOLE_CONTENT_TYPES, consoleAddress, consoleFileName, readConsoleFile } from './files.js';
 
 export const CONSOLE_DIR = path.join(import.meta.dirname, 'static');
 
@@ -28,13 +28,9 @@ export function consoleRoutes(router: Router, options: { dir: string } = { dir: 
   router.get('/console{/*file}', async (req, res, next) => {
     const { file } = req.params as { file?: string[] };
     const query = req.originalUrl.indexOf('?');
-    if (req.originalUrl.slice(0, query === -1 ? undefined : query).endsWith('/')) {
-      // A trailing slash (`/console/approvals/`): the page is at the address without it, where a record's
-      // page reads its id. The address is made of the checked segments, never of the request's text.
-      const segments = file ?? [];
-      while (segments.at(-1) === '') segments.pop();
-      if (consoleFileName(segments) === undefined) next();
-      else res.redirect(308, ['/console', ...segments].join('/') + (query === -1 ? '' : req.originalUrl.slice(query)));
+    const moved = consoleAddress(file ?? [], req.originalUrl.slice(0, query === -1 ? undefined : query).endsWith('/'));
+    if (moved !== undefined) {
+      res.redirect(308, moved + (query === -1 ? '' : req.originalUrl.slice(query)));
       return;
     }
     const name = consoleFileName(file ?? []);

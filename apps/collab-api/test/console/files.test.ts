@@ -111,12 +111,15 @@ describe('the console routes on a folder', () => {
     }
   });
 
-  it('sends an address with a trailing slash to the page without it, keeping the query', async () => {
+  it('sends an address with a trailing slash to the page without it, and a moved page to its address, keeping the query', async () => {
     for (const [url, location] of [
       ['/console/', '/console'],
       ['/console/approvals/', '/console/approvals'],
       ['/console/approvals/7d341454-6141-4f25-b4b0-91e5fb311117//', '/console/approvals/7d341454-6141-4f25-b4b0-91e5fb311117'],
       ['/console/queries/?project=p&job=j', '/console/queries?project=p&job=j'],
+      // The load-job page's address before it became /console itself.
+      ['/console/load-jobs', '/console'],
+      ['/console/load-jobs/?table=t', '/console?table=t'],
     ]) {
       const answer = await request(app).get(url!);
       expect({ url, status: answer.status, location: answer.headers.location }).toEqual({ url, status: 308, location });

@@ -170,8 +170,9 @@ export function signOut(message = ''): void {
 
 /** The sign-in form, put before the page's workspace. */
 function signInForm(): HTMLElement {
-  const textarea = el('textarea', {
-    attrs: { id: 'token', rows: '3', required: '', autocomplete: 'off', spellcheck: 'false' },
+  // One line: Enter signs in.
+  const input = el('input', {
+    attrs: { id: 'token', type: 'password', required: '', autocomplete: 'off', spellcheck: 'false' },
   });
   const hint = el(
     'p',
@@ -180,12 +181,12 @@ function signInForm(): HTMLElement {
     el('code', { text: 'pnpm --filter collab-api --silent cli token --sub <sub>' }),
     '.',
   );
-  textarea.setAttribute('aria-describedby', 'token-hint');
+  input.setAttribute('aria-describedby', 'token-hint');
   const form = el(
     'form',
     { attrs: { id: 'token-form' } },
     el('label', { text: 'Access token', attrs: { for: 'token' } }),
-    textarea,
+    input,
     hint,
     el('button', { text: 'Sign in', attrs: { type: 'submit' } }),
     el('p', { className: 'error', attrs: { id: 'sign-in-error', role: 'alert' } }),
@@ -236,10 +237,10 @@ export function startPage(show: (me: Me) => Promise<void>, hide?: () => void): v
   const failed = (error: unknown) => say('page-error', error);
   $('token-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    const value = $<HTMLTextAreaElement>('token').value.trim();
+    const value = $<HTMLInputElement>('token').value.trim();
     if (!value) return;
     sessionStorage.setItem(TOKEN_KEY, value);
-    $<HTMLTextAreaElement>('token').value = '';
+    $<HTMLInputElement>('token').value = '';
     enter().catch(failed);
   });
   $('sign-out').addEventListener('click', () => {
