@@ -69,7 +69,7 @@ export const configSchema = z
       .integer({ min: 0, max: 1024 * 1024 })
       .default(8 * 1024)
       .describe(
-        'Attachments of at most this many bytes (decoded) are kept in their message’s database row instead of the object store: one commit stores them, with no file write each (a mail of 10,000 tiny attachments). At most 1 MiB; 0: every attachment goes to the object store.',
+        'In a mail of more than 16 attachments, those of at most this many bytes (decoded) are kept in their own database row instead of the object store: one commit stores them, with no file write each (a mail of 10,000 tiny attachments). A mail of fewer keeps every attachment in the object store. At most 1 MiB; 0: every attachment goes to the object store.',
       ),
     INBOX_DOWNLOAD_URL_TTL_SECONDS: setting
       .integer({ min: 60, max: 604_800 })

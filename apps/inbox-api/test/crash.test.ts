@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { LocalObjectStorage } from '@repo/storage';
-import { readAttachment } from '../src/messages/attachments.js';
+import { MANY_ATTACHMENTS, readAttachment } from '../src/messages/attachments.js';
 import { call, crashTestService } from './crash-service.js';
 
 jest.setTimeout(180_000);
@@ -116,7 +116,7 @@ describe.each(['send:attachments-stored', 'send:recorded', 'send:transport-done'
           to: [recipient.email_address],
           subject: `Crash at ${point}`,
           body: 'Hello',
-          // One kept in the record (INBOX_INLINE_ATTACHMENT_BYTES), one in a file.
+          // A mail of a few attachments: both are files, the small one too.
           attachments: [
             { filename: 'a.txt', content_type: 'text/plain', content: Buffer.from(point).toString('base64') },
             { filename: 'b.bin', content_type: 'application/octet-stream', content: LARGER_THAN_INLINE.toString('base64') },
@@ -187,10 +187,13 @@ describe.each(['inbox-delete:marked', 'inbox-delete:files-removed'])('kill -9 at
 
 /** Over the default INBOX_INLINE_ATTACHMENT_BYTES (8 KiB): stored as a file, not in the record. */
 const LARGER_THAN_INLINE = Buffer.alloc(12 * 1024, 'larger than inline ');
+// Enough small parts that the mail keeps its small attachments in their records.
+const NOTES = Array.from({ length: MANY_ATTACHMENTS }, (_, i) => `note-${String(i).padStart(2, '0')}.txt`);
 
 /**
- * Inbound mail for `to`, its Message-ID and subject named after `label`, with two files: a small
- * one kept in its record and a larger one stored as a file.
+ * Inbound mail for `to`, its Message-ID and subject named after `label`, with two files, a small
+ * one kept in its record and a larger one stored as a file, and the small notes that make it a
+ * mail of many attachments.
  */
 function mailWithFiles(to: string, label: string): string {
   return [
@@ -205,6 +208,14 @@ function mailWithFiles(to: string, label: string): string {
     'Content-Type: text/plain',
     '',
     'See the file.',
+    ...NOTES.flatMap((note) => [
+      '--b',
+      `Content-Type: text/plain; name="${note}"`,
+      `Content-Disposition: attachment; filename="${note}"`,
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from(note).toString('base64'),
+    ]),
     '--b',
     'Content-Type: application/octet-stream; name="data.bin"',
     'Content-Disposition: attachment; filename="data.bin"',
@@ -228,11 +239,13 @@ async function expectMixedAttachments(inboxId: string, label: string): Promise<v
   expect(attachments.map((attachment) => [attachment.filename, attachment.storageBackend])).toEqual([
     ['data.bin', 'inline'],
     ['large.bin', 'local'],
+    ...NOTES.map((note) => [note, 'inline']),
   ]);
   const storage = new LocalObjectStorage(path.join(crash.dataDir, 'objects'));
   expect(await Promise.all(attachments.map((attachment) => readAttachment(storage, attachment)))).toEqual([
     Buffer.from(label),
     LARGER_THAN_INLINE,
+    ...NOTES.map((note) => Buffer.from(note)),
   ]);
 }
 

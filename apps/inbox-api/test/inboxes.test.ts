@@ -144,7 +144,7 @@ describe('DELETE /v1/inboxes/{inbox_id}', () => {
         to: ['someone@example.com'],
         subject: 'With a file',
         body: 'See attached',
-        // One kept in its row (INBOX_INLINE_ATTACHMENT_BYTES), one over the limit in object storage.
+        // A mail of a few attachments: both in object storage, the small one too.
         attachments: [
           { filename: 'a.txt', content_type: 'text/plain', content: Buffer.from('hello').toString('base64') },
           { filename: 'b.bin', content_type: 'application/octet-stream', content: Buffer.alloc(16 * 1024, 7).toString('base64') },

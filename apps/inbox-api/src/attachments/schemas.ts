@@ -58,13 +58,13 @@ export const attachmentSchema = attachmentListItemSchema
     disposition: z.string().meta({ description: 'As the attachment came in its message: `attachment` or `inline`' }),
     storage_backend: z.string().meta({
       description:
-        'The storage backend that holds the content: `local`, `database` or `gcs` (STORAGE_BACKEND). An attachment of at most ' +
-        'INBOX_INLINE_ATTACHMENT_BYTES is kept in its own database record (`kept_in_record`), and names the service’s backend',
+        'The storage backend that holds the content: `local`, `database` or `gcs` (STORAGE_BACKEND). An attachment kept in its own ' +
+        'database record (`kept_in_record`) names the service’s backend',
     }),
     kept_in_record: z.boolean().meta({
       description:
-        'True for an attachment of at most INBOX_INLINE_ATTACHMENT_BYTES, whose content is kept in its own database record ' +
-        '(written with its message, no object) and served by this service’s content route whatever the backend',
+        'True when the content is kept in the attachment’s own database record (in a mail of more than 16 attachments, those of at ' +
+        'most INBOX_INLINE_ATTACHMENT_BYTES: written with the message, no object), served by this service’s content route whatever the backend',
     }),
     content_hash: z.string().meta({ description: '`sha256:<hex>` of the content' }),
     download_url: z.url().meta({

@@ -20,8 +20,21 @@ export interface AttachmentStore {
   storage: ObjectStorage;
   /** How long a write may wait for its record before the reconciler takes it for abandoned. */
   leaseSeconds: number;
-  /** Attachments of at most this many bytes are kept in their record (INBOX_INLINE_ATTACHMENT_BYTES); 0: none. */
+  /** In a mail of many, attachments of at most this many bytes are kept in their record (INBOX_INLINE_ATTACHMENT_BYTES); 0: none. */
   inlineMaxBytes: number;
+}
+
+/**
+ * A mail of more than this many attachments keeps its small ones in their records. There, a file
+ * write and flush each is what the mail costs (10,000 tiny attachments took 2 s of server CPU); a
+ * mail of fewer keeps every attachment in the object store, where its backend's ways apply (a file
+ * under DATA_DIR, a signed Cloud Storage link).
+ */
+export const MANY_ATTACHMENTS = 16;
+
+/** Pure: whether an attachment of `size` bytes, in a mail of `count` attachments, is kept in its record. */
+export function keptInRecord(size: number, count: number, inlineMaxBytes: number): boolean {
+  return count > MANY_ATTACHMENTS && inlineMaxBytes > 0 && size <= inlineMaxBytes;
 }
 
 /** Attachments written at once by storeAttachments. */
@@ -30,9 +43,10 @@ const WRITES_AT_ONCE = 8;
 const HASHES_AT_ONCE = 1000;
 
 /**
- * Stores the attachments' bytes: up to `inlineMaxBytes` each in their record (storage_backend
- * `inline`, written with it in its transaction: no file, no flush, nothing to orphan), larger
- * ones in object storage under the inbox's prefix, so deleting the inbox removes them. Keys are
+ * Stores the attachments' bytes: in a mail of many, those of up to `inlineMaxBytes` each in their
+ * record (keptInRecord; storage_backend `inline`, written with it in its transaction: no file, no
+ * flush, nothing to orphan), the others in object storage under the inbox's prefix, so deleting
+ * the inbox removes them. Keys are
  * random, never derived from filenames. The keys are journaled in pending_objects before any
  * byte is written, and stay there until the record that refers to them commits (which calls
  * settlePendingObjects): whatever happens in between (a refused send, a crash), no object is left
@@ -48,7 +62,7 @@ export async function storeAttachments(
   for (const [index, file] of files.entries()) {
     // The event loop takes its turn between a thousand hashes: 10,000 held it 13 to 64 ms.
     if (index > 0 && index % HASHES_AT_ONCE === 0) await setImmediate();
-    if (file.content.length <= deps.inlineMaxBytes) stored[index] = await storedInline(file);
+    if (keptInRecord(file.content.length, files.length, deps.inlineMaxBytes)) stored[index] = await storedInline(file);
     else outside.push(index);
   }
   if (outside.length === 0) return stored;

@@ -144,7 +144,7 @@ describe('GET /v1/attachments/{attachment_id}', () => {
       created_at: expect.any(String),
       disposition: 'attachment',
       storage_backend: 'local',
-      kept_in_record: true,
+      kept_in_record: false,
       content_hash: `sha256:${createHash('sha256').update(binary).digest('hex')}`,
       download_url: expect.stringMatching(
         new RegExp(`^${BASE_URL}/v1/attachments/${attachment.id}/content\\?token=[\\w-]{43}&expires=\\d+$`),

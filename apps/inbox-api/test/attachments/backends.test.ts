@@ -6,6 +6,7 @@ import { describeObjectStorageContract } from '../../../../packages/storage/test
 import { type FakeGcs, startFakeGcs } from '../../../../packages/storage/test/fake-gcs.js';
 import { base64Json } from '../../src/attachments/download.js';
 import { reconcile } from '../../src/reconciler.js';
+import { MANY_ATTACHMENTS } from '../../src/messages/attachments.js';
 import { createEmbeddedTestContext, createTestContext, type EmbeddedTestContext, type TestContext } from '../context.js';
 import { download, pathOf, sendWithFiles, textFile } from './helpers.js';
 
@@ -20,7 +21,7 @@ describe('STORAGE_BACKEND=database', () => {
   let ctx: TestContext;
   beforeAll(async () => {
     // Every attachment in the object store, however small: what is tested here is the backend.
-    ctx = await createTestContext({ STORAGE_BACKEND: 'database', INBOX_INLINE_ATTACHMENT_BYTES: '0' });
+    ctx = await createTestContext({ STORAGE_BACKEND: 'database' });
   });
   afterAll(() => ctx.close());
 
@@ -145,7 +146,6 @@ describe('STORAGE_BACKEND=gcs', () => {
         private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
       }),
       INBOX_DOWNLOAD_URL_TTL_SECONDS: '900',
-      INBOX_INLINE_ATTACHMENT_BYTES: '0',
     });
   });
   afterAll(async () => {
@@ -171,12 +171,15 @@ describe('STORAGE_BACKEND=gcs', () => {
     });
   });
 
-  it('serves an attachment kept in its record through the app’s own link, never the bucket', async () => {
+  it('serves an attachment kept in its record (a mail of many) through the app’s own link, never the bucket', async () => {
     const inline = await ctx.replica({ INBOX_INLINE_ATTACHMENT_BYTES: '8192' });
     try {
       const inbox = await createInbox(inline.app, 'cloud-inline');
       const objects = gcs.objects.size;
-      const sent = await sendWithFiles(inline.app, { inboxId: inbox.id, files: [textFile('note.txt', 'kept in the row')] });
+      const files = Array.from({ length: MANY_ATTACHMENTS + 1 }, (_, i) =>
+        textFile(`note-${i}.txt`, i === 0 ? 'kept in the row' : `${i}`),
+      );
+      const sent = await sendWithFiles(inline.app, { inboxId: inbox.id, files });
       const metadata = (await request(inline.app).get(`/v1/attachments/${sent.attachments[0]!.id}`).expect(200)).body;
       expect(metadata).toMatchObject({
         storage_backend: 'gcs',

@@ -1,7 +1,8 @@
 /**
- * Attachments of at most INBOX_INLINE_ATTACHMENT_BYTES are kept in their own record (storage_backend
- * `inline`), larger ones in the object store; every reader takes both: downloads (binary and base64),
- * the metadata view, forwards, the reconciler.
+ * In a mail of many attachments, those of at most INBOX_INLINE_ATTACHMENT_BYTES are kept in their
+ * own record (storage_backend `inline`), larger ones in the object store; a mail of a few keeps
+ * every one in the object store. Every reader takes both: downloads (binary and base64), the
+ * metadata view, forwards, the reconciler.
  */
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
@@ -10,7 +11,7 @@ import { configProblems } from '@repo/config';
 import { attachmentDisposition } from '@repo/storage';
 import request from 'supertest';
 import { configSchema } from '../../src/config.js';
-import { readAttachment } from '../../src/messages/attachments.js';
+import { keptInRecord, MANY_ATTACHMENTS, readAttachment } from '../../src/messages/attachments.js';
 import { reconcile } from '../../src/reconciler.js';
 import { createTestContext, type TestContext } from '../context.js';
 import { mimeMessage } from '../webhooks/helpers.js';
@@ -95,14 +96,21 @@ describe('the size limit', () => {
     files = [
       { filename: 'at-limit.bin', content_type: 'application/octet-stream', content: atLimit() },
       { filename: 'one-over.bin', content_type: 'application/octet-stream', content: randomBytes(limit + 1) },
+      // A mail of many attachments: the small ones are kept in their records.
+      ...Array.from({ length: MANY_ATTACHMENTS - 1 }, (_, i) => ({
+        filename: `note-${String(i).padStart(2, '0')}.txt`,
+        content_type: 'application/octet-stream',
+        content: Buffer.from(`note ${i}`),
+      })),
     ];
     sent = await sendWithFiles(ctx.app, { inboxId: inbox.id, files });
   });
 
   it('keeps an attachment of exactly INBOX_INLINE_ATTACHMENT_BYTES in its record, one byte more in the object store', async () => {
     expect(limit).toBe(8 * 1024);
+    expect(files.length).toBe(MANY_ATTACHMENTS + 1);
     const [inline, stored] = await Promise.all(
-      sent.attachments.map((attachment) => ctx.db.attachment.findUniqueOrThrow({ where: { id: attachment.id } })),
+      sent.attachments.slice(0, 2).map((attachment) => ctx.db.attachment.findUniqueOrThrow({ where: { id: attachment.id } })),
     );
     expect(inline).toMatchObject({ storageBackend: 'inline', storageKey: null, size: limit });
     expect(stored).toMatchObject({ storageBackend: 'local', content: null, size: limit + 1 });
@@ -126,28 +134,64 @@ describe('the size limit', () => {
       where: { inboxId: other.id },
       include: { attachments: { orderBy: { filename: 'asc' } } },
     });
-    expect(copy.attachments.map((attachment) => attachment.storageBackend)).toEqual(['inline', 'local']);
-    expect(await Promise.all(copy.attachments.map((attachment) => readAttachment(ctx.deps.storage, attachment)))).toEqual(
-      files.map((file) => file.content),
+    const byName = [...files].sort((a, b) => a.filename.localeCompare(b.filename));
+    expect(copy.attachments.map((attachment) => [attachment.filename, attachment.storageBackend])).toEqual(
+      byName.map((file) => [file.filename, file.filename === 'one-over.bin' ? 'local' : 'inline']),
     );
-    expect(forward.body.attachments).toHaveLength(2);
+    expect(await Promise.all(copy.attachments.map((attachment) => readAttachment(ctx.deps.storage, attachment)))).toEqual(
+      byName.map((file) => file.content),
+    );
+    expect(forward.body.attachments).toHaveLength(files.length);
     for (const [index, file] of files.entries()) {
       await expectDownloads(ctx.app, sent.attachments[index]!.id, file.filename, file.content);
     }
   });
 
-  it('is off at 0: every attachment goes to the object store', async () => {
+  it('is off at 0: every attachment goes to the object store, in a mail of many too', async () => {
     const off = await ctx.replica({ INBOX_INLINE_ATTACHMENT_BYTES: '0' });
     try {
-      const tiny = { filename: 'tiny.bin', content_type: 'application/octet-stream', content: Buffer.from('x') };
-      const message = await sendWithFiles(off.app, { inboxId: inbox.id, files: [tiny] });
+      const tiny = Array.from({ length: MANY_ATTACHMENTS + 1 }, (_, i) => ({
+        filename: `tiny-${i}.bin`,
+        content_type: 'application/octet-stream',
+        content: Buffer.from(`x${i}`),
+      }));
+      const message = await sendWithFiles(off.app, { inboxId: inbox.id, files: tiny });
       const record = await ctx.db.attachment.findUniqueOrThrow({ where: { id: message.attachments[0]!.id } });
       expect(record).toMatchObject({ storageBackend: 'local', content: null });
       expect(await storedFiles()).toContain(record.storageKey);
-      await expectDownloads(off.app, record.id, 'tiny.bin', tiny.content);
+      await expectDownloads(off.app, record.id, 'tiny-0.bin', tiny[0]!.content);
     } finally {
       await off.close();
     }
+  });
+});
+
+describe('a mail of a few attachments', () => {
+  it('keeps each in the object store, however small: a file under DATA_DIR, as the backend says', async () => {
+    const few = Array.from({ length: MANY_ATTACHMENTS }, (_, i) => ({
+      filename: `few-${i}.txt`,
+      content_type: 'text/plain',
+      content: Buffer.from(`hello ${i}`),
+    }));
+    const message = await sendWithFiles(ctx.app, { inboxId: inbox.id, files: few });
+    const records = await Promise.all(
+      message.attachments.map((attachment) => ctx.db.attachment.findUniqueOrThrow({ where: { id: attachment.id } })),
+    );
+    expect(records.every((record) => record.storageBackend === 'local' && record.content === null)).toBe(true);
+    const files = await storedFiles();
+    for (const record of records) expect(files).toContain(record.storageKey);
+    expect(await metadataOf(ctx.app, records[0]!.id)).toMatchObject({ storage_backend: 'local', kept_in_record: false });
+  });
+
+  it.each([
+    [100, MANY_ATTACHMENTS, 8192, false],
+    [100, MANY_ATTACHMENTS + 1, 8192, true],
+    [8192, MANY_ATTACHMENTS + 1, 8192, true],
+    [8193, MANY_ATTACHMENTS + 1, 8192, false],
+    [0, 10_000, 0, false],
+    [1, 10_000, 0, false],
+  ])('keptInRecord(%i bytes, %i attachments, limit %i) is %s', (size, count, limit, kept) => {
+    expect(keptInRecord(size, count, limit)).toBe(kept);
   });
 });
 
