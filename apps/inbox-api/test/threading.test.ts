@@ -66,15 +66,15 @@ describe('threading rules', () => {
 describe('search rules', () => {
   it('joins the searchable fields lower-cased, one per line', () => {
     expect(searchTextOf({ subject: 'Hello', fromAddress: 'Ann@X.com', text: 'Body', attachmentFilenames: ['Report.PDF'] })).toBe(
-      'hello\nann@x.com\nbody\nreport.pdf',
+      'hello\nann@x.com\nreport.pdf\nbody',
     );
   });
 
-  it('reads the first 200,000 characters, never a character cut in two', () => {
-    const text = `${'x'.repeat(MAX_SEARCH_TEXT_LENGTH - 'S\na@x.com\n'.length - 1)}😀 beyond`;
-    const searched = searchTextOf({ subject: 'S', fromAddress: 'a@x.com', text, attachmentFilenames: ['late.pdf'] });
+  it('reads the first 200,000 characters, the attachments’ names before the body, never a character cut in two', () => {
+    const text = `${'x'.repeat(MAX_SEARCH_TEXT_LENGTH - 'S\na@x.com\nreport.pdf\n'.length - 1)}😀 beyond`;
+    const searched = searchTextOf({ subject: 'S', fromAddress: 'a@x.com', text, attachmentFilenames: ['report.pdf'] });
     expect(searched).toHaveLength(MAX_SEARCH_TEXT_LENGTH);
-    expect(searched.startsWith('s\na@x.com\nxxx')).toBe(true);
+    expect(searched.startsWith('s\na@x.com\nreport.pdf\nxxx')).toBe(true);
     expect(searched.endsWith('x\ufffd')).toBe(true);
   });
 

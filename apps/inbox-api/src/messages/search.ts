@@ -4,8 +4,8 @@
  */
 
 /**
- * Characters of a message that search reads: its subject first, then the sender, the text body and
- * the attachments' names. Postgres's full-text vector of a text holds at most 1 MB, and a text of
+ * Characters of a message that search reads: its subject first, then the sender, the attachments'
+ * names and the text body (last: past this length, only the body's end is left out). Postgres's full-text vector of a text holds at most 1 MB, and a text of
  * distinct short words makes a vector over twice its size: a 1.5 MB body of base64 lines could
  * not be stored. This much of the text keeps its vector well under the limit.
  */
@@ -20,7 +20,7 @@ export function searchTextOf(message: {
 }): string {
   // The text is cut before it is joined: a 20 MB body is not copied whole to keep its first 200,000 characters.
   const text = message.text.slice(0, MAX_SEARCH_TEXT_LENGTH);
-  const joined = [message.subject, message.fromAddress, text, ...message.attachmentFilenames].join('\n');
+  const joined = [message.subject, message.fromAddress, ...message.attachmentFilenames, text].join('\n');
   return joined.slice(0, MAX_SEARCH_TEXT_LENGTH).toWellFormed().toLowerCase();
 }
 
