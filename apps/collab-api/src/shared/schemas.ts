@@ -62,11 +62,15 @@ export const fileBytes = z.string().meta({ format: 'binary' });
 
 /**
  * The query of this service's own signed links (upload and download links of local storage): the
- * link is the credential, an HMAC over its path and expiry under COLLAB_UPLOAD_URL_SECRET.
+ * link is the credential, an HMAC over its path and expiry under COLLAB_UPLOAD_URL_SECRET. A link
+ * without them is refused as one with a wrong signature is (403), not as a malformed request.
  */
 export const signedLinkQuery = z.object({
-  expires: z.string().meta({ description: 'When the link stops working, in seconds since 1970 (UTC)' }),
-  token: z.string().meta({ description: "The link's signature over its path and `expires` (HMAC-SHA256, base64url)" }),
+  expires: z.string().default('').meta({ description: 'When the link stops working, in seconds since 1970 (UTC); absent: 403' }),
+  token: z
+    .string()
+    .default('')
+    .meta({ description: "The link's signature over its path and `expires` (HMAC-SHA256, base64url); absent: 403" }),
 });
 
 /** `archived_at` of a record the API shows: always null, since archived records are not shown. */

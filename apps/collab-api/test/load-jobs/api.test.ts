@@ -106,16 +106,14 @@ describe('with the worker', () => {
       status: 409,
       body: { detail: 'The file has not been uploaded yet: PUT it to the upload_url first' },
     });
-    // The link is the credential; a wrong token is refused, and one without its query is invalid.
+    // The link is the credential: a wrong token is refused, and so is a link without its query.
     const put = (query: string) =>
       request(ctx.app)
         .put(`${url.pathname}${query}`)
         .set('Content-Type', 'application/octet-stream')
         .send(Buffer.from('1,a\n2,b\n'));
-    expect((await put('')).body.detail.map((issue: { loc: string[] }) => issue.loc.join('.'))).toEqual([
-      'query.expires',
-      'query.token',
-    ]);
+    expect((await put('')).status).toBe(403);
+    expect((await put(url.search.replace(/&?token=[^&]+/, ''))).status).toBe(403);
     expect((await put(url.search.replace(/token=[^&]+/, 'token=forged'))).status).toBe(403);
     expect((await put(url.search)).body).toEqual({ size: 8 });
 
