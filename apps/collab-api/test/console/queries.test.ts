@@ -8,6 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
+import type { Page } from 'playwright-core';
 import { freePort, listen, overflows, signIn, unlabelled, withBrowser } from '../browser/page.js';
 import { ensureChromium } from '../browser/chromium.js';
 import { as, createTestContext, type TestContext } from '../context.js';
@@ -47,6 +48,13 @@ afterAll(async () => {
 
 const queriesPage = () => `${baseUrl}/console/queries?project=${owner.projectId}`;
 
+/** Waits for the shown job to end, and expects it DONE: a job that ends otherwise fails with its fields (why), not a timeout. */
+async function expectJobDone(page: Page, timeout = 60_000): Promise<void> {
+  await page.locator('#job-fields .status', { hasText: /DONE|FAILED|CANCELLED/ }).waitFor({ timeout });
+  const fields = await page.locator('#job-fields').textContent();
+  expect(fields).toContain('✓ DONE');
+}
+
 it("runs a consumer's query over shared data: dry run, job, result with the masked column marked", async () => {
   await withBrowser(async (page, problems) => {
     await page.goto(queriesPage());
@@ -65,7 +73,7 @@ it("runs a consumer's query over shared data: dry run, job, result with the mask
     expect(await page.locator('#queries i').count()).toBe(0);
 
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    await page.locator('#job-fields .status', { hasText: 'DONE' }).waitFor({ timeout: 60_000 });
+    await expectJobDone(page);
     const header = page.locator('#result-rows thead th');
     await header.nth(2).waitFor();
     expect(await header.allTextContents()).toEqual(['nameSTRING', 'salarymaskedINT64', 'teamSTRING']);
@@ -86,7 +94,7 @@ it("exports a result and downloads the file through the link; another format's l
     await page.getByRole('button', { name: 'New query' }).click();
     await page.getByLabel(/^SQL/).fill('SELECT person, margin FROM sales.orders ORDER BY person');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    await page.locator('#job-fields .status', { hasText: 'DONE' }).waitFor({ timeout: 60_000 });
+    await expectJobDone(page);
     await page.getByLabel('Format').selectOption('CSV');
     await page.getByLabel('Compression').selectOption('NONE');
     await page.getByRole('button', { name: 'Export' }).click();
@@ -169,7 +177,7 @@ it('shows an Org admin the quota used today and this month, reopens a query from
       await quota.getByText('Used this month').waitFor();
       expect(await quota.textContent()).toMatch(/Used today\$\d+\.\d{6} of \$\d+\.\d{6} \(\d+\.\d %\)/);
       await page.getByRole('button', { name: 'Open <i>People</i> by team' }).click();
-      await page.locator('#job-fields .status', { hasText: 'DONE' }).waitFor();
+      await expectJobDone(page, 30_000);
       await page.locator('#result-rows tbody tr').nth(2).waitFor();
       expect(page.url()).toMatch(/query=[0-9a-f-]{36}&job=[0-9a-f-]{36}$/);
       await page.reload();
