@@ -60,6 +60,15 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Whether a failed read may succeed when made again: a network failure or a service restarting
+ * may pass; 401, 403 and 404 will not (a page that reads something again every few seconds stops
+ * only for those).
+ */
+export function mayPass(error: unknown): boolean {
+  return !(error instanceof ApiError && [401, 403, 404].includes(error.status));
+}
+
 /** The API's `detail` (a message, or the list of invalid fields) as one line. */
 export function detailOf(body: unknown, status: number): string {
   const detail = (body as { detail?: unknown } | null)?.detail;
