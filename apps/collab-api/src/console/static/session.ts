@@ -62,11 +62,28 @@ export class ApiError extends Error {
 
 /**
  * Whether a failed read may succeed when made again: a network failure or a service restarting
- * may pass; 401, 403 and 404 will not (a page that reads something again every few seconds stops
- * only for those).
+ * may pass; 401, 403 and 404 will not.
  */
-export function mayPass(error: unknown): boolean {
+function mayPass(error: unknown): boolean {
   return !(error instanceof ApiError && [401, 403, 404].includes(error.status));
+}
+
+/**
+ * Makes a page's `read` of what it shows (a running job) in `ms`, giving `page.timer` the timer to
+ * clear. A failed read is reported and made again while it may pass and the page still shows the
+ * same thing (`page.current`).
+ */
+export function readLater(
+  read: () => Promise<void>,
+  ms: number,
+  page: { report: (error: unknown) => void; current: () => boolean; timer: (timer: number) => void },
+): void {
+  const attempt = () =>
+    void read().catch((error: unknown) => {
+      page.report(error);
+      if (mayPass(error) && page.current()) readLater(read, ms, page);
+    });
+  page.timer(window.setTimeout(attempt, ms));
 }
 
 /** The API's `detail` (a message, or the list of invalid fields) as one line. */

@@ -5,7 +5,7 @@
  * nothing from the network but this service.
  */
 
-import { $, api, detailOf, mayPass, signOut, startPage, token } from '../session.js';
+import { $, api, detailOf, readLater, signOut, startPage, token } from '../session.js';
 
 interface Named {
   id: string;
@@ -132,19 +132,6 @@ function stopRefresh(): void {
   refreshTimer = undefined;
 }
 
-/** Reads the shown job again in 5 seconds; a failed read is reported and made again while it may pass. */
-function readJobAgain(id: string): void {
-  refreshTimer = window.setTimeout(
-    () =>
-      void showJob(id).catch((error: unknown) => {
-        report(error);
-        // Unless the page has moved on to another job meanwhile.
-        if (mayPass(error) && shownJob === id) readJobAgain(id);
-      }),
-    REFRESH_MS,
-  );
-}
-
 /** Shows a job, and reads it again every 5 seconds while it is Pending or Running. */
 async function showJob(id: string): Promise<void> {
   stopRefresh();
@@ -154,7 +141,11 @@ async function showJob(id: string): Promise<void> {
   renderJob(job);
   if (ACTIVE.has(job.status)) {
     $('job-refresh').textContent = `Refreshing every ${REFRESH_MS / 1000} seconds while the job is ${job.status}.`;
-    readJobAgain(id);
+    readLater(() => showJob(id), REFRESH_MS, {
+      report,
+      current: () => shownJob === id,
+      timer: (next) => (refreshTimer = next),
+    });
   } else {
     $('job-refresh').textContent = `Last read ${new Date().toLocaleTimeString()}.`;
     await loadJobs();

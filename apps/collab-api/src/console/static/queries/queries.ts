@@ -5,7 +5,7 @@
  * in every format with their download links, and the tenant's quota used today and this month.
  * The address keeps the project, query and job (?project=&query=&job=), so a page can be shared.
  */
-import { $, api, ApiError, badge, bytes, el, fields, mayPass, type Me, row, say, startPage, when } from '../session.js';
+import { $, api, ApiError, badge, bytes, el, fields, type Me, readLater, row, say, startPage, when } from '../session.js';
 
 interface Named {
   id: string;
@@ -240,20 +240,13 @@ async function showJob(id: string): Promise<void> {
     $('results').hidden = true;
     $('exports').hidden = true;
   }
-  if (active) readJobAgain(id);
-}
-
-/** Reads the shown job again in a second; a failed read is reported and made again while it may pass. */
-function readJobAgain(id: string): void {
-  timer = window.setTimeout(
-    () =>
-      void showJob(id).catch((error: unknown) => {
-        fail(error);
-        // Unless the page has moved on to another job meanwhile.
-        if (mayPass(error) && shownJob?.id === id) readJobAgain(id);
-      }),
-    POLL_MS,
-  );
+  if (active) {
+    readLater(() => showJob(id), POLL_MS, {
+      report: fail,
+      current: () => shownJob?.id === id,
+      timer: (next) => (timer = next),
+    });
+  }
 }
 
 function valueText(value: unknown): string {
