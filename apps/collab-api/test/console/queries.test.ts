@@ -48,6 +48,15 @@ afterAll(async () => {
 
 const queriesPage = () => `${baseUrl}/console/queries?project=${owner.projectId}`;
 
+/** Opens the queries page signed in as the owner's Dataset editor, and writes a new query (not saved yet). */
+async function writeNewQuery(page: Page, query: { name?: string; sql: string }): Promise<void> {
+  await page.goto(queriesPage());
+  await signIn(page, owner.tenant.editor.token);
+  await page.getByRole('button', { name: 'New query' }).click();
+  if (query.name !== undefined) await page.getByRole('textbox', { name: 'Name', exact: true }).fill(query.name);
+  await page.getByLabel(/^SQL/).fill(query.sql);
+}
+
 /** Waits for the shown job to end, and expects it DONE: a job that ends otherwise fails with its fields (why), not a timeout. */
 async function expectJobDone(page: Page, timeout = 60_000): Promise<void> {
   await page.locator('#job-fields .status', { hasText: /DONE|FAILED|CANCELLED/ }).waitFor({ timeout });
@@ -57,12 +66,8 @@ async function expectJobDone(page: Page, timeout = 60_000): Promise<void> {
 
 it("runs a consumer's query over shared data: dry run, job, result with the masked column marked", async () => {
   await withBrowser(async (page, problems) => {
-    await page.goto(queriesPage());
-    await signIn(page, owner.tenant.editor.token);
-    await page.getByRole('button', { name: 'New query' }).click();
-    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('<i>People</i> by team');
+    await writeNewQuery(page, { name: '<i>People</i> by team', sql: 'SELECT name, salary, team FROM hr.people ORDER BY name' });
     await page.getByLabel('Description').fill('Shared by Sharer');
-    await page.getByLabel(/^SQL/).fill('SELECT name, salary, team FROM hr.people ORDER BY name');
     await page.getByRole('button', { name: 'Dry run' }).click();
     const dry = page.locator('#dry-run-fields');
     await dry.getByText('Estimated cost').waitFor();
@@ -89,10 +94,7 @@ it("runs a consumer's query over shared data: dry run, job, result with the mask
 
 it("exports a result and downloads the file through the link; another format's link is there too", async () => {
   await withBrowser(async (page, problems) => {
-    await page.goto(queriesPage());
-    await signIn(page, owner.tenant.editor.token);
-    await page.getByRole('button', { name: 'New query' }).click();
-    await page.getByLabel(/^SQL/).fill('SELECT person, margin FROM sales.orders ORDER BY person');
+    await writeNewQuery(page, { sql: 'SELECT person, margin FROM sales.orders ORDER BY person' });
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await expectJobDone(page);
     await page.getByLabel('Format').selectOption('CSV');
@@ -119,11 +121,7 @@ it("exports a result and downloads the file through the link; another format's l
 
 it('changes a saved query, its text and name, and runs the new text', async () => {
   await withBrowser(async (page, problems) => {
-    await page.goto(queriesPage());
-    await signIn(page, owner.tenant.editor.token);
-    await page.getByRole('button', { name: 'New query' }).click();
-    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Margins');
-    await page.getByLabel(/^SQL/).fill('SELECT person, margin FROM sales.orders ORDER BY person');
+    await writeNewQuery(page, { name: 'Margins', sql: 'SELECT person, margin FROM sales.orders ORDER BY person' });
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.locator('#result-rows tbody tr').first().filter({ hasText: /^ada/ }).waitFor({ timeout: 60_000 });
 
@@ -151,11 +149,7 @@ it('changes a saved query, its text and name, and runs the new text', async () =
 
 it('keeps reading a running job through failed reads, and cancels it from the page', async () => {
   await withBrowser(async (page, problems) => {
-    await page.goto(queriesPage());
-    await signIn(page, owner.tenant.editor.token);
-    await page.getByRole('button', { name: 'New query' }).click();
-    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Heavy');
-    await page.getByLabel(/^SQL/).fill(HEAVY);
+    await writeNewQuery(page, { name: 'Heavy', sql: HEAVY });
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.locator('#job-fields .status', { hasText: 'RUNNING' }).waitFor({ timeout: 60_000 });
     expect(await page.locator('#job-refresh').textContent()).toContain('every second while it is RUNNING');
