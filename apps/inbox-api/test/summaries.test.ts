@@ -134,6 +134,8 @@ describe('with LLM_PROVIDER set', () => {
 
   it('reads a thread of 240 MB as its newest messages, each cut to its share, not whole into memory', async () => {
     const threadId = await receiveMail(ctx.app, 'huge-thread');
+    // The mail's own summary job first: run during the call below, its prompt (of the mail alone) came first.
+    expect(await summaryOf(ctx.app, threadId)).not.toBeNull();
     // 60 more messages of 4 MB each, written by SQL (a webhook would take minutes).
     await ctx.db.pool.query(
       `INSERT INTO messages (id, thread_id, inbox_id, direction, status, provider_message_id, subject, from_address,
