@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BadRequestError } from '@repo/errors';
 import { paginationQuery } from '@repo/http';
+import { isUuid } from './ids.js';
 
 /**
  * Paging of every list: `limit` with `offset` (and `total`), as lists always took them, or a
@@ -164,8 +165,16 @@ export function afterKeyDesc(fields: readonly string[], key: KeyValue[] | undefi
   };
 }
 
-/** Identifiers are UUIDs; anything else cannot name a record and is simply not found. */
-export const id = z.string().min(1).max(100);
+/**
+ * Identifiers are UUIDs; anything else cannot name a record and is simply not found (and is named in
+ * the 404 as given). A UUID is lower-cased, as Postgres writes it: scopes and caches compare ids as
+ * strings, and its hex digits name the same record in either case.
+ */
+export const id = z
+  .string()
+  .min(1)
+  .max(100)
+  .overwrite((value) => (isUuid(value) ? value.toLowerCase() : value));
 
 export const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 UTC timestamp' });
 

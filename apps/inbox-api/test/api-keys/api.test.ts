@@ -224,6 +224,25 @@ describe('DELETE /v1/api-keys/{api_key_id}', () => {
     }
   });
 
+  it('revokes at once when the path spells the id in capitals', async () => {
+    const key = await createKey(ctx.app, OPERATOR_KEY, { organization_id: organization.id, permissions: ['read'] });
+    await as(ctx.app, key.key).get('/v1/inboxes').expect(200);
+    await operator().delete(`/v1/api-keys/${key.id.toUpperCase()}`).expect(204);
+    expect((await as(ctx.app, key.key).get('/v1/inboxes')).status).toBe(401);
+  });
+
+  it('reads ids in capitals as the same records: a key limited to an inbox reaches it so named', async () => {
+    const upper = inbox1.id.toUpperCase();
+    const key = await createKey(ctx.app, OPERATOR_KEY, {
+      organization_id: organization.id,
+      inbox_ids: [upper],
+      permissions: ['read'],
+    });
+    expect(key.inbox_ids).toEqual([inbox1.id]);
+    expect((await as(ctx.app, key.key).get(`/v1/inboxes/${upper}`).expect(200)).body.id).toBe(inbox1.id);
+    await as(ctx.app, key.key).get(`/v1/messages?inbox_id=${upper}`).expect(200);
+  });
+
   it('lets a key revoke itself', async () => {
     const key = await createKey(ctx.app, OPERATOR_KEY, { organization_id: organization.id, permissions: ['manage'] });
     await as(ctx.app, key.key).delete(`/v1/api-keys/${key.id}`).expect(204);
