@@ -289,16 +289,18 @@ const CASES: Record<string, Case> = {
         reply_to_thread_id: f.threadId,
       }),
   ),
+  // A reviewer (`approve` alone) reads the drafts it approves.
   'GET /v1/drafts': {
     kind: 'list',
     path: () => '/v1/drafts',
     belongs: (item, actor) => ownInboxes(actor).includes(item.inbox_id as string),
-    status: listed,
+    status: { organization: 200, inbox: 200, approver: 200 },
   },
-  'GET /v1/drafts/{draft_id}': unreachable(
-    (c, f) => c.get(`/v1/drafts/${f.draftId}`),
-    (c, f) => c.get(`/v1/drafts?inbox_id=${f.inboxId}`),
-  ),
+  'GET /v1/drafts/{draft_id}': {
+    kind: 'foreign',
+    calls: [(c, f) => c.get(`/v1/drafts/${f.draftId}`), (c, f) => c.get(`/v1/drafts?inbox_id=${f.inboxId}`)],
+    status: { organization: 404, inbox: 404, approver: 404 },
+  },
   'PATCH /v1/drafts/{draft_id}': unreachable((c, f) => c.patch(`/v1/drafts/${f.draftId}`, { subject: 'Changed' })),
   'DELETE /v1/drafts/{draft_id}': unreachable((c, f) => c.delete(`/v1/drafts/${f.draftId}`)),
   'POST /v1/drafts/{draft_id}/send': unreachable((c, f) => c.post(`/v1/drafts/${f.draftId}/send`)),

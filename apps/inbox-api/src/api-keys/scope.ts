@@ -52,10 +52,21 @@ export function scopeOf(actor: Actor): Scope {
 export function requirePermission(actor: Actor, ...permissions: [Permission, ...Permission[]]): void {
   if (actor.kind === 'operator') return;
   const missing = permissions.find((permission) => actor.kind !== 'key' || !actor.permissions.has(permission));
-  if (missing === undefined) return;
-  throw new ForbiddenError(
+  if (missing !== undefined) throw lacking(actor, `\`${missing}\``);
+}
+
+/** 403 unless the caller has at least one of `permissions`: a draft is read by the agent that wrote it, its reviewer, or a reader. */
+export function requireSomePermission(actor: Actor, ...permissions: [Permission, Permission, ...Permission[]]): void {
+  if (actor.kind === 'operator') return;
+  if (actor.kind === 'key' && permissions.some((permission) => actor.permissions.has(permission))) return;
+  const names = permissions.map((permission) => `\`${permission}\``);
+  throw lacking(actor, `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`);
+}
+
+function lacking(actor: Actor, permissions: string): ForbiddenError {
+  return new ForbiddenError(
     actor.kind === 'key'
-      ? `This API key lacks the \`${missing}\` permission`
+      ? `This API key lacks the ${permissions} permission`
       : 'A download link opens its attachment only: send Authorization: Bearer <key>',
   );
 }

@@ -1,4 +1,4 @@
-import { requirePermission, scopeOf } from '../api-keys/scope.js';
+import { requirePermission, requireSomePermission, scopeOf } from '../api-keys/scope.js';
 import type { InboxApi } from '../auth.js';
 import type { Deps } from '../deps.js';
 import {
@@ -46,11 +46,11 @@ export function draftRoutes(api: InboxApi, deps: Deps): void {
     path: '/v1/drafts',
     tags: ['drafts'],
     summary: 'List drafts, newest first',
-    description: 'Of the inboxes the key reaches, or of `inbox_id`; `status` filters. Needs `read`.',
+    description: 'Of the inboxes the key reaches, or of `inbox_id`; `status` filters. Needs `read`, `send` or `approve`.',
     query: listDraftsQuery,
     response: draftPage,
     errors: [404],
-    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    authorize: ({ actor }) => requireSomePermission(actor, 'read', 'send', 'approve'),
     handler: ({ actor, query }) => listDrafts(deps.db, scopeOf(actor), query),
   });
   api.route({
@@ -58,10 +58,11 @@ export function draftRoutes(api: InboxApi, deps: Deps): void {
     path: '/v1/drafts/{draft_id}',
     tags: ['drafts'],
     summary: 'Get a draft',
+    description: 'Needs `read`, `send` or `approve`.',
     params: draftParams,
     response: draftSchema,
     errors: [404],
-    authorize: ({ actor }) => requirePermission(actor, 'read'),
+    authorize: ({ actor }) => requireSomePermission(actor, 'read', 'send', 'approve'),
     handler: ({ actor, params }) => getDraft(deps.db, scopeOf(actor), params.draft_id),
   });
   api.route({

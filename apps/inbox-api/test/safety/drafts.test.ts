@@ -228,6 +228,29 @@ describe('drafts', () => {
     expect(huge.status).toBe(413);
   });
 
+  it('are read by a key with `send` or `approve` alone, and refused (403) to a key with neither', async () => {
+    const inbox = await inboxIn('permission-drafter');
+    const key = (permissions: string[]) =>
+      createKey(ctx.app, OPERATOR_KEY, { organization_id: org.id, permissions }).then((created) => as(ctx.app, created.key));
+    const [sender, reviewer, manager] = await Promise.all([key(['send']), key(['approve']), key(['manage'])]);
+    const draft = (
+      await sender.post('/v1/drafts', { inbox_id: inbox.id, to: ['x@example.com'], subject: 'Mine', body: 'b' }).expect(201)
+    ).body;
+    for (const client of [sender, reviewer]) {
+      expect((await client.get(`/v1/drafts/${draft.id}`).expect(200)).body.subject).toBe('Mine');
+      const listed = (await client.get(`/v1/drafts?inbox_id=${inbox.id}`).expect(200)).body.items as { id: string }[];
+      expect(listed.map((item) => item.id)).toEqual([draft.id]);
+    }
+    for (const path of [`/v1/drafts/${draft.id}`, '/v1/drafts']) {
+      const refused = await manager.get(path);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toMatchObject({
+        code: 'forbidden',
+        message: 'This API key lacks the `read`, `send` or `approve` permission',
+      });
+    }
+  });
+
   it('answers 404 for drafts and inboxes of other scopes', async () => {
     const foreignInbox = await inboxIn('foreign-drafter', other.id);
     const foreign = (
