@@ -37,6 +37,19 @@ describe('threading rules', () => {
       references: ['<a@x>', '<b@x>', '<c@x>'],
     });
     expect(replyHeaders({ providerMessageId: '<a@x>', references: null })).toEqual({ inReplyTo: '<a@x>', references: ['<a@x>'] });
+    // RFC 5322 §3.6.4: no References, but In-Reply-To naming one message: that id, then the parent's.
+    expect(replyHeaders({ providerMessageId: '<b@x>', references: null, inReplyTo: '<a@x>' })).toEqual({
+      inReplyTo: '<b@x>',
+      references: ['<a@x>', '<b@x>'],
+    });
+    // In-Reply-To naming several messages says nothing of the chain; References, when there, wins.
+    expect(replyHeaders({ providerMessageId: '<c@x>', references: null, inReplyTo: '<a@x> <b@x>' }).references).toEqual([
+      '<c@x>',
+    ]);
+    expect(replyHeaders({ providerMessageId: '<c@x>', references: '<a@x>', inReplyTo: '<b@x>' }).references).toEqual([
+      '<a@x>',
+      '<c@x>',
+    ]);
   });
 
   it('keeps the root and the newest ids when a References chain grows long', () => {

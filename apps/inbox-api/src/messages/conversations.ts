@@ -53,7 +53,12 @@ export async function replyToMessage(
       attachments: input.attachments,
       labels: input.labels,
     },
-    answering: { id: message.id, providerMessageId: message.providerMessageId, references: message.references },
+    answering: {
+      id: message.id,
+      providerMessageId: message.providerMessageId,
+      references: message.references,
+      inReplyTo: message.inReplyTo,
+    },
   });
 }
 

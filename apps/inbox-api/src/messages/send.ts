@@ -47,7 +47,7 @@ export interface SendOptions {
    * A reply (messages/conversations.ts): the message answered, which In-Reply-To and References
    * name (rather than the thread's newest message).
    */
-  answering?: { id: string; providerMessageId: string; references: string | null };
+  answering?: { id: string; providerMessageId: string; references: string | null; inReplyTo?: string | null };
   /** A forward: the forwarded message's id, and its attachments, carried along. */
   forwarding?: { id: string; files: AttachmentFile[] };
   /** An approved draft's send (drafts/service.ts): not held for approval again. */

@@ -123,6 +123,6 @@ export function latestMessage(db: Database, threadId: string) {
   return db.message.findFirst({
     where: { threadId, status: { not: 'failed' } },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    select: { providerMessageId: true, references: true },
+    select: { providerMessageId: true, references: true, inReplyTo: true },
   });
 }

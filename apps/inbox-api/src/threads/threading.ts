@@ -21,13 +21,17 @@ export function parseMessageIds(header: string | null | undefined): string[] {
 
 /**
  * Headers of a reply to `latest`, the newest message of the thread: In-Reply-To is its
- * Message-ID; References is its References followed by its Message-ID.
+ * Message-ID; References is its References followed by its Message-ID, or, when it has no
+ * References but answers a single message (In-Reply-To), that message's id followed by its own.
  */
-export function replyHeaders(latest: { providerMessageId: string; references: string | null }): {
+export function replyHeaders(latest: { providerMessageId: string; references: string | null; inReplyTo?: string | null }): {
   inReplyTo: string;
   references: string[];
 } {
-  const chain = [...parseMessageIds(latest.references).filter((id) => id !== latest.providerMessageId), latest.providerMessageId];
+  const parentReferences = parseMessageIds(latest.references);
+  const answered = parseMessageIds(latest.inReplyTo);
+  const earlier = parentReferences.length > 0 ? parentReferences : answered.length === 1 ? answered : [];
+  const chain = [...earlier.filter((id) => id !== latest.providerMessageId), latest.providerMessageId];
   const references = chain.length > MAX_REFERENCES ? [chain[0]!, ...chain.slice(-(MAX_REFERENCES - 1))] : chain;
   return { inReplyTo: latest.providerMessageId, references };
 }

@@ -99,3 +99,16 @@ describe('replies of the corpus, through the Mailgun webhook (body-mime)', () =>
     },
   );
 });
+
+describe('an agent’s reply to a real client’s mail', () => {
+  it('carries References as RFC 5322 builds them when the mail has In-Reply-To and no References (yahoo.eml)', async () => {
+    const received = await receivedThroughMailgun(fixture('replies/eml/yahoo.eml').toString('latin1'));
+    expect(received).toMatchObject({ in_reply_to: '<1333374262.7063.15.camel@mg5>', references: null });
+    const reply = (await request(ctx.app).post(`/v1/messages/${received.id}/reply`).send({ body: 'Thanks.' }).expect(201)).body;
+    const sent = (await request(ctx.app).get(`/v1/messages/${reply.id}`).expect(200)).body;
+    expect(sent).toMatchObject({
+      in_reply_to: '<1333374330.68772.YahooMailNeo@web114411.mail.gq1.yahoo.com>',
+      references: '<1333374262.7063.15.camel@mg5> <1333374330.68772.YahooMailNeo@web114411.mail.gq1.yahoo.com>',
+    });
+  });
+});
