@@ -9,12 +9,12 @@ const cursor = z
   .regex(/^\d{1,18}$/, { error: 'Must be an event id (decimal digits)' })
   .transform((value) => BigInt(value));
 
+/** `types=a,b`, `types=a&types=b`, or both. */
 const typeList = z
-  .string()
-  .max(1000)
+  .union([z.string().max(1000), z.array(z.string().max(1000)).max(EVENT_TYPES.length)])
   .transform((value, ctx) => {
-    const types = value
-      .split(',')
+    const types = (Array.isArray(value) ? value : [value])
+      .flatMap((part) => part.split(','))
       .map((type) => type.trim())
       .filter(Boolean);
     const unknown = types.filter((type) => !(EVENT_TYPES as readonly string[]).includes(type));
@@ -24,7 +24,9 @@ const typeList = z
     }
     return types as (typeof EVENT_TYPES)[number][];
   })
-  .meta({ description: `Comma-separated event types to include (default: all): ${EVENT_TYPES.join(', ')}` });
+  .meta({
+    description: `Event types to include, comma-separated or the parameter repeated (default: all): ${EVENT_TYPES.join(', ')}`,
+  });
 
 const filters = {
   types: typeList.optional(),

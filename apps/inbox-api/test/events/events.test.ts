@@ -116,6 +116,11 @@ describe('the event log', () => {
         thread_id: string;
       }[];
     expect((await get(keyA, 'types=message.sent')).every((event) => event.type === 'message.sent')).toBe(true);
+    // The parameter repeated is the list too, as the comma-separated form.
+    const both = await get(keyA, 'types=message.sent&types=message.received');
+    expect(both.length).toBeGreaterThan(0);
+    expect(both.every((event) => ['message.sent', 'message.received'].includes(event.type))).toBe(true);
+    expect(both).toEqual(await get(keyA, 'types=message.sent,message.received'));
     expect(await get(keyA, `thread_id=${sent.thread_id}`)).toEqual([
       expect.objectContaining({ type: 'message.sent', inbox_id: inboxA.id }),
     ]);
@@ -170,6 +175,7 @@ describe('the event log', () => {
       'after=-5',
       'after=1e3',
       'types=message.exploded',
+      'types=message.sent&types=message.exploded',
       'limit=0',
       'limit=501',
       'after=%00',
