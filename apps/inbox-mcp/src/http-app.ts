@@ -25,6 +25,7 @@ import { isLoopback } from './config.js';
 import { jsonRpcErrorFormat } from './json-rpc-errors.js';
 import { reachOf, type ServerReach } from './mcp-server.js';
 import { InFlightRequests } from './stateless-cancellation.js';
+import { asksForTask, type RawCallParams } from './tasks/task-protocol.js';
 
 export interface HttpAppDeps {
   transport: 'sse' | 'http';
@@ -183,10 +184,13 @@ function streamableHttpRoutes(deps: HttpAppDeps): Router {
   return router;
 }
 
-/** Whether a body is a call of wait_for_reply, the one tool that may take minutes. */
+/**
+ * Whether a body is a call of wait_for_reply that waits in the request, the one call that may take
+ * minutes. One asking for a task answers at once, as one JSON body like any other call.
+ */
 function isWait(body: unknown): boolean {
-  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
-  return message?.method === 'tools/call' && message.params?.name === 'wait_for_reply';
+  const message = body as { method?: unknown; params?: RawCallParams } | null;
+  return message?.method === 'tools/call' && message.params?.name === 'wait_for_reply' && !asksForTask(message.params);
 }
 
 /** The request's URL; 400 for a Host header that makes none (`example.com:99999`, `exa mple`). */

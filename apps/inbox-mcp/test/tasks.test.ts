@@ -73,6 +73,9 @@ async function connectV2(mcp: McpProcess, options: { tasks: boolean }): Promise<
  * A 2026-07-28 request as the wire carries it. SDK v2's client refuses a `resultType: "task"`
  * answer (it runs no tasks), so the call that creates a task is made by hand.
  */
+/** The Content-Type of each post2026 answer, in order. */
+const contentTypes: (string | null)[] = [];
+
 async function post2026(mcp: McpProcess, method: string, params: Record<string, unknown>) {
   const res = await fetch(`${mcp.url}/mcp`, {
     method: 'POST',
@@ -99,6 +102,7 @@ async function post2026(mcp: McpProcess, method: string, params: Record<string, 
     }),
   });
   const text = await res.text();
+  contentTypes.push(res.headers.get('content-type'));
   const json = res.headers.get('content-type')?.includes('text/event-stream')
     ? text
         .split('\n')
@@ -309,6 +313,8 @@ describe('2026-07-28 tasks extension (SDK v2 client)', () => {
       pollIntervalMs: 5000,
     });
     expect(created.result).not.toHaveProperty('task');
+    // Answered at once, as one JSON body: only a call that waits in the request streams.
+    expect(contentTypes.at(-1)).toMatch(/^application\/json/);
     const taskId = created.result!.taskId as string;
 
     const client = await connectV2(second, { tasks: true });

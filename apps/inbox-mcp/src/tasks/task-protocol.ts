@@ -66,6 +66,19 @@ function declaresTasksExtension(ctx: ServerContext): boolean {
   return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
+/** A `tools/call`'s params as the body carries them, before the SDK reads them. */
+export type RawCallParams = { name?: unknown; task?: unknown; _meta?: Record<string, unknown> };
+
+/**
+ * wantsTask's rule read off a body before the SDK has parsed it (to choose how the answer is sent):
+ * a 2026-07-28 request (its envelope in `_meta`) declaring the extension, or an older one with `task`.
+ */
+export function asksForTask(params: RawCallParams): boolean {
+  const capabilities = params._meta?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
+  if (capabilities !== undefined) return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
+  return typeof params.task === 'object' && params.task !== null;
+}
+
 function wantsTask(request: RawRequest, ctx: ServerContext): boolean {
   if (request.params?.name !== TASK_TOOL) return false;
   return eraOf(ctx) === '2026'
