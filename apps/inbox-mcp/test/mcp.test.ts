@@ -344,8 +344,10 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
     expect(input('reply_to_message').required).toEqual(['message_id', 'body']);
     expect(input('forward_message').required).toEqual(['message_id', 'to']);
     expect(input('update_labels').required).toEqual(['message_id']);
-    expect(input('search').required).toEqual(['q']);
+    // `query` as search_email names it, or `q` as the REST API does (one of the two, checked when called).
+    expect(input('search').required ?? []).toEqual([]);
     expect(Object.keys(input('search').properties)).toEqual([
+      'query',
       'q',
       'inbox_ids',
       'labels',
@@ -643,8 +645,12 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       await call('search', { q: 'agenda', inbox_ids: [alice.id, bob.id], limit: 1, page_token: first.next_page_token }),
     );
     expect(second.items[0].id).not.toBe(first.items[0].id);
-    // Across every inbox the key reaches (here all of them).
+    // Across every inbox the key reaches (here all of them), the words named `query` as search_email names them.
     expect(structured(await call('search', { q: 'agenda' })).total).toBeGreaterThanOrEqual(2);
+    expect(structured(await call('search', { query: 'agenda', inbox_ids: [alice.id, bob.id] })).items).toEqual(found.items);
+    for (const args of [{}, { query: 'agenda', q: 'agenda' }]) {
+      expect(inputError(await call('search', args))).toContain('Give the words to find as `query` (or as `q`), once');
+    }
 
     expect(apiError(await call('search', { q: '' }))).toMatchObject({ code: 'validation_error' });
     expect(apiError(await call('search', { q: 'x\u0000y' }))).toMatchObject({ code: 'validation_error' });
