@@ -265,7 +265,7 @@ describe('aggregation thresholds', () => {
 
   it('applies the strictest threshold to every reference of every table with a rule, so that a join cannot split groups', async () => {
     const joined = await sandbox.check(
-      'SELECT v.city, count(*) AS n FROM hr.visits v JOIN hr.stores s ON s.city = v.city JOIN hr.visits w ON w.city = v.city GROUP BY v.city',
+      'SELECT v.city, count(*) AS n FROM hr.visits v JOIN hr.stores s ON s.city = v.city GROUP BY v.city',
       catalog,
     );
     expect(
@@ -274,9 +274,7 @@ describe('aggregation thresholds', () => {
         { key: 'b', rule: { privacyUnit: 'y', minDistinct: 5 } },
       ]),
     ).toBe(5);
-    expect(joined.sql).toContain(
-      'HAVING ((count(DISTINCT v.customer) >= 5) AND (count(DISTINCT s.store) >= 5) AND (count(DISTINCT w.customer) >= 5))',
-    );
+    expect(joined.sql).toContain('HAVING ((count(DISTINCT v.customer) >= 5) AND (count(DISTINCT s.store) >= 5))');
     // A group per customer of another table is a group of one privacy unit: dropped by the same HAVING.
     const split = await sandbox.check(
       'SELECT o.person, sum(v.amount) AS total FROM hr.visits v JOIN sales.orders o ON o.amount = v.amount GROUP BY o.person',
@@ -304,6 +302,12 @@ describe('aggregation thresholds', () => {
       // Differences of two aggregates, each over a large group, that isolate one unit.
       ['SELECT (SELECT sum(amount) FROM hr.visits) - (SELECT sum(amount) FROM hr.visits WHERE customer <> 7) AS d', /a subquery/],
       ['SELECT sum(amount) - sum(amount) FILTER (WHERE customer <> 7) AS d FROM hr.visits', /FILTER/],
+      // A self-join: two references filtered apart differ by one unit.
+      [
+        'SELECT sum(a.amount) - sum(b.amount) AS d FROM hr.visits a LEFT JOIN hr.visits b ON b.customer = a.customer AND b.customer <> 7',
+        /hr\.visits more than once \(a self-join\)/,
+      ],
+      ['SELECT v.city, count(*) AS n FROM hr.visits v JOIN hr.visits w ON w.city = v.city GROUP BY v.city', /a self-join/],
       ['SELECT sum(CASE WHEN customer = 7 THEN amount END) AS d FROM hr.visits', /sum over an expression/],
       ['SELECT sum(amount * (customer = 7)::INTEGER) AS d FROM hr.visits', /sum over an expression/],
       // TRY_CAST makes null of the values that do not fit: a filter inside the aggregate.

@@ -398,7 +398,7 @@ export interface ThresholdInstance {
 /**
  * The references to rule tables in the checked parse tree's top SELECT, which the threshold
  * counts privacy units of, or why they cannot be found: the top node must be one SELECT without
- * CTEs whose FROM clause holds tables and joins only. `keyOf` names a table reference's catalog
+ * CTEs whose FROM clause holds tables and joins only, each rule table once. `keyOf` names a table reference's catalog
  * key from its (physical) schema and table names.
  */
 export function thresholdInstances(
@@ -421,6 +421,11 @@ export function thresholdInstances(
     // `AS v(a, b, ...)` renames the columns: the threshold's `v.<unit>` would count another column.
     if (Array.isArray(ref.column_name_alias) && ref.column_name_alias.length > 0) {
       return `column aliases on ${key} (AS name(a, b, ...)), which rename its privacy unit; alias the columns in the SELECT list instead`;
+    }
+    // Two references of one table can be filtered apart (`a LEFT JOIN b ON ... AND b.unit <> 4`), and
+    // their aggregates then differ by single units (`sum(a.x) - sum(b.x)`) in groups that meet the threshold.
+    if (found.some((instance) => instance.key === key)) {
+      return `${key} more than once (a self-join), whose references, filtered apart, would differ by single privacy units`;
     }
     found.push({ alias: String(ref.alias), key, unaliased: names.unaliased.has(ref) });
     return undefined;
