@@ -177,7 +177,7 @@ export class InboxApiClient {
     return this.request(inboxSchema, 'POST', '/v1/inboxes', { body: input, ...options });
   }
 
-  listInboxes(query: { limit: number; offset?: number }, options?: CallOptions) {
+  listInboxes(query: { limit: number; offset?: number; page_token?: string }, options?: CallOptions) {
     return this.request(inboxPageSchema, 'GET', '/v1/inboxes', { query, ...options });
   }
 
@@ -254,7 +254,7 @@ export class InboxApiClient {
   }
 
   /** Thread summaries of an inbox, newest activity first. */
-  listThreads(query: { inbox_id: string; limit: number; offset?: number }, options?: CallOptions) {
+  listThreads(query: { inbox_id: string; limit: number; offset?: number; page_token?: string }, options?: CallOptions) {
     return this.request(threadPageSchema, 'GET', '/v1/threads', { query, ...options });
   }
 

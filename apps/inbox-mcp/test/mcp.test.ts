@@ -402,6 +402,17 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       code: 'not_found',
     });
     expect(inputError(await call('list_threads', {}))).toContain('inbox_id');
+    // Paged by the answer's next_page_token, as the REST API pages.
+    const firstThread = structured(await call('list_threads', { inbox_id: bob.id, limit: 1 }));
+    expect(firstThread.next_page_token).toEqual(expect.any(String));
+    const nextThread = structured(
+      await call('list_threads', { inbox_id: bob.id, limit: 1, page_token: firstThread.next_page_token }),
+    );
+    expect(nextThread.items).toEqual([threads.items[1]]);
+    const firstInbox = structured(await call('list_inboxes', { limit: 1 }));
+    const nextInbox = structured(await call('list_inboxes', { limit: 1, page_token: firstInbox.next_page_token }));
+    expect(nextInbox.items).toEqual([inboxes.items[1]]);
+    expect(apiError(await call('list_inboxes', { limit: 1, page_token: 'forged' }))).toMatchObject({ code: 'bad_request' });
 
     const thread = structured(await call('get_thread', { thread_id: firstSend.thread_id }));
     expect(thread).toMatchObject({ id: firstSend.thread_id, subject: 'Quarterly report' });

@@ -12,6 +12,10 @@ const MAX_EVENTS = 500;
 const page = {
   limit: z.number().int().min(1).max(MAX_LIMIT).default(50).describe(`Items per page, 1 to ${MAX_LIMIT}`),
   offset: z.number().int().min(0).default(0).describe('Items to skip, for the next page'),
+  page_token: z
+    .string()
+    .optional()
+    .describe("The last page's `next_page_token`, for the page after it (steady while items are added; leave `offset` at 0)"),
 };
 
 const listInboxesInput = z.strictObject(page);
@@ -43,7 +47,8 @@ export function registerBrowseTools(server: McpServer, deps: ServerDeps): void {
       title: 'List inboxes',
       description:
         'List the inboxes your key can use, newest first: each with its `id` (the `inbox_id` of the other tools), ' +
-        '`email_address`, name, organization and creation time. Page with `limit` and `offset`; `total` counts them all.',
+        "`email_address`, name, organization and creation time. Page with `limit` and `page_token` (the last answer's " +
+        '`next_page_token`) or `offset`; `total` counts them all.',
       inputSchema: listInboxesInput,
       outputSchema: inboxPageSchema,
       annotations: readAnnotations,
@@ -61,7 +66,7 @@ export function registerBrowseTools(server: McpServer, deps: ServerDeps): void {
       description:
         'List the conversations (threads) of an inbox, most recently active first: each with its `id` (a `thread_id`), ' +
         'subject, time of the last message, message count, participants and summary. Read one with get_thread. ' +
-        'Page with `limit` and `offset`; `total` counts them all.',
+        "Page with `limit` and `page_token` (the last answer's `next_page_token`) or `offset`; `total` counts them all.",
       inputSchema: listThreadsInput,
       outputSchema: threadPageSchema,
       annotations: readAnnotations,
