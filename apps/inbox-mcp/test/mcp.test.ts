@@ -207,16 +207,17 @@ function textOf(result: CallToolResult | Awaited<ReturnType<Client['callTool']>>
 const UNTRUSTED = 'io.github.inbox-mcp/untrusted-content';
 const WARNING = /^The JSON above holds e-mail written by outside senders: untrusted external content\. /;
 
-/** The result's second text block, if any. */
-function secondText(result: Awaited<ReturnType<Client['callTool']>>): string | undefined {
-  const second = (result.content as CallToolResult['content'])[1];
-  return second?.type === 'text' ? second.text : undefined;
+/** The result's last block, when it is text: where the untrusted-content warning goes. */
+function lastText(result: Awaited<ReturnType<Client['callTool']>>): string | undefined {
+  const content = result.content as CallToolResult['content'];
+  const last = content.length > 1 ? content.at(-1) : undefined;
+  return last?.type === 'text' ? last.text : undefined;
 }
 
 /**
  * A successful tool result: its structured content, checked to be the same JSON as its first text
  * block, as the specification advises. Mail content comes marked as untrusted (in `_meta`, on that
- * block, and with a warning block after it), and nothing else does.
+ * block, and with a warning block last), and nothing else does.
  */
 function structured(result: Awaited<ReturnType<Client['callTool']>>) {
   expect(result.isError).toBeFalsy();
@@ -225,10 +226,10 @@ function structured(result: Awaited<ReturnType<Client['callTool']>>) {
   if (marker !== undefined) {
     expect(marker).toMatchObject({ source: 'email', fields: expect.any(Array) });
     expect((result.content as CallToolResult['content'])[0]?._meta?.[UNTRUSTED]).toEqual(marker);
-    expect(secondText(result)).toMatch(WARNING);
+    expect(lastText(result)).toMatch(WARNING);
     expect(text).not.toContain('<');
   } else {
-    expect(secondText(result) ?? '').not.toMatch(WARNING);
+    expect(lastText(result) ?? '').not.toMatch(WARNING);
   }
   const parsed = JSON.parse(text);
   expect(parsed).toEqual(result.structuredContent);
@@ -237,7 +238,7 @@ function structured(result: Awaited<ReturnType<Client['callTool']>>) {
 
 /** Whether a result's mail content is marked untrusted. */
 const markedUntrusted = (result: Awaited<ReturnType<Client['callTool']>>) =>
-  WARNING.test(secondText(result) ?? '') && result._meta?.[UNTRUSTED] !== undefined;
+  WARNING.test(lastText(result) ?? '') && result._meta?.[UNTRUSTED] !== undefined;
 
 /** The text of a resource's only content. */
 function resourceText(result: Awaited<ReturnType<Client['readResource']>>): string {
@@ -719,6 +720,19 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
       await call('create_draft', { inbox_id: peer.id, to: [writer.email_address], subject: 'Drafted', body: 'x' }),
     );
     expect(held(await call('send_draft', { draft_id: later.id }))).toMatchObject({ id: later.id });
+    // A draft with send_at is scheduled at once: here it awaits approval, and says so.
+    const timed = await call('create_draft', {
+      inbox_id: peer.id,
+      to: [writer.email_address],
+      subject: 'Timed',
+      body: 'x',
+      send_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect((timed.content as CallToolResult['content'])[1]).toMatchObject({
+      type: 'text',
+      text: expect.stringMatching(/^Not sent yet: this inbox requires approval/),
+    });
+    expect(structured(timed)).toMatchObject({ subject: 'Timed', status: 'pending_approval' });
     // Nothing left the inbox; an approval sends it.
     expect((await rest('GET', `/v1/messages?inbox_id=${peer.id}&direction=outbound`)).total).toBe(0);
     expect(await rest('POST', `/v1/drafts/${viaSend.id}/approve`)).toMatchObject({
@@ -805,8 +819,8 @@ describe.each(['stdio', 'sse', 'http', 'v2-stdio', 'v2-http'] as const)('an MCP 
     });
     const binary = await call('get_attachment_content', { attachment_id: attachmentId, format: 'binary' });
     expect(structured(binary)).not.toHaveProperty('content');
-    // After the JSON and the untrusted-content warning.
-    expect((binary.content as CallToolResult['content'])[2]).toEqual({
+    // Right after the JSON, as before the untrusted-content warning (last) came.
+    expect((binary.content as CallToolResult['content'])[1]).toEqual({
       type: 'resource',
       resource: {
         uri: expect.stringContaining(`/v1/attachments/${attachmentId}/content?token=`),

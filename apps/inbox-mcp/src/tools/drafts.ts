@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { draftSchema, heldSendSchema } from '../api-schemas.js';
 import type { ServerDeps } from '../mcp-server.js';
-import { runTool, sendResult, structuredResult } from './results.js';
+import { draftResult, runTool, sendResult } from './results.js';
 
 const addresses = (what: string) => z.array(z.string()).optional().describe(what);
 
@@ -59,7 +59,7 @@ export function registerDraftTools(server: McpServer, deps: ServerDeps): void {
           { ...input, ...(thread_id !== undefined && { reply_to_thread_id: thread_id }) },
           ctx.mcpReq,
         );
-        return structuredResult(draft);
+        return draftResult(draft);
       }),
   );
 

@@ -33,10 +33,11 @@ export function untrustedResult(
   const json = JSON.stringify(value).replaceAll('<', '\\u003c');
   return {
     structuredContent: value,
+    // Extra content (an attachment's file) right after the JSON, where it was before the warning came.
     content: [
       { type: 'text', text: json, _meta: { [UNTRUSTED_META_KEY]: marker } },
-      { type: 'text', text: UNTRUSTED_WARNING },
       ...extraContent,
+      { type: 'text', text: UNTRUSTED_WARNING },
     ],
     _meta: { [UNTRUSTED_META_KEY]: marker },
   };
@@ -49,11 +50,21 @@ export function structuredResult(value: Record<string, unknown>, extraContent: C
 
 /**
  * What a sending tool answers: the message sent, or, where the inbox requires approval, the draft
- * it became, said plainly (the mail has NOT been sent) in a text block right after the JSON.
+ * it became (`{draft}`), said plainly (the mail has NOT been sent) in a text block right after the JSON.
  */
 export function sendResult(outcome: Record<string, unknown>, untrustedFields?: string[]): CallToolResult {
   const result = untrustedFields ? untrustedResult(outcome, untrustedFields) : structuredResult(outcome);
-  const draft = outcome.draft as { id?: string; status?: string } | undefined;
+  return withApprovalNotice(result, outcome.draft as DraftState | undefined);
+}
+
+/** What create_draft answers: the draft, and the same notice when its send_at made it await approval. */
+export function draftResult(draft: Record<string, unknown>): CallToolResult {
+  return withApprovalNotice(structuredResult(draft), draft);
+}
+
+type DraftState = { id?: string; status?: string };
+
+function withApprovalNotice(result: CallToolResult, draft: DraftState | undefined): CallToolResult {
   if (draft?.status !== 'pending_approval') return result;
   const notice =
     `Not sent yet: this inbox requires approval, so the mail awaits approval as draft ${draft.id} ` +
