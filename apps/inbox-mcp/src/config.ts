@@ -18,7 +18,7 @@ export const configSchema = z.object({
     .list()
     .optional()
     .describe(
-      'Host headers accepted by the network transports (DNS-rebinding protection). Unset: localhost names when bound to loopback, any otherwise.',
+      "Host headers accepted by the network transports, and the hosts a browser's Origin header may name (DNS-rebinding protection). Unset: localhost names when bound to loopback; otherwise any Host, and an Origin of that Host only.",
     ),
   PUBLIC_BASE_URL: setting
     .url()

@@ -8,7 +8,7 @@ import {
 // SDK v2 has no server transport for the legacy HTTP+SSE protocol: SSE keeps v1's, under a v2 server.
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpHandler, type McpServer } from '@modelcontextprotocol/server';
+import { createMcpHandler, localhostAllowedOrigins, type McpServer, validateOriginHeader } from '@modelcontextprotocol/server';
 import {
   BadRequestError,
   ForbiddenError,
@@ -93,10 +93,27 @@ export function buildHttpApp(deps: HttpAppDeps): Express {
   });
 }
 
-function dnsRebindingProtection(deps: HttpAppDeps) {
-  if (deps.allowedHosts) return hostHeaderValidation(deps.allowedHosts);
-  if (isLoopback(deps.host)) return localhostHostValidation();
-  return (_req: express.Request, _res: express.Response, next: express.NextFunction) => next();
+function dnsRebindingProtection(deps: HttpAppDeps): express.RequestHandler[] {
+  const origin = originValidation(deps);
+  if (deps.allowedHosts) return [hostHeaderValidation(deps.allowedHosts), origin];
+  if (isLoopback(deps.host)) return [localhostHostValidation(), origin];
+  return [origin];
+}
+
+/**
+ * The transport specification's Origin check: a request that carries an Origin (a browser's) is
+ * refused with 403 unless it names a host this server answers as: MCP_ALLOWED_HOSTS, localhost
+ * names on loopback, or otherwise the request's own Host (same origin). Agents send no Origin.
+ */
+function originValidation(deps: HttpAppDeps): express.RequestHandler {
+  return (req, _res, next) => {
+    const allowed =
+      deps.allowedHosts ??
+      (isLoopback(deps.host) ? localhostAllowedOrigins() : [URL.parse(`http://${req.get('host') ?? ''}`)?.hostname ?? '']);
+    const verdict = validateOriginHeader(req.get('origin'), allowed);
+    if (!verdict.ok) throw new ForbiddenError(verdict.message);
+    next();
+  };
 }
 
 /**

@@ -67,6 +67,28 @@ describe('streamable HTTP transport (--transport http)', () => {
     expect(res.status).toBe(403);
   });
 
+  it("refuses a browser's request from another origin (403), and takes its own origin's and agents' (no Origin)", async () => {
+    const ping = (origin?: string) => {
+      const req = request(server.server)
+        .post('/mcp')
+        .set('Authorization', KEY)
+        .set('Accept', 'application/json, text/event-stream')
+        .set('MCP-Protocol-Version', '2025-11-25');
+      return (origin ? req.set('Origin', origin) : req).send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    };
+    for (const origin of ['http://evil.example', 'https://127.0.0.1.evil.example', 'null', 'not a url']) {
+      const res = await ping(origin);
+      expect({ origin, status: res.status, body: res.body }).toEqual({
+        origin,
+        status: 403,
+        body: { jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/^Invalid Origin/) }, id: null },
+      });
+    }
+    for (const origin of [undefined, new URL(server.url).origin, 'http://localhost:6274']) {
+      expect({ origin, status: (await ping(origin)).status }).toEqual({ origin, status: 200 });
+    }
+  });
+
   it('answers a body that is not JSON with a JSON-RPC parse error, not the REST error envelope', async () => {
     const res = await request(server.server)
       .post('/mcp')
@@ -139,6 +161,35 @@ describe('streamable HTTP behind a load balancer', () => {
         .send(initialize);
       expect(res.status).toBe(200);
       expect(res.text).toContain('"serverInfo":{"name":"inbox-mcp"');
+      const withOrigin = (host: string, origin: string) =>
+        request(server.server)
+          .post('/mcp')
+          .set('Host', host)
+          .set('Origin', origin)
+          .set('Authorization', KEY)
+          .set('Accept', 'application/json, text/event-stream')
+          .send(initialize);
+      expect((await withOrigin('mcp.example.com', 'https://evil.example')).status).toBe(403);
+      expect((await withOrigin('mcp.example.com', 'https://mcp.example.com')).status).toBe(200);
+    } finally {
+      await server.shutdown('test');
+    }
+  });
+
+  it('without MCP_ALLOWED_HOSTS, takes an Origin of the Host it was asked as only', async () => {
+    const server = await start('http', { host: '0.0.0.0' });
+    try {
+      const post = (origin: string) =>
+        request(server.server)
+          .post('/mcp')
+          .set('Host', 'mcp.internal:8200')
+          .set('Origin', origin)
+          .set('Authorization', KEY)
+          .set('Accept', 'application/json, text/event-stream')
+          .set('MCP-Protocol-Version', '2025-11-25')
+          .send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+      expect((await post('https://evil.example')).status).toBe(403);
+      expect((await post('https://mcp.internal')).status).toBe(200);
     } finally {
       await server.shutdown('test');
     }
