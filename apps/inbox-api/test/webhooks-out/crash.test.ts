@@ -13,7 +13,7 @@ jest.setTimeout(180_000);
 const crash = crashTestService({
   label: 'inbox_hooks_crash',
   domain: 'hooks-crash.test',
-  // The round leases its deliveries to the process that ran it (timeout + 30 s): after the kill they
+  // The round leases its deliveries to the process that ran it (timeout + 10 s): after the kill they
   // come due when that lease ends. A short timeout keeps the wait short.
   env: { INBOX_WEBHOOK_ALLOW_PRIVATE: 'true', INBOX_WEBHOOK_SWEEP_SECONDS: '1', INBOX_WEBHOOK_TIMEOUT_SECONDS: '2' },
 });
