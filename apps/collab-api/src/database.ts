@@ -1,5 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { createPool } from '@repo/db';
+import { createPool, type PoolOptions } from '@repo/db';
 import type pg from 'pg';
 import { Prisma, PrismaClient } from './generated/prisma/client.js';
 
@@ -15,8 +15,8 @@ export interface Database extends PrismaClient {
 /** The client inside an interactive transaction; services that only query take either. */
 export type Transaction = Prisma.TransactionClient;
 
-export function createDatabaseClient(url: string, poolSize: number): Database {
-  const pool = createPool(url, poolSize);
+export function createDatabaseClient(url: string, poolSize: number, options: PoolOptions = {}): Database {
+  const pool = createPool(url, poolSize, options);
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   return Object.assign(client, { pool });
 }

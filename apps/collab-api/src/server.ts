@@ -24,7 +24,7 @@ const connection = await connectDatabase({
   poolSize: config.DB_POOL_SIZE,
   logger,
 });
-const db = createDatabaseClient(connection.url, connection.poolSize);
+const db = createDatabaseClient(connection.url, connection.poolSize, { sharedSession: connection.sharedSession });
 const { deps, close } = await createDeps(config, {
   db,
   logger,

@@ -27,7 +27,7 @@ const connection = await connectDatabase({
   extensions: ['pg_trgm', 'btree_gin'],
   logger,
 });
-const db = createDatabaseClient(connection.url, connection.poolSize);
+const db = createDatabaseClient(connection.url, connection.poolSize, { sharedSession: connection.sharedSession });
 const { deps, close } = await createDeps(config, {
   db,
   logger,

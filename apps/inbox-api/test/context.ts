@@ -88,7 +88,7 @@ export async function createEmbeddedTestContext(env: Record<string, string> = {}
     extensions: ['pg_trgm', 'btree_gin'],
     logger,
   });
-  const db = createDatabaseClient(connection.url, connection.poolSize);
+  const db = createDatabaseClient(connection.url, connection.poolSize, { sharedSession: connection.sharedSession });
   const { deps, close } = await createDeps(config, {
     db,
     logger,

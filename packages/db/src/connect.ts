@@ -8,6 +8,8 @@ export interface DatabaseConnection {
   url: string;
   /** Pool size the app should use. */
   poolSize: number;
+  /** Its connections share one session (the embedded database): pass to createPool. */
+  sharedSession: boolean;
   /** Stops the embedded database, if one was started; call after the app's pools are closed. */
   close(): Promise<void>;
 }
@@ -31,7 +33,7 @@ export async function connectDatabase(options: ConnectOptions): Promise<Database
       await migrateDatabase(options.url, options.migrationsDir, { createDatabase: true, logger: options.logger });
     }
     options.logger.info({ database: redactUrl(options.url) }, 'using Postgres');
-    return { url: options.url, poolSize: options.poolSize, close: async () => {} };
+    return { url: options.url, poolSize: options.poolSize, sharedSession: false, close: async () => {} };
   }
   const dataDir = path.join(options.dataDir, 'postgres');
   const embedded = await openEmbeddedPostgres({ dataDir, extensions: options.extensions });
@@ -50,5 +52,5 @@ export async function connectDatabase(options: ConnectOptions): Promise<Database
     throw error;
   }
   // PGlite is a single session: one pooled connection keeps each transaction to itself.
-  return { url: embedded.url, poolSize: 1, close: () => embedded.stop() };
+  return { url: embedded.url, poolSize: 1, sharedSession: true, close: () => embedded.stop() };
 }

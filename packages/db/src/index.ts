@@ -22,5 +22,5 @@ export { migrateFromEnvironment } from './migrate-command.js';
 export { isForeignKeyViolation, isUniqueViolation, violatedUniqueIndex } from './errors.js';
 export { uuidv7 } from './ids.js';
 export { preparedQuery, type PreparingClient, type SqlStatement } from './prepared.js';
-export { createPool } from './pool.js';
+export { createPool, type PoolOptions } from './pool.js';
 export { pgTransaction } from './transaction.js';

@@ -4,7 +4,14 @@ import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { migrateDatabase, openEmbeddedPostgres, startEmbeddedPostgres, withClient } from '../src/index.js';
+import {
+  createPool,
+  migrateDatabase,
+  openEmbeddedPostgres,
+  preparedQuery,
+  startEmbeddedPostgres,
+  withClient,
+} from '../src/index.js';
 
 let dataDir: string;
 
@@ -40,6 +47,32 @@ describe('startEmbeddedPostgres', () => {
       expect(rows.rows).toEqual([{ body: 'hello world' }]);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('runs prepared statements on a new connection, and from a second pool, as a shared session needs', async () => {
+    const embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'pglite') });
+    const statement = { text: 'SELECT $1::int + 1 AS n', values: [1] };
+    // PGlite serves one session to every connection: a name prepared on one exists on the next.
+    const named = createPool(embedded.url, 1);
+    const [server, cli] = [
+      createPool(embedded.url, 1, { sharedSession: true }),
+      createPool(embedded.url, 1, { sharedSession: true }),
+    ];
+    try {
+      expect(await preparedQuery(named, statement)).toEqual([{ n: 2 }]);
+      // The server's pool, after closing its idle connection (pg does after 10 s), and a CLI's beside it.
+      expect(await preparedQuery(server, statement)).toEqual([{ n: 2 }]);
+      (await server.connect()).release(true);
+      expect(await preparedQuery(server, { ...statement, values: [2] })).toEqual([{ n: 3 }]);
+      expect(await preparedQuery(cli, statement)).toEqual([{ n: 2 }]);
+      // What a named statement meets there: the session has it, this connection's pg does not know.
+      const second = createPool(embedded.url, 1);
+      await expect(preparedQuery(second, statement)).rejects.toMatchObject({ code: '42P05' });
+      await second.end();
+    } finally {
+      await Promise.all([named.end(), server.end(), cli.end()]);
+      await embedded.stop();
     }
   });
 

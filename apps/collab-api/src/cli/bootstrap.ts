@@ -19,7 +19,7 @@ export async function bootstrap(config: Config, logger: Logger, input: Bootstrap
     poolSize: 1,
     logger,
   });
-  const db = createDatabaseClient(connection.url, connection.poolSize);
+  const db = createDatabaseClient(connection.url, connection.poolSize, { sharedSession: connection.sharedSession });
   try {
     const { tenantId, userId } = await bootstrapTenant(db, input);
     return `{"tenant_id": ${JSON.stringify(tenantId)}, "user_id": ${JSON.stringify(userId)}}`;
