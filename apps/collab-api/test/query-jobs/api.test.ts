@@ -233,6 +233,19 @@ describe('running', () => {
     expect(results.status).toBe(409);
   });
 
+  it("runs numbers as written (1e1, past 2^53), and fails one past DOUBLE's range at once, as the query's fault", async () => {
+    // (DuckDB prints the checked statement's 1e1 back as 10.0, which it reads as a DECIMAL: the same number.)
+    const job = await runToEnd(ctx, fx, fx.tenant, 'SELECT 1e1 AS d, 9007199254740993 + 0 AS big');
+    expect(job.status).toBe('DONE');
+    const [{ data }] = (await fx.api.get(`/api/v1/query-jobs/${job.id}/results`).expect(200)).body.rows;
+    expect({ d: Number(data.d), big: data.big }).toEqual({ d: 10, big: '9007199254740993' });
+    const infinite = await runToEnd(ctx, fx, fx.tenant, 'SELECT 1e400 AS x');
+    expect(infinite).toMatchObject({
+      status: 'FAILED',
+      error_result: { reason: 'invalidQuery', message: expect.stringMatching(/beyond DOUBLE's range/) },
+    });
+  });
+
   it('answers 404 for results and jobs of another tenant', async () => {
     const job = await runToEnd(ctx, fx, fx.tenant, 'SELECT 1 AS one');
     const other = await seedTenant(ctx, 'Stranger');

@@ -514,11 +514,11 @@ describe('what each side sees', () => {
   });
 
   it("gives the owner's Org admins the log of every job other tenants ran over the dataset", async () => {
-    // Refused or failed by the check itself, before any rule: a function not allowed, a column unknown, a sample.
+    // Refused or failed by the check itself, before any rule: a function not allowed, a column unknown, two statements.
     const checkRefused = [
       "SELECT name FROM hr.ids WHERE secret = current_setting('threads')",
       'SELECT nosuch FROM hr.ids',
-      'WITH t AS (SELECT name FROM hr.ids TABLESAMPLE 50%) SELECT * FROM t',
+      'WITH t AS (SELECT name FROM hr.ids TABLESAMPLE 50%) SELECT * FROM t; SELECT 1',
     ];
     for (const text of checkRefused) expect((await runToEnd(ctx, owner, owner.tenant, text)).status).toBe('FAILED');
     const admin = as(ctx.app, sharer.tenant.admin.token);

@@ -83,6 +83,35 @@ describe('the SQL guard', () => {
     }
   });
 
+  it('prints every number as the caller wrote it: doubles, integers past 2^53, the ends of their types', async () => {
+    // DuckDB writes a DOUBLE constant as `1000.0`, which JSON.parse reads as 1000 and JSON.stringify writes as an integer.
+    const cases: [string, string][] = [
+      ['SELECT 1e3 AS x', '1000.0'],
+      ['SELECT 1.0e0 AS x', '1.0'],
+      ['SELECT count(*) AS n FROM sales.orders WHERE amount > 1e1', '10.0'],
+      ['SELECT 9223372036854775807 - 1 AS x', '9223372036854775807'],
+      ['SELECT 9007199254740993 + 0 AS x', '9007199254740993'],
+      ["SELECT repeat('a', 9223372036854775807) AS x", '9223372036854775807'],
+      ['SELECT -0.0 AS x, 1.5 AS y, 1e-7 AS z', '1e-07'],
+      [
+        'SELECT 18446744073709551615 AS x, 170141183460469231731687303715884105727 AS y',
+        '170141183460469231731687303715884105727',
+      ],
+    ];
+    for (const [sql, printed] of cases) {
+      const checked = await sandbox.check(sql, catalog).catch((error: Error) => error.message);
+      expect({ sql, printed: typeof checked === 'string' ? checked : checked.sql.includes(printed) }).toEqual({
+        sql,
+        printed: true,
+      });
+    }
+    // Past DOUBLE's range DuckDB writes Infinity, which is no JSON: the query's fault, saying why.
+    for (const sql of ['SELECT 1e400 AS x', 'SELECT -1e400 AS x', 'SELECT 1 AS x LIMIT 1e400']) {
+      await expect(sandbox.check(sql, catalog)).rejects.toMatchObject({ reason: 'invalidQuery' });
+      await expect(sandbox.check(sql, catalog)).rejects.toThrow(/beyond DOUBLE's range/);
+    }
+  });
+
   it('refuses what is not a readable table or an allowed function, with a reason', async () => {
     const refused = async (sql: string, reason: RegExp) => {
       await expect(sandbox.check(sql, catalog)).rejects.toThrow(QueryRefused);
@@ -116,7 +145,11 @@ describe('the SQL guard', () => {
     }
     await refused(`SELECT json_group_structure(json(${deep})) AS v FROM hr.people`, /json_group_structure is not allowed/);
     await refused('SELECT 1; SELECT 2', /exactly one SELECT/);
-    await refused('SELECT FROM WHERE', /could not be parsed/);
+    // A text that does not parse is the query's fault (invalidQuery), not a refusal.
+    await expect(sandbox.check('SELECT FROM WHERE', catalog)).rejects.toMatchObject({ reason: 'invalidQuery' });
+    await expect(sandbox.check('SELECT FROM WHERE', catalog)).rejects.toThrow(
+      /^The query could not be parsed: syntax error at or near "WHERE"/,
+    );
     await refused('VACUUM', /Only a SELECT/);
   });
 

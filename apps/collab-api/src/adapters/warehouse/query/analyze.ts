@@ -14,6 +14,7 @@
 import type { TableRef } from '../interface.js';
 import type { FieldType } from '../schema.js';
 import { ALLOWED_FUNCTIONS, ALLOWED_TABLE_FUNCTIONS } from './functions.js';
+import { QueryFailure } from './interface.js';
 import type { AggregationRule } from './rules.js';
 
 /** A table the job may read, by the name the query gives it. */
@@ -53,9 +54,9 @@ export interface GuardedQuery {
 
 type Node = Record<string, unknown>;
 
-/** The parse result of `json_serialize_sql`: one SELECT, or QueryRefused. */
+/** The parse result of `json_serialize_sql`: one SELECT; QueryRefused, or a QueryFailure `invalidQuery` for a text that does not parse. */
 export function singleStatement(serialized: string): Node {
-  const parsed = JSON.parse(serialized, keepLargeIntegers) as {
+  const parsed = parseTree(serialized) as {
     error: boolean;
     error_message?: string;
     statements?: { node: Node }[];
@@ -67,7 +68,7 @@ export function singleStatement(serialized: string): Node {
         'Only a SELECT may run: statements that write, attach, copy, load, install or change settings are refused',
       );
     }
-    throw new QueryRefused(`The query could not be parsed: ${message}`);
+    throw new QueryFailure('invalidQuery', `The query could not be parsed: ${message}`);
   }
   const statements = parsed.statements ?? [];
   if (statements.length !== 1)
@@ -75,18 +76,41 @@ export function singleStatement(serialized: string): Node {
   return statements[0]!.node;
 }
 
-// JSON.rawJSON and the reviver's source text (ES2025, Node 24), which TypeScript's lib does not declare yet.
-const rawJson = (text: string): unknown => (JSON as unknown as { rawJSON: (text: string) => unknown }).rawJSON(text);
-
 /**
- * Integers beyond 2^53 (DuckDB's "no location" marker, large constants) stay exactly as DuckDB
- * wrote them, so that the printed SQL means what the caller wrote.
+ * DuckDB's JSON of a parse tree, read so that JSON.stringify writes it back as it was: a number
+ * that JavaScript would write otherwise (a DOUBLE's `1000.0`, which would come back an integer
+ * and no longer bind as DOUBLE; an integer past 2^53; DuckDB's "no location" marker) is kept as
+ * DuckDB wrote it (JSON.rawJSON; constantText reads it). A constant past DOUBLE's range, which
+ * DuckDB writes as the non-JSON `Infinity`, fails the query (`invalidQuery`).
  */
-function keepLargeIntegers(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
-  if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source && /^-?\d+$/.test(context.source)) {
-    return rawJson(context.source);
+export function parseTree(serialized: string): unknown {
+  try {
+    return JSON.parse(serialized, keepNumberText);
+  } catch (error) {
+    if (error instanceof SyntaxError && /\b(-?Infinity|NaN)\b/.test(serialized)) {
+      throw new QueryFailure(
+        'invalidQuery',
+        "The query holds a number beyond DOUBLE's range (such as 1e400), which DuckDB reads as infinity: write it " +
+          "within range, or as CAST('Infinity' AS DOUBLE)",
+      );
+    }
+    throw error;
+  }
+}
+
+// JSON.rawJSON, JSON.isRawJSON and the reviver's source text (ES2025, Node 24), which TypeScript's lib does not declare yet.
+const json = JSON as unknown as { rawJSON: (text: string) => object; isRawJSON: (value: unknown) => boolean };
+
+function keepNumberText(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value === 'number' && context?.source !== undefined && context.source !== JSON.stringify(value)) {
+    return json.rawJSON(context.source);
   }
   return value;
+}
+
+/** A value of a parse tree as parseTree reads it (a number kept as its text included) as text. */
+export function constantText(value: unknown): string {
+  return json.isRawJSON(value) ? (value as { rawJSON: string }).rawJSON : String(value);
 }
 
 /**

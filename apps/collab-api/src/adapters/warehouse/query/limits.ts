@@ -23,6 +23,8 @@
  * whole query (every select item, every clause), at most MAX_FOLDED_STEPS.
  */
 
+import { constantText } from './analyze.js';
+
 type Node = Record<string, unknown>;
 
 /**
@@ -209,11 +211,12 @@ function constant(value: Node): Measure {
   if (value.is_null) return { elements: 0, chars: 0 };
   const raw = value.value;
   if (typeof raw === 'string' && type === 'VARCHAR') return { elements: 0, chars: raw.length };
-  const number = Number(raw);
-  if (!Number.isFinite(number)) return { elements: 0, chars: String(raw).length };
+  const number = Number(constantText(raw));
+  const chars = constantText(raw).length;
+  if (!Number.isFinite(number)) return { elements: 0, chars };
   // DECIMAL constants hold their digits as an integer, with the scale apart.
   const scale = type === 'DECIMAL' ? Number(((value.type as Node).type_info as Node | undefined)?.scale ?? 0) : 0;
-  return { elements: 0, chars: String(raw).length, number: number / 10 ** scale };
+  return { elements: 0, chars, number: number / 10 ** scale };
 }
 
 function cast(child: Measure, childNode: Node, type: unknown): Measure {

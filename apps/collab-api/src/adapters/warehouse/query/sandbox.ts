@@ -14,6 +14,7 @@ import {
   analyzeQuery,
   type GuardedQuery,
   namedTables,
+  parseTree,
   type ReadableCatalog,
   type ReadableTable,
   singleStatement,
@@ -183,8 +184,8 @@ export class QuerySandbox implements Sandbox {
     const connection = await this.instance.connect();
     try {
       const serialized = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [text]);
-      const parsed = JSON.parse(String(serialized.getRows()[0]![0])) as { error: boolean; statements?: unknown };
-      return parsed.error ? [] : namedTables(parsed.statements, catalog);
+      const parsed = parseTreeOrNone(String(serialized.getRows()[0]![0]));
+      return !parsed || parsed.error ? [] : namedTables(parsed.statements, catalog);
     } finally {
       connection.closeSync();
     }
@@ -346,4 +347,14 @@ export class QuerySandbox implements Sandbox {
 async function resultNames(connection: DuckDBConnection, sql: string): Promise<string[]> {
   const prepared = await connection.prepare(sql);
   return Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
+}
+
+/** parseTree's reading, or none for a text it refuses (a constant past DOUBLE's range). */
+function parseTreeOrNone(serialized: string): { error: boolean; statements?: unknown } | undefined {
+  try {
+    return parseTree(serialized) as { error: boolean; statements?: unknown };
+  } catch (error) {
+    if (error instanceof QueryFailure) return undefined;
+    throw error;
+  }
 }
