@@ -43,6 +43,22 @@ export const MAX_INPUT_NESTING = 500;
 
 const TOO_DEEP = 'too_deep';
 
+/**
+ * Whether objects and arrays nest in `value` more than `limit` levels deep: for values that come
+ * from elsewhere than a request (an agent's answer), before recursive code (JSON.stringify) meets
+ * them. Iterative; stops at the first value too deep.
+ */
+export function nestsDeeperThan(value: unknown, limit: number = MAX_INPUT_NESTING): boolean {
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (pending.length > 0) {
+    const { value: item, depth } = pending.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return true;
+    for (const element of Object.values(item)) pending.push({ value: element, depth: depth + 1 });
+  }
+  return false;
+}
+
 /** Whether an issue of illFormedInput is the nesting's. */
 export const isTooDeep = (issue: ValidationIssue): boolean => issue.type === TOO_DEEP;
 

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { errorHandler, ForbiddenError, inboxErrorBody, inboxErrorFormat, UnauthorizedError } from '@repo/errors';
 import { createApi, expressPath, openApiDocument, OpenAPIRegistry, paginationQuery } from '../src/index.js';
-import { illFormedInput, MAX_INPUT_NESTING } from '../src/well-formed.js';
+import { illFormedInput, MAX_INPUT_NESTING, nestsDeeperThan } from '../src/well-formed.js';
 
 const thing = z.object({ id: z.string(), name: z.string() });
 
@@ -238,6 +238,22 @@ describe('createApi routes', () => {
     // The body is the first level: the value at its 500th key is the 501st object or array.
     expect(issues[0]!.loc).toHaveLength(1 + MAX_INPUT_NESTING);
     expect(issues[0]!.loc.slice(0, 4)).toEqual(['body', 'list', 0, 'a']);
+  });
+
+  it('tells a value nested deeper than the limit from one at it (nestsDeeperThan), arrays and objects alike', () => {
+    const nest = (levels: number, wrap: (inner: unknown) => unknown) => {
+      let value: unknown = 1;
+      for (let level = 0; level < levels; level += 1) value = wrap(value);
+      return value;
+    };
+    for (const wrap of [(inner: unknown) => [inner], (inner: unknown) => ({ a: inner })]) {
+      expect(nestsDeeperThan(nest(MAX_INPUT_NESTING, wrap))).toBe(false);
+      expect(nestsDeeperThan(nest(MAX_INPUT_NESTING + 1, wrap))).toBe(true);
+      expect(nestsDeeperThan(nest(200_000, wrap))).toBe(true);
+    }
+    // Three levels: the object, its array, the object in it.
+    expect(nestsDeeperThan({ a: [1, 'x', null, { b: 2 }] }, 3)).toBe(false);
+    expect(nestsDeeperThan({ a: [1, 'x', null, { b: [] }] }, 3)).toBe(true);
   });
 
   it('refuses a body nested deeper than MAX_INPUT_NESTING with 400, without parsing it further', async () => {

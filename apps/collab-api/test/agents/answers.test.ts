@@ -222,3 +222,31 @@ describe('an answer to another JSON-RPC request', () => {
     expect(error.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
   });
 });
+
+describe('an answer nested deeper than a request may be (MAX_INPUT_NESTING)', () => {
+  const DEEP = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+  const NESTED = { code: -32000, message: 'The agent answered with objects and arrays nested more than 500 levels deep' };
+
+  it('is invalid_response in a route result and a 502 through the gateway, not a 500', async () => {
+    // An MCP agent that answers the handshake, then every call with a result holding 10 KB of brackets.
+    scripted.answer = (req, res) => {
+      const body = req.body as { id?: unknown; method?: string };
+      if (req.method !== 'POST') return void res.status(405).end();
+      if (body.id === undefined) return void res.status(202).end();
+      if (body.method === 'initialize') {
+        return void res.json({
+          jsonrpc: '2.0',
+          id: body.id,
+          result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'deep', version: '1' } },
+        });
+      }
+      res.type('application/json').send(`{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":{"content":[],"x":${DEEP}}}`);
+    };
+    const routed = await route(ids.scriptedMcp, { tool: 't', arguments: {} });
+    expect(routed.status).toBe(200);
+    expect(routed.body.error).toEqual({ ...NESTED, data: { reason: 'invalid_response' } });
+    const forwarded = await gateway(ids.scriptedMcp, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 't' } });
+    expect(forwarded.status).toBe(502);
+    expect(forwarded.body).toEqual({ detail: NESTED.message });
+  });
+});

@@ -9,7 +9,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { parseInput } from '@repo/errors';
 import type { AgentClient, ForwardedAnswer } from './interface.js';
-import { isEventStream, readJsonRpcAnswer, runCall } from './network.js';
+import { isEventStream, readJsonRpcAnswer, runCall, usableAnswer } from './network.js';
 
 export interface McpClientOptions {
   /** The checked fetch of network.ts. */
@@ -40,7 +40,7 @@ export function createMcpClient(options: McpClientOptions): AgentClient {
         try {
           await client.connect(transport, { signal, timeout });
           const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout });
-          return { protocolVersion: transport.protocolVersion ?? null, result };
+          return { protocolVersion: transport.protocolVersion ?? null, result: usableAnswer(result, 'The agent') };
         } catch (error) {
           if (signal.aborted || !(error instanceof McpError)) throw error;
           // The SDK prefixes "MCP error <code>: " to the agent's message.
@@ -48,7 +48,7 @@ export function createMcpClient(options: McpClientOptions): AgentClient {
           const data = (error as McpError & { data?: unknown }).data;
           return {
             protocolVersion: transport.protocolVersion ?? null,
-            error: { code: error.code, message: text, ...(data === undefined ? {} : { data }) },
+            error: usableAnswer({ code: error.code, message: text, ...(data === undefined ? {} : { data }) }, 'The agent'),
           };
         } finally {
           // Ends the session on the agent (a DELETE, for agents that keep sessions); nothing to do if it fails.

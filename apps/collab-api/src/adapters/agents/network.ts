@@ -4,6 +4,7 @@
  * is resolved and every address checked at each connection, and the socket opened to the checked
  * address itself, so neither DNS rebinding nor a redirect reaches a refused address).
  */
+import { MAX_INPUT_NESTING, nestsDeeperThan } from '@repo/http';
 import { addressRefusal, createGuardedAgent, type Resolve } from '@repo/net-guard';
 import { fetch as undiciFetch } from 'undici';
 import { type AddressPolicy, refusalMessage } from './addresses.js';
@@ -183,14 +184,30 @@ export function afterEventStreamBytes(state: EventStreamState, bytes: Uint8Array
   return { eventBytes, largestEventBytes: Math.max(largestEventBytes, eventBytes), atLineStart, afterCr };
 }
 
-/** A response's JSON body; an AgentCallError naming `who` when it is not JSON. */
+/** A response's JSON body; an AgentCallError naming `who` when it is not JSON, or nests too deep to pass on. */
 export async function readJsonBody(response: Response, who: string): Promise<unknown> {
   const text = await response.text();
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text) as unknown;
   } catch {
     throw new AgentCallError('invalid_response', `${who} answered HTTP ${response.status} without JSON`);
   }
+  return usableAnswer(body, who);
+}
+
+/**
+ * `answer` unless it nests deeper than a request may (MAX_INPUT_NESTING): answers are passed on
+ * with JSON.stringify, which overflows the stack some thousands of levels down (a 10 KB answer).
+ */
+export function usableAnswer<T>(answer: T, who: string): T {
+  if (nestsDeeperThan(answer)) {
+    throw new AgentCallError(
+      'invalid_response',
+      `${who} answered with objects and arrays nested more than ${MAX_INPUT_NESTING} levels deep`,
+    );
+  }
+  return answer;
 }
 
 /**
