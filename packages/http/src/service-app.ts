@@ -125,11 +125,29 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 
   if (options.beforeBody) app.use(options.beforeBody);
   if (options.rawBodyRoutes) app.use(options.rawBodyRoutes);
-  const parseJson = express.json({ limit: options.jsonLimitBytes ?? 1024 * 1024, verify: checkJsonBody });
+  const jsonLimit = options.jsonLimitBytes ?? 1024 * 1024;
+  const parseJson = [declaredOverLimit(jsonLimit), express.json({ limit: jsonLimit, verify: checkJsonBody })];
   if (options.jsonBodyPaths) app.use(options.jsonBodyPaths, parseJson);
   else app.use(parseJson);
   app.use(options.routes);
   app.use(notFoundHandler());
   app.use(errorHandler({ format: options.errorFormat, logger: options.logger }));
   return app;
+}
+
+/**
+ * A JSON body whose declared length is over the limit, refused (413) before any of it is read.
+ * body-parser refuses it too, but answers only once the whole body has come: a client that
+ * declares more than it sends would hold the connection until the server's request timeout.
+ * The connection is closed after the answer, its body unread. The error is body-parser's own, so
+ * that it is answered as every body over the limit is.
+ */
+function declaredOverLimit(limit: number): express.RequestHandler {
+  return (req, res, next) => {
+    if (Number(req.headers['content-length']) > limit && req.is('application/json')) {
+      res.set('Connection', 'close');
+      return next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413, limit }));
+    }
+    next();
+  };
 }
