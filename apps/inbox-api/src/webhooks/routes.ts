@@ -64,6 +64,7 @@ export function webhookRoutes(api: Api, deps: Deps, rawBodyApi: Api): void {
     sns: createSnsVerifier({ topicArns: config.SES_SNS_TOPIC_ARNS ?? [], trustedUrlPrefix: config.TEST_SNS_URL_PREFIX }),
     verifySignatures: config.SES_SNS_TOPIC_ARNS !== undefined,
     s3: s3Location(config),
+    maxMailBytes: limits.totalBytes,
     logger: deps.logger,
     content: deps.content,
   };

@@ -214,6 +214,7 @@ describe('SES mail stored in S3 (receipts without content)', () => {
   async function withLoopbackS3(
     answer: Parameters<typeof startProvider>[0],
     use: (viaS3: TestContext, s3: Awaited<ReturnType<typeof startProvider>>) => Promise<void>,
+    env: Record<string, string> = {},
   ): Promise<void> {
     const s3 = await startProvider(answer);
     const viaS3 = await ctx.replica({
@@ -221,6 +222,7 @@ describe('SES mail stored in S3 (receipts without content)', () => {
       SES_S3_ACCESS_KEY_ID: credentials.accessKeyId,
       SES_S3_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       SES_S3_ENDPOINT: s3.url,
+      ...env,
     });
     try {
       await use(viaS3, s3);
@@ -292,6 +294,26 @@ describe('SES mail stored in S3 (receipts without content)', () => {
     );
   });
 
+  it('refuses (413) a stored mail larger than a raw mail posted to the webhook may be, holding none of it', async () => {
+    // INBOX_MAX_ATTACHMENT_BYTES 3 bytes: a raw mail may be 4 bytes of base64 and 5 MiB besides.
+    const limit = 4 + 5 * 1024 * 1024;
+    await withLoopbackS3(
+      () => ({ status: 200, body: `From: a@b\r\n\r\n${'x'.repeat(limit)}` }),
+      async (viaS3) => {
+        const res = await postSns(viaS3.app, sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address));
+        expect({ status: res.status, error: res.body.error }).toEqual({
+          status: 413,
+          error: {
+            code: 'payload_too_large',
+            message: `The stored mail is larger than the limit of ${limit} bytes`,
+            details: { limit_bytes: limit },
+          },
+        });
+      },
+      { INBOX_MAX_ATTACHMENT_BYTES: '3' },
+    );
+  });
+
   /** An S3 receipt of `bucketName` and `objectKey`, for the agent. */
   const s3Receipt = (bucketName: string, objectKey: string) => {
     const envelope = sesFixtureFor('s3_stored_email_sns_body.json', inbox.email_address);
@@ -309,6 +331,9 @@ describe('SES mail stored in S3 (receipts without content)', () => {
         const res = await postSns(viaAws.app, s3Receipt(bucket, 'emails/x'));
         expect({ bucket, status: res.status, code: res.body.error.code }).toEqual({ bucket, status: 400, code: 'bad_request' });
       }
+      // Refused as such also where no S3 is configured (not a 502 that SNS would retry).
+      const unconfigured = await postSns(ctx.app, s3Receipt(`127.0.0.1:${listener.port}/steal?`, 'emails/x'));
+      expect(unconfigured.status).toBe(400);
       expect(listener.connections()).toBe(0);
     } finally {
       await viaAws.close();

@@ -1,4 +1,4 @@
-import { BadRequestError, UpstreamError } from '@repo/errors';
+import { BadRequestError, PayloadTooLargeError, UpstreamError } from '@repo/errors';
 import { type AwsCredentials, sha256Hex, signAwsRequest, uriEncode } from './sigv4.js';
 
 export interface S3Location {
@@ -58,19 +58,29 @@ export function s3ObjectUrl(location: Pick<S3Location, 'region' | 'endpoint'>, o
     : `https://${object.bucket}.s3.${location.region}.amazonaws.com/${path}`;
 }
 
-/**
- * S3 GetObject with a SigV4-signed request (the payload hash of an empty body, as GET has). The
- * key is used as SES wrote it, a leading slash included. A bucket or key S3 would not take is
- * refused (400) before anything is sent. An answer other than 200 is an UpstreamError naming the
- * status and S3's error code, never the credentials.
- */
-export async function getS3Object(location: S3Location, object: { bucket: string; key: string }): Promise<Buffer> {
+/** 400 for a bucket or key S3 would not take (nothing is sent for it, whatever S3 is configured). */
+export function assertS3Object(object: { bucket: string; key: string }): void {
   if (!isBucketName(object.bucket) || !isObjectKey(object.key)) {
     throw new BadRequestError('The S3 location is not a bucket name and object key S3 takes', {
       bucket: object.bucket,
       key: object.key,
     });
   }
+}
+
+/**
+ * S3 GetObject with a SigV4-signed request (the payload hash of an empty body, as GET has). The
+ * key is used as SES wrote it, a leading slash included. A bucket or key S3 would not take is
+ * refused (400) before anything is sent; an object over `maxBytes` (declared, or as it streams)
+ * is refused (413) without holding more of it. An answer other than 200 is an UpstreamError naming
+ * the status and S3's error code, never the credentials.
+ */
+export async function getS3Object(
+  location: S3Location,
+  object: { bucket: string; key: string },
+  options: { maxBytes: number },
+): Promise<Buffer> {
+  assertS3Object(object);
   const url = s3ObjectUrl(location, object);
   const headers = signAwsRequest(
     { method: 'GET', url, headers: { 'x-amz-content-sha256': sha256Hex('') }, body: '' },
@@ -88,5 +98,25 @@ export async function getS3Object(location: S3Location, object: { bucket: string
       details: { status: response.status, bucket: object.bucket, key: object.key },
     });
   }
-  return Buffer.from(await response.arrayBuffer());
+  const tooLarge = () =>
+    new PayloadTooLargeError(`The stored mail is larger than the limit of ${options.maxBytes} bytes`, {
+      limit_bytes: options.maxBytes,
+    });
+  if (Number(response.headers.get('content-length')) > options.maxBytes) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of (response.body ?? []) as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength;
+      if (bytes > options.maxBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) throw error;
+    throw new UpstreamError('Amazon S3 stopped sending the stored mail', { details: { reason: (error as Error).message } });
+  }
+  return Buffer.concat(chunks, bytes);
 }

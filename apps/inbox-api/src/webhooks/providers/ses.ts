@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BadRequestError, ForbiddenError, UpstreamError } from '@repo/errors';
 import type { Logger } from '@repo/http';
-import { getS3Object, type S3Location } from '../../adapters/aws/s3.js';
+import { assertS3Object, getS3Object, type S3Location } from '../../adapters/aws/s3.js';
 import type { ContentPool } from '../../messages/content/index.js';
 import { sharedBytes, type WebhookBody } from '../body.js';
 import type { ProviderOutcome } from '../delivery.js';
@@ -53,6 +53,8 @@ export interface SesDeps {
   verifySignatures: boolean;
   /** Where S3-stored mail is read from; undefined when no region and credentials are configured. */
   s3: S3Location | undefined;
+  /** The largest raw mail read from S3: as large as one posted to the webhook may be. */
+  maxMailBytes: number;
   logger: Logger;
   /** Where the raw mail is parsed. */
   content: ContentPool;
@@ -142,10 +144,12 @@ async function rawMail(notification: z.output<typeof sesNotification>, deps: Ses
     return raw.subarray(0, raw.write(notification.content, encoding));
   }
   if (action?.type === 'S3' && action.bucketName && action.objectKey) {
+    const object = { bucket: action.bucketName, key: action.objectKey };
+    assertS3Object(object);
     if (!deps.s3) {
       throw new UpstreamError('The mail is stored in S3, and no S3 region and credentials are configured (SES_S3_*)');
     }
-    return getS3Object(deps.s3, { bucket: action.bucketName, key: action.objectKey });
+    return getS3Object(deps.s3, object, { maxBytes: deps.maxMailBytes });
   }
   throw new BadRequestError('The SES notification carries no mail: no content and no S3 location');
 }
