@@ -75,6 +75,25 @@ describe('organizations, for operators', () => {
     expect(await ctx.db.apiKey.count({ where: { organizationId: organization.id } })).toBe(0);
   });
 
+  it('answer 404, never 500, to a key, webhook or list entry made for one while it is deleted', async () => {
+    for (let round = 0; round < 10; round++) {
+      const { id } = await createOrganization(ctx.app, `Racing ${round}`);
+      const [deleted, ...made] = await Promise.all([
+        operator().delete(`/v1/organizations/${id}`),
+        operator().post('/v1/lists', { organization_id: id, direction: 'send', type: 'block', entry: 'q.example' }),
+        operator().post('/v1/api-keys', { name: 'Racing', organization_id: id, permissions: ['read'] }),
+        operator().post('/v1/webhooks', {
+          url: 'https://hooks.example.com/r',
+          event_types: ['message.sent'],
+          organization_id: id,
+        }),
+      ]);
+      expect(deleted.status).toBe(204);
+      for (const res of made) expect([201, 404]).toContain(res.status);
+    }
+    expect(await ctx.db.listEntry.count({ where: { entry: 'q.example' } })).toBe(0);
+  });
+
   it('put inboxes where the operator says, and answer 404 for an organization that does not exist', async () => {
     const organization = await createOrganization(ctx.app, 'Target');
     const inbox = await createInbox(ctx.app, OPERATOR_KEY, { email_username: 'targeted', organization_id: organization.id });

@@ -1,5 +1,12 @@
+import { isForeignKeyViolation } from '@repo/db';
 import { ConflictError, NotFoundError } from '@repo/errors';
-import { canReachOrganization, inboxFilter, requireWholeOrganization, type Scope } from '../api-keys/scope.js';
+import {
+  canReachOrganization,
+  inboxFilter,
+  organizationNotFound,
+  requireWholeOrganization,
+  type Scope,
+} from '../api-keys/scope.js';
 import { type Database, pgStatements, preparedStatements } from '../database.js';
 import { appendEvents } from '../events/log.js';
 import { type ListEntry, Prisma } from '../generated/prisma/client.js';
@@ -39,13 +46,21 @@ export async function createListEntry(db: Database, scope: Scope, input: CreateL
     requireWholeOrganization(scope);
   }
   const where = { organizationId, inboxId, direction: input.direction, type: input.type, entry: input.entry };
-  return db.$transaction(async (tx) => {
-    // One writer per list at a time, so that two equal entries cannot both pass the check.
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`list:${organizationId}:${inboxId ?? ''}`}))`;
-    const existing = await tx.listEntry.findFirst({ where, select: { id: true } });
-    if (existing) throw new ConflictError('The list already has this entry', { entry_id: existing.id, entry: input.entry });
-    return toListEntryResponse(await tx.listEntry.create({ data: where }));
-  });
+  try {
+    return await db.$transaction(async (tx) => {
+      // One writer per list at a time, so that two equal entries cannot both pass the check.
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`list:${organizationId}:${inboxId ?? ''}`}))`;
+      const existing = await tx.listEntry.findFirst({ where, select: { id: true } });
+      if (existing) throw new ConflictError('The list already has this entry', { entry_id: existing.id, entry: input.entry });
+      return toListEntryResponse(await tx.listEntry.create({ data: where }));
+    });
+  } catch (error) {
+    // The organization or inbox was deleted since it was found.
+    if (isForeignKeyViolation(error)) {
+      throw inboxId ? new NotFoundError('Inbox not found', { inbox_id: inboxId }) : organizationNotFound(organizationId);
+    }
+    throw error;
+  }
 }
 
 /** Entries within the scope (an inbox-limited key: its inboxes' and its organization's own), newest first. */
