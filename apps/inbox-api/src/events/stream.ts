@@ -42,6 +42,14 @@ async function write(res: Response, chunk: string, closed: AbortSignal): Promise
   });
 }
 
+const STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-store',
+  Connection: 'keep-alive',
+  // nginx (the ingress) would buffer the stream otherwise.
+  'X-Accel-Buffering': 'no',
+};
+
 /**
  * GET /v1/events/stream: Server-Sent Events from the cursor on, each with `id:` its event id
  * (so that EventSource resumes with Last-Event-ID), and then as they commit. It reads its backlog
@@ -57,6 +65,11 @@ export async function streamEvents(
   options: { after: bigint; res: Response; stands: () => Promise<boolean> },
 ): Promise<void> {
   const { res } = options;
+  // A HEAD gets the headers alone, at once: Node sends those of an answer without a body only as it ends.
+  if (res.req.method === 'HEAD') {
+    res.writeHead(200, STREAM_HEADERS).end();
+    return;
+  }
   const closed = new AbortController();
   let wake: (() => void) | undefined;
   closed.signal.addEventListener('abort', () => wake?.(), { once: true });
@@ -78,13 +91,7 @@ export async function streamEvents(
   void attachment.ready.then(() => (listening = true));
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   try {
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      Connection: 'keep-alive',
-      // nginx (the ingress) would buffer the stream otherwise.
-      'X-Accel-Buffering': 'no',
-    });
+    res.writeHead(200, STREAM_HEADERS);
     res.write(': stream open\n\n');
     let after = options.after;
     // False, having sent nothing, once the key is revoked.

@@ -394,6 +394,22 @@ function openStream(path: string, key: string, headers: Record<string, string> =
 }
 
 describe('GET /v1/events/stream', () => {
+  it("answers HEAD with the stream's headers at once, and its refusals as GET does", async () => {
+    const head = (path: string, key: string) =>
+      fetch(`${baseUrl}${path}`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(5000),
+      });
+    const res = await head('/v1/events/stream', keyA);
+    expect({ status: res.status, type: res.headers.get('content-type') }).toEqual({
+      status: 200,
+      type: 'text/event-stream; charset=utf-8',
+    });
+    expect((await head('/v1/events/stream?after=999999999999', keyA)).status).toBe(404);
+    expect((await head('/v1/events/stream', 'inbx_wrong')).status).toBe(401);
+  });
+
   it('sends events as they commit, with their ids, and Last-Event-ID resumes without a gap', async () => {
     const after = await lastId(inA());
     const stream = openStream(`/v1/events/stream?after=${after}&inbox_id=${inboxA.id}`, keyA);
