@@ -189,18 +189,16 @@ export async function revokeApiKey(
   const notFound = new NotFoundError('API key not found', { api_key_id: keyId });
   const key = isUuid(keyId) ? await deps.db.apiKey.findFirst({ where: { id: keyId, revokedAt: null } }) : null;
   if (!key || !canReachKey(scope, keyScopeOf(key))) throw notFound;
-  // The stored id from here on: the path's may be in capitals, and the key cache compares ids as strings.
-  const { id } = key;
   const revoked = await deps.db.$transaction(async (tx) => {
     const [live] = await tx.$queryRaw<unknown[]>`
-      SELECT 1 FROM api_keys WHERE id = ${id}::uuid AND revoked_at IS NULL FOR UPDATE`;
+      SELECT 1 FROM api_keys WHERE id = ${keyId}::uuid AND revoked_at IS NULL FOR UPDATE`;
     if (!live) return false;
-    await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+    await tx.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
     return true;
   });
   if (!revoked) throw notFound;
-  deps.apiKeys.forget({ keyId: id });
-  await waitForSends(deps.db, { apiKeyId: id }, options.waitSeconds);
+  deps.apiKeys.forget({ keyId });
+  await waitForSends(deps.db, { apiKeyId: keyId }, options.waitSeconds);
 }
 
 /**

@@ -59,12 +59,16 @@ function eraOf(ctx: ServerContext): Era {
   return ctx.mcpReq.envelope === undefined ? '2025' : '2026';
 }
 
-/** Whether a 2026-07-28 request declares the tasks extension among its client capabilities. */
-function declaresTasksExtension(ctx: ServerContext): boolean {
-  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
-    { extensions?: Record<string, unknown> } | undefined;
+/** Whether a 2026-07-28 envelope (`_meta`) declares the tasks extension among its client capabilities. */
+function declaresTasks(envelope: Record<string, unknown> | undefined): boolean {
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
   return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
+
+const declaresTasksExtension = (ctx: ServerContext) => declaresTasks(ctx.mcpReq.envelope);
+
+/** 2025-11-25's way of asking for a task: a `task` object among the call's params. */
+const isTaskParam = (task: unknown) => typeof task === 'object' && task !== null;
 
 /** A `tools/call`'s params as the body carries them, before the SDK reads them. */
 export type RawCallParams = { name?: unknown; task?: unknown; _meta?: Record<string, unknown> };
@@ -74,16 +78,13 @@ export type RawCallParams = { name?: unknown; task?: unknown; _meta?: Record<str
  * a 2026-07-28 request (its envelope in `_meta`) declaring the extension, or an older one with `task`.
  */
 export function asksForTask(params: RawCallParams): boolean {
-  const capabilities = params._meta?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
-  if (capabilities !== undefined) return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
-  return typeof params.task === 'object' && params.task !== null;
+  if (params._meta?.[CLIENT_CAPABILITIES_META_KEY] !== undefined) return declaresTasks(params._meta);
+  return isTaskParam(params.task);
 }
 
 function wantsTask(request: RawRequest, ctx: ServerContext): boolean {
   if (request.params?.name !== TASK_TOOL) return false;
-  return eraOf(ctx) === '2026'
-    ? declaresTasksExtension(ctx)
-    : typeof request.params.task === 'object' && request.params.task !== null;
+  return eraOf(ctx) === '2026' ? declaresTasksExtension(ctx) : isTaskParam(request.params.task);
 }
 
 /**
@@ -93,7 +94,7 @@ function wantsTask(request: RawRequest, ctx: ServerContext): boolean {
  */
 function refuseTaskOfOtherTool(request: RawRequest, ctx: ServerContext): void {
   const { name, task } = request.params ?? {};
-  if (eraOf(ctx) !== '2025' || name === TASK_TOOL || typeof task !== 'object' || task === null) return;
+  if (eraOf(ctx) !== '2025' || name === TASK_TOOL || !isTaskParam(task)) return;
   throw new ProtocolError(
     ProtocolErrorCode.MethodNotFound,
     `Tool ${String(name)} does not support tasks (only ${TASK_TOOL} does): call it without \`task\``,

@@ -211,8 +211,9 @@ function constant(value: Node): Measure {
   if (value.is_null) return { elements: 0, chars: 0 };
   const raw = value.value;
   if (typeof raw === 'string' && type === 'VARCHAR') return { elements: 0, chars: raw.length };
-  const number = Number(constantText(raw));
-  const chars = constantText(raw).length;
+  const text = constantText(raw);
+  const number = Number(text);
+  const chars = text.length;
   if (!Number.isFinite(number)) return { elements: 0, chars };
   // DECIMAL constants hold their digits as an integer, with the scale apart.
   const scale = type === 'DECIMAL' ? Number(((value.type as Node).type_info as Node | undefined)?.scale ?? 0) : 0;
